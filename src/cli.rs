@@ -1,0 +1,119 @@
+//! Command-line interface: argument parsing and dispatch. Each command's options struct lives
+//! here; the work is done by the library modules.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use anyhow::Result;
+use clap::{Args, Parser, Subcommand};
+
+use crate::index::{self, IndexOptions};
+
+/// Exit code: success.
+pub const EXIT_OK: i32 = 0;
+/// Exit code: an error (a fatal one, or some input could not be read; the rest is stored).
+pub const EXIT_ERROR: i32 = 1;
+/// Exit code: stopped by Ctrl-C after a commit.
+pub const EXIT_INTERRUPTED: i32 = 130;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "pawndex",
+    version,
+    about = "Index chess games by pawn structure into SQLite, then query them",
+    long_about = "pawndex replays every game of a PGN collection, computes pawn-structure \
+                  features for every ply (islands, dispersion, distortion, duos, trios, quarts, \
+                  bishop pairs, piece-set) and stores them in an indexed SQLite database, so \
+                  that structure questions become index lookups.",
+    after_help = "Example:\n  pawndex index games.pgn.zst\n  sqlite3 pawndex.db \"SELECT count(DISTINCT game_id) FROM ply_features WHERE white_islands = 3\""
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Build or extend a pawn-structure database from PGN files.
+    #[command(
+        long_about = "Reads PGN (plain, .gz, .bz2 or .zst, recognised by their first bytes, or - \
+                      for stdin), replays every game's mainline, and stores games, per-ply \
+                      features and rejected games in the database. Games already in the \
+                      database are skipped, so re-running a command after an interruption \
+                      finishes the job.\n\nExit status: 0 success, 1 error (an input could not \
+                      be read, or a fatal error), 130 interrupted by Ctrl-C.",
+        after_help = "Examples:\n  pawndex index games.pgn\n  pawndex index --db masters.db masters-*.pgn.zst\n  zcat big.pgn.gz | pawndex index -"
+    )]
+    Index(IndexArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct IndexArgs {
+    /// PGN files (plain, .gz, .bz2, .zst), or - for standard input
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<String>,
+    /// Database file to create or extend
+    #[arg(long, default_value = "pawndex.db", value_name = "PATH")]
+    pub db: PathBuf,
+    /// Replay threads (default: every core)
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+    /// No progress bar and no summary (errors are still printed)
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Store games even when an identical game is already in the database
+    #[arg(long)]
+    pub keep_duplicates: bool,
+}
+
+fn run_index(args: IndexArgs) -> Result<i32> {
+    let stop = Arc::new(AtomicBool::new(false));
+    {
+        let stop = stop.clone();
+        let _ = ctrlc::set_handler(move || {
+            if stop.swap(true, Ordering::SeqCst) {
+                // Second Ctrl-C: leave now; SQLite keeps the database consistent.
+                std::process::exit(EXIT_INTERRUPTED);
+            }
+        });
+    }
+    let threads = args.threads.unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    });
+    let opts = IndexOptions {
+        db: args.db,
+        files: args.files,
+        threads,
+        quiet: args.quiet,
+        keep_duplicates: args.keep_duplicates,
+    };
+    let summary = index::run(&opts, stop)?;
+    if !opts.quiet {
+        eprint!("{}", summary.render());
+    }
+    Ok(if summary.interrupted {
+        EXIT_INTERRUPTED
+    } else if summary.file_errors.is_empty() {
+        EXIT_OK
+    } else {
+        EXIT_ERROR
+    })
+}
+
+/// Parses the command line, runs the command, returns the process exit code.
+pub fn main_with_args() -> i32 {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Index(args) => run_index(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("pawndex: error: {e:#}");
+            EXIT_ERROR
+        }
+    }
+}

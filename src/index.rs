@@ -1,0 +1,309 @@
+//! `pawndex index`: the ingestion pipeline.
+//!
+//! ```text
+//! reader thread            replay stage (rayon, every core)       writer (this thread)
+//! open + decompress   ->   RawGame -> GameRecord | Reject    ->   SQLite, large transactions
+//! + PGN parse              (bounded channel)                      (bounded channel)
+//! ```
+//!
+//! Batches keep their order through the pipeline, so game ids do not depend on thread timing
+//! and a re-run after an interruption produces the same database as an uninterrupted run.
+
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use crossbeam_channel::{Receiver, Sender, bounded};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use rayon::prelude::*;
+
+use crate::input;
+use crate::reader::{PgnGames, RawGame};
+use crate::replay::{Replayed, replay};
+use crate::storage::{self, Stored, Writer};
+
+/// Games per batch handed between stages.
+const BATCH: usize = 512;
+/// Games per transaction.
+const COMMIT_EVERY: u64 = 20_000;
+
+/// Options of one `pawndex index` run.
+#[derive(Clone, Debug)]
+pub struct IndexOptions {
+    pub db: PathBuf,
+    pub files: Vec<String>,
+    pub threads: usize,
+    pub quiet: bool,
+    pub keep_duplicates: bool,
+}
+
+/// Counts of one run, printed as the end summary.
+#[derive(Clone, Debug, Default)]
+pub struct Summary {
+    pub files: usize,
+    pub games_read: u64,
+    pub indexed: u64,
+    pub duplicates: u64,
+    pub rejected: u64,
+    pub rejected_by_reason: BTreeMap<String, u64>,
+    pub plies: u64,
+    pub file_errors: Vec<String>,
+    pub interrupted: bool,
+    pub elapsed: Duration,
+}
+
+impl Summary {
+    /// The end summary, several lines of text.
+    pub fn render(&self) -> String {
+        let secs = self.elapsed.as_secs_f64().max(1e-9);
+        let mut s = format!(
+            "{} file(s), {} games read: {} indexed, {} duplicates, {} rejected; {} plies; {:.1} s, {:.0} games/s\n",
+            self.files,
+            self.games_read,
+            self.indexed,
+            self.duplicates,
+            self.rejected,
+            self.plies,
+            secs,
+            self.games_read as f64 / secs
+        );
+        for (reason, n) in &self.rejected_by_reason {
+            s += &format!("  rejected, {reason}: {n}\n");
+        }
+        for e in &self.file_errors {
+            s += &format!("  error: {e}\n");
+        }
+        if self.interrupted {
+            s += "  interrupted: every game committed so far is stored; run the same command again to finish\n";
+        }
+        s
+    }
+}
+
+enum Message {
+    /// A file could not be opened or broke while reading; games before the fault were sent.
+    FileError(String),
+    Games {
+        file: usize,
+        games: Vec<RawGame>,
+    },
+}
+
+enum Replayed2 {
+    FileError(String),
+    Games { file: usize, games: Vec<Replayed> },
+}
+
+/// Reads every file in turn and sends batches of raw games.
+fn read_files(
+    files: Vec<String>,
+    tx: Sender<Message>,
+    bytes_done: Arc<AtomicU64>,
+    stop: Arc<AtomicBool>,
+) {
+    let mut base = 0u64;
+    for (i, name) in files.iter().enumerate() {
+        if stop.load(Ordering::Relaxed) {
+            return;
+        }
+        let input = match input::open(name) {
+            Ok(input) => input,
+            Err(e) => {
+                let _ = tx.send(Message::FileError(format!("{name}: cannot read: {e}")));
+                continue;
+            }
+        };
+        let raw_read = input.raw_read.clone();
+        let mut games = PgnGames::new(input.reader, input.decoded, input.trapped);
+        let mut batch = Vec::with_capacity(BATCH);
+        let mut saw_game = false;
+        let error = loop {
+            if stop.load(Ordering::Relaxed) {
+                break None;
+            }
+            match games.next_game() {
+                Ok(Some(g)) => {
+                    saw_game |= g.tags.count > 0 || !g.moves.is_empty();
+                    batch.push(g);
+                    if batch.len() == BATCH {
+                        bytes_done
+                            .store(base + raw_read.load(Ordering::Relaxed), Ordering::Relaxed);
+                        let games = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
+                        if tx.send(Message::Games { file: i, games }).is_err() {
+                            return;
+                        }
+                    }
+                }
+                Ok(None) => break None,
+                Err(e) => {
+                    break Some(format!(
+                        "{name}: read error at byte {} of the decompressed stream: {}; games before it are kept",
+                        e.offset, e.message
+                    ));
+                }
+            }
+        };
+        if !batch.is_empty()
+            && tx
+                .send(Message::Games {
+                    file: i,
+                    games: batch,
+                })
+                .is_err()
+        {
+            return;
+        }
+        if let Some(e) = error {
+            let _ = tx.send(Message::FileError(e));
+        } else if !saw_game && !stop.load(Ordering::Relaxed) {
+            let _ = tx.send(Message::FileError(format!(
+                "{name}: no PGN games found (is it a PGN file?)"
+            )));
+        }
+        base += raw_read.load(Ordering::Relaxed);
+        bytes_done.store(base, Ordering::Relaxed);
+    }
+}
+
+/// Replays batches on the rayon pool, keeping their order.
+fn replay_batches(rx: Receiver<Message>, tx: Sender<Replayed2>, pool: rayon::ThreadPool) {
+    for msg in rx {
+        let out = match msg {
+            Message::FileError(e) => Replayed2::FileError(e),
+            Message::Games { file, games } => Replayed2::Games {
+                file,
+                games: pool.install(|| games.into_par_iter().map(replay).collect()),
+            },
+        };
+        if tx.send(out).is_err() {
+            return;
+        }
+    }
+}
+
+fn progress_bar(total: Option<u64>, quiet: bool) -> ProgressBar {
+    let hidden = quiet || !std::io::stderr().is_terminal();
+    let bar = match total {
+        Some(t) => ProgressBar::new(t),
+        None => ProgressBar::no_length(),
+    };
+    if hidden {
+        bar.set_draw_target(ProgressDrawTarget::hidden());
+    } else {
+        let style = ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {wide_bar} {bytes}/{total_bytes} {msg} ETA {eta}",
+        )
+        .expect("valid template");
+        bar.set_style(style);
+        bar.enable_steady_tick(Duration::from_millis(200));
+    }
+    bar
+}
+
+/// Runs the whole pipeline. `stop` is set by Ctrl-C: reading stops, what was read is stored.
+pub fn run(opts: &IndexOptions, stop: Arc<AtomicBool>) -> Result<Summary> {
+    let start = Instant::now();
+    let conn = storage::open_for_writing(&opts.db)?;
+    let mut writer = Writer::new(conn, opts.keep_duplicates)?;
+
+    let total: Option<u64> = opts
+        .files
+        .iter()
+        .map(|f| {
+            if f == "-" {
+                None
+            } else {
+                std::fs::metadata(f).ok().map(|m| m.len())
+            }
+        })
+        .sum();
+    let bar = progress_bar(total, opts.quiet);
+    let bytes_done = Arc::new(AtomicU64::new(0));
+
+    let threads = opts.threads.max(1);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(|i| format!("replay-{i}"))
+        .build()
+        .context("starting replay threads")?;
+    let (raw_tx, raw_rx) = bounded::<Message>(8);
+    let (out_tx, out_rx) = bounded::<Replayed2>(8);
+    let files = opts.files.clone();
+    let reader = {
+        let bytes_done = bytes_done.clone();
+        let stop = stop.clone();
+        thread::Builder::new()
+            .name("reader".into())
+            .spawn(move || read_files(files, raw_tx, bytes_done, stop))?
+    };
+    let replayer = thread::Builder::new()
+        .name("replay".into())
+        .spawn(move || replay_batches(raw_rx, out_tx, pool))?;
+
+    let mut summary = Summary {
+        files: opts.files.len(),
+        ..Summary::default()
+    };
+    let mut since_commit = 0u64;
+    let result: Result<()> = (|| {
+        for msg in &out_rx {
+            match msg {
+                Replayed2::FileError(e) => {
+                    bar.suspend(|| eprintln!("pawndex: {e}"));
+                    summary.file_errors.push(e);
+                }
+                Replayed2::Games { file, games } => {
+                    let source = &opts.files[file];
+                    for g in &games {
+                        summary.games_read += 1;
+                        match g {
+                            Replayed::Game(rec) => match writer.add_game(rec, source)? {
+                                Stored::Indexed => {
+                                    summary.indexed += 1;
+                                    summary.plies += u64::from(rec.plies) + 1;
+                                }
+                                _ => summary.duplicates += 1,
+                            },
+                            Replayed::Rejected(r) => {
+                                writer.add_reject(r, source)?;
+                                summary.rejected += 1;
+                                *summary
+                                    .rejected_by_reason
+                                    .entry(r.category.to_string())
+                                    .or_default() += 1;
+                            }
+                        }
+                    }
+                    since_commit += games.len() as u64;
+                    if since_commit >= COMMIT_EVERY {
+                        writer.commit()?;
+                        since_commit = 0;
+                    }
+                    bar.set_position(bytes_done.load(Ordering::Relaxed));
+                    let secs = start.elapsed().as_secs_f64().max(1e-9);
+                    bar.set_message(format!(
+                        "{} games, {:.0} games/s",
+                        summary.games_read,
+                        summary.games_read as f64 / secs
+                    ));
+                }
+            }
+        }
+        Ok(())
+    })();
+    // Unblock and join the other stages whatever happened.
+    drop(out_rx);
+    let _ = replayer.join();
+    let _ = reader.join();
+    bar.finish_and_clear();
+    result.context("writing to the database failed; the last transaction was rolled back")?;
+    writer.finish()?;
+    summary.interrupted = stop.load(Ordering::Relaxed);
+    summary.elapsed = start.elapsed();
+    Ok(summary)
+}

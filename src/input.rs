@@ -1,0 +1,170 @@
+//! Opening inputs: plain PGN, gzip, bzip2 or zstd (recognised by magic bytes), or stdin.
+//!
+//! Two byte counters are kept per input: bytes read from the file (compressed bytes for
+//! compressed input, which drives the progress bar) and bytes produced by the decoder (the
+//! offsets stored for games refer to this decompressed stream).
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read};
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// How the bytes of an input are encoded.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Compression {
+    Plain,
+    Gzip,
+    Bzip2,
+    Zstd,
+}
+
+impl Compression {
+    /// Recognises a compressed stream by its first bytes.
+    pub fn sniff(head: &[u8]) -> Compression {
+        if head.starts_with(&[0x1f, 0x8b]) {
+            Compression::Gzip
+        } else if head.starts_with(b"BZh") {
+            Compression::Bzip2
+        } else if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+            Compression::Zstd
+        } else {
+            Compression::Plain
+        }
+    }
+}
+
+/// Counts the bytes that pass through a reader.
+pub struct Counting<R> {
+    inner: R,
+    count: Arc<AtomicU64>,
+}
+
+impl<R> Counting<R> {
+    pub fn new(inner: R, count: Arc<AtomicU64>) -> Self {
+        Counting { inner, count }
+    }
+}
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.count.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
+/// Remembers the first error the decoder (or the file) raised, so that the PGN layer can tell a
+/// broken stream (fatal for the file) from a PGN syntax problem (one game).
+pub struct ErrorTrap<R> {
+    inner: R,
+    trapped: Arc<Mutex<Option<String>>>,
+}
+
+impl<R: Read> Read for ErrorTrap<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self.inner.read(buf) {
+            Ok(n) => Ok(n),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => Err(e),
+            Err(e) => {
+                let mut t = self.trapped.lock().unwrap_or_else(|p| p.into_inner());
+                if t.is_none() {
+                    *t = Some(e.to_string());
+                }
+                Err(e)
+            }
+        }
+    }
+}
+
+/// An opened input, ready for the PGN reader.
+pub struct Input {
+    /// The name as given on the command line (`-` for stdin).
+    pub name: String,
+    pub compression: Compression,
+    /// File size in bytes, when known (not for stdin or pipes).
+    pub size: Option<u64>,
+    /// Bytes read from the file so far (compressed bytes for compressed input).
+    pub raw_read: Arc<AtomicU64>,
+    /// Decompressed bytes produced so far.
+    pub decoded: Arc<AtomicU64>,
+    /// The first I/O or decompression error, if any.
+    pub trapped: Arc<Mutex<Option<String>>>,
+    pub reader: Box<dyn Read + Send>,
+}
+
+impl Input {
+    /// The first I/O or decompression error seen on this input.
+    pub fn trapped_error(&self) -> Option<String> {
+        self.trapped
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+}
+
+/// Opens `name` (a path, or `-` for stdin) and wraps it in the right decoder.
+pub fn open(name: &str) -> io::Result<Input> {
+    let (raw, size): (Box<dyn Read + Send>, Option<u64>) = if name == "-" {
+        (Box::new(io::stdin()), None)
+    } else {
+        let path = Path::new(name);
+        let file = File::open(path)?;
+        let meta = file.metadata()?;
+        if meta.is_dir() {
+            return Err(io::Error::other("is a directory"));
+        }
+        let size = meta.is_file().then_some(meta.len());
+        (Box::new(file), size)
+    };
+    let raw_read = Arc::new(AtomicU64::new(0));
+    let decoded = Arc::new(AtomicU64::new(0));
+    let trapped = Arc::new(Mutex::new(None));
+    let counted = Counting {
+        inner: raw,
+        count: raw_read.clone(),
+    };
+    let mut buffered = BufReader::with_capacity(1 << 16, counted);
+    let head = buffered.fill_buf()?;
+    let compression = Compression::sniff(head);
+    let decoder: Box<dyn Read + Send> = match compression {
+        Compression::Plain => Box::new(buffered),
+        Compression::Gzip => Box::new(flate2::bufread::MultiGzDecoder::new(buffered)),
+        Compression::Bzip2 => Box::new(bzip2::bufread::MultiBzDecoder::new(buffered)),
+        Compression::Zstd => Box::new(zstd::stream::read::Decoder::with_buffer(buffered)?),
+    };
+    let trap = ErrorTrap {
+        inner: decoder,
+        trapped: trapped.clone(),
+    };
+    let reader = Box::new(Counting {
+        inner: trap,
+        count: decoded.clone(),
+    });
+    Ok(Input {
+        name: name.to_string(),
+        compression,
+        size,
+        raw_read,
+        decoded,
+        trapped,
+        reader,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sniffs_magic_bytes() {
+        assert_eq!(Compression::sniff(&[0x1f, 0x8b, 8]), Compression::Gzip);
+        assert_eq!(Compression::sniff(b"BZh91AY"), Compression::Bzip2);
+        assert_eq!(
+            Compression::sniff(&[0x28, 0xb5, 0x2f, 0xfd, 0]),
+            Compression::Zstd
+        );
+        assert_eq!(Compression::sniff(b"[Event \"x\"]"), Compression::Plain);
+        assert_eq!(Compression::sniff(b""), Compression::Plain);
+    }
+}

@@ -1,0 +1,14 @@
+//! pawndex: a pawn-structure search database for chess games.
+//!
+//! The ingestion pipeline reads PGN ([`reader`], over [`input`]), replays each game and computes
+//! per-ply features ([`replay`], with the pure kernels in [`features`]) and writes SQLite
+//! ([`storage`]); [`index`] wires the three stages together.
+
+pub mod cli;
+pub mod features;
+pub mod index;
+pub mod input;
+pub mod moves;
+pub mod reader;
+pub mod replay;
+pub mod storage;

@@ -1,0 +1,3 @@
+fn main() {
+    std::process::exit(pawndex::cli::main_with_args());
+}

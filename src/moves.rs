@@ -1,0 +1,99 @@
+//! Compact move encoding stored in `games.moves`: two bytes per ply, little-endian
+//! `from | to << 6 | promotion << 12`.
+//!
+//! `from`/`to` are square indices (a1 = 0 … h8 = 63); castling is stored as king square to rook
+//! square (as in Chess960 UCI), so both standard and Chess960 castling round-trip; `promotion`
+//! is 0 for none, else the role number (knight 2, bishop 3, rook 4, queen 5). A stored game is
+//! replayed by matching each code against the legal moves of the position.
+
+use shakmaty::{Chess, Move, Position, Role};
+
+/// Encodes one move. Drops (`Q@f7`) are never stored; they encode as `to << 6`.
+#[must_use]
+pub fn encode(m: &Move) -> u16 {
+    let (from, to, promotion) = match *m {
+        Move::Normal {
+            from,
+            to,
+            promotion,
+            ..
+        } => (from, to, promotion),
+        Move::EnPassant { from, to } => (from, to, None),
+        Move::Castle { king, rook } => (king, rook, None),
+        Move::Put { to, .. } => (shakmaty::Square::A1, to, None),
+    };
+    u16::from(from) | (u16::from(to) << 6) | (promotion.map_or(0, |r| r as u16) << 12)
+}
+
+/// Appends a move's code to a byte buffer.
+pub fn push(buf: &mut Vec<u8>, m: &Move) {
+    buf.extend_from_slice(&encode(m).to_le_bytes());
+}
+
+/// Finds the legal move with this code in `pos`.
+pub fn decode(pos: &Chess, code: u16) -> Option<Move> {
+    pos.legal_moves().into_iter().find(|m| encode(m) == code)
+}
+
+/// Iterates over the codes of a `games.moves` blob.
+pub fn codes(blob: &[u8]) -> impl Iterator<Item = u16> + '_ {
+    blob.chunks_exact(2)
+        .map(|c| u16::from_le_bytes([c[0], c[1]]))
+}
+
+/// The promotion role stored in a code, if any.
+#[must_use]
+pub fn promotion(code: u16) -> Option<Role> {
+    Role::try_from((code >> 12) as u8).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shakmaty::{CastlingMode, fen::Fen, san::San};
+
+    fn play(pos: &mut Chess, san: &str) -> Move {
+        let m = San::from_ascii(san.as_bytes())
+            .unwrap()
+            .to_move(pos)
+            .unwrap();
+        pos.play_unchecked(m);
+        m
+    }
+
+    #[test]
+    fn every_legal_move_round_trips() {
+        let fens = [
+            "r3k2r/pPpp1ppp/8/3Pp3/8/8/PPP2PPP/R3K2R w KQkq e6 0 1",
+            "4k3/1P6/8/8/8/8/6p1/4K2R b K - 0 1",
+        ];
+        for fen in fens {
+            let pos: Chess = Fen::from_ascii(fen.as_bytes())
+                .unwrap()
+                .into_position(CastlingMode::Standard)
+                .unwrap();
+            let legal = pos.legal_moves();
+            assert!(!legal.is_empty());
+            for m in &legal {
+                assert_eq!(decode(&pos, encode(m)), Some(*m), "{fen}: {m:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn game_blob_replays() {
+        let mut pos = Chess::default();
+        let mut blob = Vec::new();
+        for san in ["e4", "d5", "exd5", "Qxd5", "Nc3", "Qa5"] {
+            let m = play(&mut pos, san);
+            push(&mut blob, &m);
+        }
+        let mut replay = Chess::default();
+        for code in codes(&blob) {
+            let m = decode(&replay, code).unwrap();
+            replay.play_unchecked(m);
+        }
+        assert_eq!(replay.board(), pos.board());
+        assert_eq!(blob.len(), 12);
+    }
+}

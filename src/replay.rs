@@ -1,0 +1,574 @@
+//! Stage 2 of the pipeline: [`RawGame`] -> [`GameRecord`] (or [`Reject`]).
+//!
+//! Replays the mainline with shakmaty from the standard start, a FEN start or a Chess960 start,
+//! tracks the piece-set slots through captures, en passant, castling and promotion, and
+//! compresses the per-ply values into runs: a new run starts whenever the pawn structure, the
+//! piece-set or the bishop-pair flags change, which only a pawn move or a capture can do.
+
+use shakmaty::fen::Fen;
+use shakmaty::san::SanError;
+use shakmaty::{
+    Board, CastlingMode, CastlingSide, Chess, Color, EnPassantMode, Move, Position,
+    PositionErrorKinds, Role, Square,
+};
+
+use crate::features;
+use crate::moves;
+use crate::reader::{RawGame, ReadProblem, Tags};
+
+/// Per-ply values that stay the same for a stretch of plies.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Run {
+    pub first_ply: u32,
+    pub last_ply: u32,
+    pub white_pawns: u64,
+    pub black_pawns: u64,
+    pub pieceset: u32,
+    /// Bit 0: White has the bishop pair; bit 1: Black has it.
+    pub bishop_pairs: u8,
+}
+
+/// A replayed game, ready to store.
+#[derive(Clone, Debug)]
+pub struct GameRecord {
+    pub offset: u64,
+    pub tags: Tags,
+    /// The start position as a normalised FEN, `None` for the standard start.
+    pub fen: Option<String>,
+    pub chess960: bool,
+    pub plies: u32,
+    /// Two bytes per ply, see [`crate::moves`].
+    pub moves: Vec<u8>,
+    pub runs: Vec<Run>,
+    /// Hash of the seven-tag roster, start position and moves (duplicate detection).
+    pub hash: i64,
+}
+
+/// Why a game was not indexed. `category` groups reasons in the end summary.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reject {
+    pub offset: u64,
+    pub event: Option<String>,
+    pub white: Option<String>,
+    pub black: Option<String>,
+    /// The half-move (1-based) that could not be played, when replay got that far.
+    pub ply: Option<u32>,
+    pub category: &'static str,
+    pub reason: String,
+}
+
+/// What replay made of one game.
+#[derive(Clone, Debug)]
+pub enum Replayed {
+    Game(GameRecord),
+    Rejected(Reject),
+}
+
+const NO_SLOT: u8 = u8::MAX;
+
+/// The standard start's piece on each home square, for slot assignment.
+fn standard_home_role(sq: Square) -> Option<(Color, Role)> {
+    let back = [
+        Role::Rook,
+        Role::Knight,
+        Role::Bishop,
+        Role::Queen,
+        Role::King,
+        Role::Bishop,
+        Role::Knight,
+        Role::Rook,
+    ];
+    let i = u32::from(sq) as usize;
+    match i {
+        0..=7 => Some((Color::White, back[i])),
+        8..=15 => Some((Color::White, Role::Pawn)),
+        48..=55 => Some((Color::Black, Role::Pawn)),
+        56..=63 => Some((Color::Black, back[i - 56])),
+        _ => None,
+    }
+}
+
+/// The slot a home square gives (white a1..h2 -> 0..15, black a7..h8 -> 16..31).
+fn home_slot(sq: Square) -> u8 {
+    let i = u32::from(sq) as u8;
+    if i < 16 { i } else { i - 32 }
+}
+
+/// Piece-set slots for a start position: square -> slot (or `NO_SLOT`), and the piece-set.
+pub fn initial_slots(board: &Board, chess960: bool) -> Result<([u8; 64], u32), String> {
+    let mut slots = [NO_SLOT; 64];
+    let mut used: u32 = 0;
+    for sq in board.occupied() {
+        let piece = board.piece_at(sq).expect("occupied square");
+        let on_home = match standard_home_role(sq) {
+            Some((color, role)) if color == piece.color => {
+                role == piece.role
+                    || (chess960 && role != Role::Pawn && sq.rank() == color.backrank())
+            }
+            _ => false,
+        };
+        if on_home {
+            let slot = home_slot(sq);
+            slots[u32::from(sq) as usize] = slot;
+            used |= 1 << slot;
+        }
+    }
+    for sq in board.occupied() {
+        if slots[u32::from(sq) as usize] != NO_SLOT {
+            continue;
+        }
+        let color = board.color_at(sq).expect("occupied square");
+        let range = match color {
+            Color::White => 0..16,
+            Color::Black => 16..32,
+        };
+        let Some(slot) = range.clone().find(|s| used & (1 << s) == 0) else {
+            return Err(format!("more than 16 {color} pieces"));
+        };
+        slots[u32::from(sq) as usize] = slot as u8;
+        used |= 1 << slot;
+    }
+    Ok((slots, used))
+}
+
+/// Moves slot ownership for one move and returns the slots it captured (as a bitmask).
+fn move_slots(slots: &mut [u8; 64], m: &Move, turn: Color) -> u32 {
+    let mut captured = 0u32;
+    let mut take = |slots: &mut [u8; 64], sq: Square| {
+        let s = std::mem::replace(&mut slots[u32::from(sq) as usize], NO_SLOT);
+        if s != NO_SLOT {
+            captured |= 1 << s;
+        }
+    };
+    match *m {
+        Move::Normal { from, to, .. } => {
+            take(slots, to);
+            slots[u32::from(to) as usize] =
+                std::mem::replace(&mut slots[u32::from(from) as usize], NO_SLOT);
+        }
+        Move::EnPassant { from, to } => {
+            take(slots, Square::from_coords(to.file(), from.rank()));
+            slots[u32::from(to) as usize] =
+                std::mem::replace(&mut slots[u32::from(from) as usize], NO_SLOT);
+        }
+        Move::Castle { king, rook } => {
+            let side = CastlingSide::from_queen_side(rook < king);
+            let k = std::mem::replace(&mut slots[u32::from(king) as usize], NO_SLOT);
+            let r = std::mem::replace(&mut slots[u32::from(rook) as usize], NO_SLOT);
+            slots[u32::from(side.king_to(turn)) as usize] = k;
+            slots[u32::from(side.rook_to(turn)) as usize] = r;
+        }
+        Move::Put { .. } => {}
+    }
+    captured
+}
+
+/// Per-ply values of a position (pieceset tracked by the caller).
+#[inline]
+fn snapshot(board: &Board) -> (u64, u64, u8) {
+    let pawns = board.pawns();
+    let bishops = board.bishops();
+    let white = board.white();
+    let black = board.black();
+    let pairs = u8::from(features::bishop_pair((bishops & white).0))
+        | (u8::from(features::bishop_pair((bishops & black).0)) << 1);
+    ((pawns & white).0, (pawns & black).0, pairs)
+}
+
+fn is_chess960_name(v: &str) -> bool {
+    let v: String = v
+        .chars()
+        .filter(|c| !c.is_whitespace() && *c != '-')
+        .collect::<String>()
+        .to_ascii_lowercase();
+    matches!(
+        v.as_str(),
+        "chess960" | "fischerandom" | "fischerrandom" | "960"
+    )
+}
+
+fn is_standard_name(v: &str) -> bool {
+    let v: String = v
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect::<String>()
+        .to_ascii_lowercase();
+    matches!(
+        v.as_str(),
+        "" | "standard" | "chess" | "normal" | "fromposition" | "orthodox" | "classical"
+    )
+}
+
+/// Start position of a game: (position, chess960, normalised FEN if not the standard start).
+fn start_position(tags: &Tags) -> Result<(Chess, bool), (&'static str, String)> {
+    let mut chess960 = false;
+    if let Some(v) = tags.variant.as_deref() {
+        if is_chess960_name(v) {
+            chess960 = true;
+        } else if !is_standard_name(v) {
+            return Err((
+                "unsupported variant",
+                format!("unsupported variant: {}", v.trim().to_lowercase()),
+            ));
+        }
+    }
+    let Some(fen_text) = tags.fen.as_deref() else {
+        return Ok((Chess::default(), chess960));
+    };
+    let fen = Fen::from_ascii(fen_text.trim().as_bytes())
+        .map_err(|e| ("invalid FEN", format!("invalid FEN \"{fen_text}\": {e}")))?;
+    let mode = if chess960 {
+        CastlingMode::Chess960
+    } else {
+        CastlingMode::Standard
+    };
+    let strict = fen.clone().into_position::<Chess>(mode);
+    let result = match strict {
+        Ok(pos) => Ok(pos),
+        Err(e) if !chess960 && e.kinds() == PositionErrorKinds::INVALID_CASTLING_RIGHTS => {
+            // Castling rights only Chess960 allows (rook files, or a king off the e-file).
+            match fen.clone().into_position::<Chess>(CastlingMode::Chess960) {
+                Ok(pos) => {
+                    chess960 = true;
+                    Ok(pos)
+                }
+                Err(_) => e.ignore_invalid_castling_rights(),
+            }
+        }
+        // Like python-chess, drop castling rights or an en passant square the position
+        // does not allow, rather than losing the game.
+        Err(e) => e
+            .ignore_invalid_castling_rights()
+            .or_else(|e| e.ignore_invalid_ep_square()),
+    };
+    let pos = result.map_err(|e| {
+        (
+            "invalid FEN",
+            format!(
+                "invalid FEN \"{fen_text}\": {}",
+                e.to_string().replace("illegal position: ", "")
+            ),
+        )
+    })?;
+    Ok((pos, chess960))
+}
+
+/// FNV-1a over the bytes that make two games the same game.
+fn game_hash(tags: &Tags, fen: Option<&str>, moves: &[u8]) -> i64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut eat = |bytes: &[u8]| {
+        for &b in bytes {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        h ^= 0xff;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    };
+    for t in roster(tags) {
+        eat(t.unwrap_or("").as_bytes());
+    }
+    eat(fen.unwrap_or("").as_bytes());
+    eat(moves);
+    h as i64
+}
+
+/// The seven-tag roster, in PGN order.
+pub fn roster(tags: &Tags) -> [Option<&str>; 7] {
+    [
+        tags.event.as_deref(),
+        tags.site.as_deref(),
+        tags.date.as_deref(),
+        tags.round.as_deref(),
+        tags.white.as_deref(),
+        tags.black.as_deref(),
+        tags.result.as_deref(),
+    ]
+}
+
+fn reject(game: &RawGame, ply: Option<u32>, category: &'static str, reason: String) -> Replayed {
+    Replayed::Rejected(Reject {
+        offset: game.offset,
+        event: game.tags.event.clone(),
+        white: game.tags.white.clone(),
+        black: game.tags.black.clone(),
+        ply,
+        category,
+        reason,
+    })
+}
+
+fn move_label(ply: u32) -> String {
+    let number = (ply + 1) / 2;
+    if ply % 2 == 1 {
+        format!("{number}.")
+    } else {
+        format!("{number}...")
+    }
+}
+
+/// Replays one game.
+pub fn replay(game: RawGame) -> Replayed {
+    match &game.problem {
+        Some(ReadProblem::Syntax(e)) => {
+            let reason = format!("PGN syntax error: {e}");
+            return reject(&game, None, "PGN syntax error", reason);
+        }
+        Some(ReadProblem::TooLong) => {
+            let reason = format!("game longer than {} plies", crate::reader::MAX_PLIES);
+            return reject(&game, None, "game too long", reason);
+        }
+        _ => {}
+    }
+    if game.tags.count == 0 && game.moves.is_empty() && game.problem.is_none() {
+        let reason = "no tags and no moves: not a game".to_string();
+        return reject(&game, None, "not a game", reason);
+    }
+    let (mut pos, chess960) = match start_position(&game.tags) {
+        Ok(x) => x,
+        Err((category, reason)) => return reject(&game, None, category, reason),
+    };
+    let fen = if pos == Chess::default() {
+        None
+    } else {
+        Some(Fen::from_position(&pos, EnPassantMode::Legal).to_string())
+    };
+    let (mut slots, mut pieceset) = match initial_slots(pos.board(), chess960) {
+        Ok(x) => x,
+        Err(e) => {
+            let reason = format!("invalid FEN: {e}");
+            return reject(&game, None, "invalid FEN", reason);
+        }
+    };
+
+    let mut moves = Vec::with_capacity(game.moves.len() * 2);
+    let (wp, bp, pairs) = snapshot(pos.board());
+    let mut runs = Vec::with_capacity(game.moves.len() / 2 + 1);
+    let mut run = Run {
+        first_ply: 0,
+        last_ply: 0,
+        white_pawns: wp,
+        black_pawns: bp,
+        pieceset,
+        bishop_pairs: pairs,
+    };
+    for (i, san) in game.moves.iter().enumerate() {
+        let ply = i as u32 + 1;
+        let m = match san.to_move(&pos) {
+            Ok(m) => m,
+            Err(e) => {
+                let (category, what) = match e {
+                    SanError::IllegalSan => ("illegal move", "illegal move"),
+                    SanError::AmbiguousSan => ("ambiguous move", "ambiguous move"),
+                };
+                let side = if pos.turn() == Color::White {
+                    "White"
+                } else {
+                    "Black"
+                };
+                let reason = format!(
+                    "{what} {san} at ply {ply} ({} {side} to move)",
+                    move_label(ply)
+                );
+                return reject(&game, Some(ply), category, reason);
+            }
+        };
+        moves::push(&mut moves, &m);
+        let changes = m.is_capture() || m.role() == Role::Pawn;
+        let turn = pos.turn();
+        if changes || matches!(m, Move::Castle { .. }) {
+            pieceset &= !move_slots(&mut slots, &m, turn);
+        } else {
+            let (from, to) = (m.from().expect("not a drop"), m.to());
+            slots[u32::from(to) as usize] =
+                std::mem::replace(&mut slots[u32::from(from) as usize], NO_SLOT);
+        }
+        pos.play_unchecked(m);
+        if changes {
+            let (wp, bp, pairs) = snapshot(pos.board());
+            if wp != run.white_pawns
+                || bp != run.black_pawns
+                || pieceset != run.pieceset
+                || pairs != run.bishop_pairs
+            {
+                runs.push(run);
+                run = Run {
+                    first_ply: ply,
+                    last_ply: ply,
+                    white_pawns: wp,
+                    black_pawns: bp,
+                    pieceset,
+                    bishop_pairs: pairs,
+                };
+                continue;
+            }
+        }
+        run.last_ply = ply;
+    }
+    runs.push(run);
+    if let Some(problem) = &game.problem {
+        let (category, reason, ply) = match problem {
+            ReadProblem::NullMove { ply } => (
+                "null move",
+                format!("null move (--) at ply {}", ply + 1),
+                *ply as u32 + 1,
+            ),
+            ReadProblem::Drop { ply } => (
+                "piece drop",
+                format!(
+                    "piece drop at ply {} (a crazyhouse move, not standard chess)",
+                    ply + 1
+                ),
+                *ply as u32 + 1,
+            ),
+            _ => unreachable!("handled above"),
+        };
+        return reject(&game, Some(ply), category, reason);
+    }
+    let plies = game.moves.len() as u32;
+    let hash = game_hash(&game.tags, fen.as_deref(), &moves);
+    Replayed::Game(GameRecord {
+        offset: game.offset,
+        tags: game.tags,
+        fen,
+        chess960,
+        plies,
+        moves,
+        runs,
+        hash,
+    })
+}
+
+/// Expands runs into one value tuple per ply: (white pawns, black pawns, pieceset, pairs).
+pub fn expand_runs(runs: &[Run]) -> Vec<(u64, u64, u32, u8)> {
+    let mut out = Vec::new();
+    for r in runs {
+        for _ in r.first_ply..=r.last_ply {
+            out.push((r.white_pawns, r.black_pawns, r.pieceset, r.bishop_pairs));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reader::Tags;
+    use shakmaty::san::San;
+
+    fn raw(sans: &str, fen: Option<&str>, variant: Option<&str>) -> RawGame {
+        RawGame {
+            offset: 0,
+            tags: Tags {
+                fen: fen.map(str::to_string),
+                variant: variant.map(str::to_string),
+                count: 1,
+                ..Tags::default()
+            },
+            moves: sans
+                .split_whitespace()
+                .map(|s| San::from_ascii(s.as_bytes()).unwrap())
+                .collect(),
+            problem: None,
+        }
+    }
+
+    fn game(sans: &str, fen: Option<&str>, variant: Option<&str>) -> GameRecord {
+        match replay(raw(sans, fen, variant)) {
+            Replayed::Game(g) => g,
+            Replayed::Rejected(r) => panic!("rejected: {}", r.reason),
+        }
+    }
+
+    #[test]
+    fn spec_pieceset_example() {
+        let g = game("e4 d5 exd5", None, None);
+        let plies = expand_runs(&g.runs);
+        assert_eq!(plies.len(), 4);
+        assert_eq!(plies[0].2, 0xFFFF_FFFF);
+        assert_eq!(plies[3].2, 0xFFF7_FFFF);
+    }
+
+    #[test]
+    fn en_passant_clears_the_captured_pawn_slot() {
+        // 1. e4 a6 2. e5 d5 3. exd6: black d7 pawn (slot 19) captured en passant.
+        let g = game("e4 a6 e5 d5 exd6", None, None);
+        let last = *expand_runs(&g.runs).last().unwrap();
+        assert_eq!(last.2, 0xFFFF_FFFF & !(1 << 19));
+        assert_eq!(last.1 & (1 << 35), 0, "no black pawn left on d5");
+    }
+
+    #[test]
+    fn castling_keeps_slots_and_capture_of_castled_rook_clears_its_slot() {
+        // White castles short (rook h1 = slot 7 goes to f1); later Black's bishop takes it.
+        let g = game(
+            "e4 e5 Nf3 Nc6 Bc4 Bc5 O-O d6 d3 Bg4 h3 Bxf3 Qxf3 Qd7 Qxf7+ Kd8",
+            None,
+            None,
+        );
+        let plies = expand_runs(&g.runs);
+        // ply 12: Bxf3 captures the knight from g1 (slot 6).
+        assert_eq!(plies[12].2 & (1 << 6), 0);
+        assert_ne!(plies[12].2 & (1 << 7), 0);
+        // ply 13: Qxf3 captures black's c8 bishop (slot 16 + 2 = 18).
+        assert_eq!(plies[13].2 & (1 << 26), 0);
+    }
+
+    #[test]
+    fn promotion_keeps_the_pawn_slot() {
+        let fen = "8/P6k/8/8/8/8/8/K7 w - - 0 1";
+        let g = game("a8=B", Some(fen), None);
+        let plies = expand_runs(&g.runs);
+        assert_eq!(plies[0].2, plies[1].2);
+        assert_eq!(plies[1].0, 0);
+    }
+
+    #[test]
+    fn fen_start_slots_follow_the_spec() {
+        // White: king e1 (home, slot 4), rook a1 (slot 0), pawn e4 (not home: lowest free = 1).
+        // Black: king g8 (not home for the standard start), pawn a7 (slot 16).
+        let board = Board::from_ascii_board_fen(b"6k1/p7/8/8/4P3/8/8/R3K3").unwrap();
+        let (_, set) = initial_slots(&board, false).unwrap();
+        assert_eq!(set, 1 | (1 << 4) | (1 << 1) | (1 << 16) | (1 << 17));
+        // In Chess960 any back-rank piece takes its square's slot: king g8 = 62 - 32 = 30.
+        let (_, set) = initial_slots(&board, true).unwrap();
+        assert_eq!(set, 1 | (1 << 4) | (1 << 1) | (1 << 16) | (1 << 30));
+    }
+
+    #[test]
+    fn chess960_castling_is_replayed() {
+        let fen = "bqnb1rkr/pp3ppp/3ppn2/2p5/5P2/P2P4/NPP1P1PP/BQ1BNRKR w HFhf - 2 9";
+        let g = game("g3 Bc7 O-O", Some(fen), Some("Chess960"));
+        assert!(g.chess960);
+        assert_eq!(g.plies, 3);
+    }
+
+    #[test]
+    fn variants_and_bad_input_are_rejected_with_reasons() {
+        let cases = [
+            (
+                raw("e4", None, Some("Crazyhouse")),
+                "unsupported variant: crazyhouse",
+            ),
+            (raw("e4", Some("garbage"), None), "invalid FEN \"garbage\""),
+            (
+                raw("e4 e5 Nf3 Nf6 Ke3", None, None),
+                "illegal move Ke3 at ply 5",
+            ),
+        ];
+        for (g, want) in cases {
+            match replay(g) {
+                Replayed::Rejected(r) => assert!(r.reason.starts_with(want), "{}", r.reason),
+                Replayed::Game(_) => panic!("{want}: indexed"),
+            }
+        }
+    }
+
+    #[test]
+    fn runs_cover_every_ply_once() {
+        let g = game("e4 e5 Nf3 Nc6 Bb5 a6 Bxc6 dxc6 O-O f6", None, None);
+        assert_eq!(expand_runs(&g.runs).len(), 11);
+        for w in g.runs.windows(2) {
+            assert_eq!(w[0].last_ply + 1, w[1].first_ply);
+        }
+    }
+}

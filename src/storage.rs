@@ -1,0 +1,379 @@
+//! Stage 3 of the pipeline, and the only module that speaks SQL to the database file: schema
+//! migrations, the bulk writer, and read-only opening for queries.
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
+
+use crate::features::SideFeatures;
+use crate::replay::{GameRecord, Reject, roster};
+
+/// Numbered migrations, applied in order; `PRAGMA user_version` holds how many ran.
+/// Append only: never edit or remove one that has shipped.
+pub const MIGRATIONS: &[&str] = &[include_str!("../migrations/0001_init.sql")];
+
+/// The schema version this binary writes.
+pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+fn schema_version(conn: &Connection) -> Result<i64> {
+    Ok(conn.query_row("PRAGMA user_version", [], |r| r.get(0))?)
+}
+
+/// Checks that an opened file is a pawndex database this binary understands.
+fn check_pawndex(conn: &Connection, path: &Path) -> Result<i64> {
+    let version = schema_version(conn).with_context(|| {
+        format!(
+            "{} is not a SQLite database (or is damaged)",
+            path.display()
+        )
+    })?;
+    if version > SCHEMA_VERSION {
+        bail!(
+            "{} has schema version {version}, newer than this pawndex understands ({SCHEMA_VERSION}); \
+             use a newer pawndex",
+            path.display()
+        );
+    }
+    let tables: i64 = conn.query_row(
+        "SELECT count(*) FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%'",
+        [],
+        |r| r.get(0),
+    )?;
+    if version == 0 && tables > 0 {
+        bail!(
+            "{} is a SQLite database but not a pawndex database (it has other tables)",
+            path.display()
+        );
+    }
+    Ok(version)
+}
+
+/// Applies the migrations the database has not seen, each in its own transaction.
+pub fn migrate(conn: &mut Connection, path: &Path) -> Result<()> {
+    let version = check_pawndex(conn, path)?;
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+        let tx = conn.transaction()?;
+        tx.execute_batch(sql)
+            .with_context(|| format!("applying migration {}", i + 1))?;
+        tx.pragma_update(None, "user_version", (i + 1) as i64)?;
+        tx.commit()?;
+    }
+    Ok(())
+}
+
+/// Opens (creating if needed) a database for writing and brings its schema up to date.
+pub fn open_for_writing(path: &Path) -> Result<Connection> {
+    let mut conn = Connection::open(path)
+        .with_context(|| format!("cannot open database {}", path.display()))?;
+    conn.busy_timeout(std::time::Duration::from_secs(30))?;
+    let fresh = schema_version(&conn).unwrap_or(0) == 0;
+    if fresh {
+        // Only takes effect on an empty file; larger pages suit the bulk, append-mostly load.
+        let _ = conn.pragma_update(None, "page_size", 8192);
+    }
+    conn.pragma_update(None, "journal_mode", "WAL")
+        .with_context(|| format!("{} is not a SQLite database", path.display()))?;
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    conn.pragma_update(None, "cache_size", -512_000)?;
+    conn.pragma_update(None, "temp_store", "MEMORY")?;
+    migrate(&mut conn, path)?;
+    Ok(conn)
+}
+
+/// Opens an existing database read-only (queries and statistics).
+pub fn open_read_only(path: &Path) -> Result<Connection> {
+    if !path.exists() {
+        bail!(
+            "database {} does not exist; create it with `pawndex index --db {} GAMES.pgn`",
+            path.display(),
+            path.display()
+        );
+    }
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .with_context(|| format!("cannot open database {}", path.display()))?;
+    conn.busy_timeout(std::time::Duration::from_secs(30))?;
+    let version = check_pawndex(&conn, path)?;
+    if version == 0 {
+        bail!("{} is empty, not a pawndex database", path.display());
+    }
+    if version < SCHEMA_VERSION {
+        bail!(
+            "{} has schema version {version}; run `pawndex index --db {}` once to upgrade it",
+            path.display(),
+            path.display()
+        );
+    }
+    Ok(conn)
+}
+
+/// What happened to one game handed to the writer.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Stored {
+    Indexed,
+    Duplicate,
+    Rejected,
+}
+
+/// The single writer: owns the connection and the in-memory caches used while loading.
+pub struct Writer {
+    conn: Connection,
+    keep_duplicates: bool,
+    structure_ids: HashMap<(u64, u64), i64>,
+    next_structure_id: i64,
+    game_hashes: HashSet<i64>,
+    ply_numbers: i64,
+    in_transaction: bool,
+}
+
+impl Writer {
+    pub fn new(conn: Connection, keep_duplicates: bool) -> Result<Writer> {
+        let mut structure_ids = HashMap::new();
+        {
+            let mut st = conn.prepare("SELECT id, white_pawns, black_pawns FROM structures")?;
+            let rows = st.query_map([], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, i64>(2)?,
+                ))
+            })?;
+            for row in rows {
+                let (id, w, b) = row?;
+                structure_ids.insert((w as u64, b as u64), id);
+            }
+        }
+        let next_structure_id: i64 =
+            conn.query_row("SELECT coalesce(max(id), 0) + 1 FROM structures", [], |r| {
+                r.get(0)
+            })?;
+        let mut game_hashes = HashSet::new();
+        if !keep_duplicates {
+            let mut st = conn.prepare("SELECT hash FROM games")?;
+            let rows = st.query_map([], |r| r.get::<_, i64>(0))?;
+            for h in rows {
+                game_hashes.insert(h?);
+            }
+        }
+        let ply_numbers: i64 =
+            conn.query_row("SELECT count(*) FROM ply_numbers", [], |r| r.get(0))?;
+        Ok(Writer {
+            conn,
+            keep_duplicates,
+            structure_ids,
+            next_structure_id,
+            game_hashes,
+            ply_numbers,
+            in_transaction: false,
+        })
+    }
+
+    fn begin(&mut self) -> Result<()> {
+        if !self.in_transaction {
+            self.conn.execute_batch("BEGIN IMMEDIATE")?;
+            self.in_transaction = true;
+        }
+        Ok(())
+    }
+
+    /// Makes everything written so far durable.
+    pub fn commit(&mut self) -> Result<()> {
+        if self.in_transaction {
+            self.conn.execute_batch("COMMIT")?;
+            self.in_transaction = false;
+        }
+        Ok(())
+    }
+
+    /// Is this game already stored (same roster, start position and moves)?
+    fn is_duplicate(&self, g: &GameRecord) -> Result<bool> {
+        if self.keep_duplicates || !self.game_hashes.contains(&g.hash) {
+            return Ok(false);
+        }
+        // The hash matched: compare the real contents, so a hash collision never loses a game.
+        let mut st = self.conn.prepare_cached(
+            "SELECT event, site, date, round, white, black, result, fen, moves
+             FROM games WHERE hash = ?1",
+        )?;
+        let mut rows = st.query([g.hash])?;
+        let wanted = roster(&g.tags);
+        while let Some(r) = rows.next()? {
+            let mut same = true;
+            for (i, w) in wanted.iter().enumerate() {
+                let have: Option<String> = r.get(i)?;
+                same &= have.as_deref() == *w;
+            }
+            let fen: Option<String> = r.get(7)?;
+            let moves: Vec<u8> = r.get(8)?;
+            if same && fen == g.fen && moves == g.moves {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    fn structure_id(&mut self, white: u64, black: u64) -> Result<i64> {
+        if let Some(&id) = self.structure_ids.get(&(white, black)) {
+            return Ok(id);
+        }
+        let id = self.next_structure_id;
+        let w = SideFeatures::white(white);
+        let b = SideFeatures::black(black);
+        self.conn
+            .prepare_cached(
+                "INSERT INTO structures VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+            )?
+            .execute(params![
+                id,
+                white as i64,
+                black as i64,
+                w.islands,
+                b.islands,
+                w.dispersion,
+                b.dispersion,
+                w.distortion,
+                b.distortion,
+                w.duo as i64,
+                b.duo as i64,
+                w.trio as i64,
+                b.trio as i64,
+                w.quart as i64,
+                b.quart as i64,
+            ])?;
+        self.next_structure_id += 1;
+        self.structure_ids.insert((white, black), id);
+        Ok(id)
+    }
+
+    fn ensure_ply_numbers(&mut self, plies: u32) -> Result<()> {
+        let needed = i64::from(plies) + 1;
+        if needed > self.ply_numbers {
+            let mut st = self
+                .conn
+                .prepare_cached("INSERT INTO ply_numbers (n) VALUES (?1)")?;
+            for n in self.ply_numbers..needed {
+                st.execute([n])?;
+            }
+            self.ply_numbers = needed;
+        }
+        Ok(())
+    }
+
+    /// Stores one replayed game unless it is a duplicate.
+    pub fn add_game(&mut self, g: &GameRecord, source: &str) -> Result<Stored> {
+        self.begin()?;
+        if self.is_duplicate(g)? {
+            return Ok(Stored::Duplicate);
+        }
+        self.ensure_ply_numbers(g.plies)?;
+        let t = &g.tags;
+        let elo = |v: &Option<String>| v.as_deref().and_then(|s| s.trim().parse::<i64>().ok());
+        self.conn
+            .prepare_cached(
+                "INSERT INTO games (event, site, date, round, white, black, result, white_elo,
+                 black_elo, eco, plies, source, offset, fen, chess960, moves, hash)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+            )?
+            .execute(params![
+                t.event,
+                t.site,
+                t.date,
+                t.round,
+                t.white,
+                t.black,
+                t.result,
+                elo(&t.white_elo),
+                elo(&t.black_elo),
+                t.eco,
+                g.plies,
+                source,
+                g.offset as i64,
+                g.fen,
+                g.chess960,
+                g.moves,
+                g.hash,
+            ])?;
+        let game_id = self.conn.last_insert_rowid();
+        for run in &g.runs {
+            let sid = self.structure_id(run.white_pawns, run.black_pawns)?;
+            self.conn
+                .prepare_cached("INSERT INTO positions VALUES (?1, ?2, ?3, ?4, ?5, ?6)")?
+                .execute(params![
+                    game_id,
+                    run.first_ply,
+                    run.last_ply,
+                    sid,
+                    u32::MAX - run.pieceset,
+                    run.bishop_pairs,
+                ])?;
+        }
+        if !self.keep_duplicates {
+            self.game_hashes.insert(g.hash);
+        }
+        Ok(Stored::Indexed)
+    }
+
+    /// Records a rejected game (once per source and offset, so re-runs add nothing).
+    pub fn add_reject(&mut self, r: &Reject, source: &str) -> Result<Stored> {
+        self.begin()?;
+        self.conn
+            .prepare_cached(
+                "INSERT OR IGNORE INTO rejects (source, offset, event, white, black, ply, reason)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            )?
+            .execute(params![
+                source,
+                r.offset as i64,
+                r.event,
+                r.white,
+                r.black,
+                r.ply,
+                r.reason
+            ])?;
+        Ok(Stored::Rejected)
+    }
+
+    /// Final step of a run: commit, refresh planner statistics, fold the WAL into the file.
+    pub fn finish(mut self) -> Result<()> {
+        self.commit()?;
+        self.conn.execute_batch("PRAGMA optimize=0x10002;")?;
+        self.conn
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+            .optional()?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn migrations_set_the_version_and_refuse_newer_databases() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.db");
+        let conn = open_for_writing(&path).unwrap();
+        assert_eq!(schema_version(&conn).unwrap(), SCHEMA_VERSION);
+        conn.pragma_update(None, "user_version", SCHEMA_VERSION + 1)
+            .unwrap();
+        drop(conn);
+        let err = open_for_writing(&path).unwrap_err().to_string();
+        assert!(err.contains("newer than this pawndex"), "{err}");
+    }
+
+    #[test]
+    fn foreign_sqlite_files_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("other.db");
+        Connection::open(&path)
+            .unwrap()
+            .execute_batch("CREATE TABLE t(x)")
+            .unwrap();
+        let err = open_for_writing(&path).unwrap_err().to_string();
+        assert!(err.contains("not a pawndex database"), "{err}");
+    }
+}
