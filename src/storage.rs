@@ -79,7 +79,85 @@ pub fn open_for_writing(path: &Path) -> Result<Connection> {
     conn.pragma_update(None, "cache_size", -512_000)?;
     conn.pragma_update(None, "temp_store", "MEMORY")?;
     migrate(&mut conn, path)?;
+    restore_deferred_indexes(&conn)?;
     Ok(conn)
+}
+
+/// Secondary indexes that a bulk load into an empty database builds once at the end (sorting
+/// is far cheaper than millions of random B-tree inserts).
+const DEFERRED_INDEXES: &[&str] = &[
+    "positions_structure",
+    "structures_pawns",
+    "structures_white_shape",
+    "structures_black_shape",
+];
+
+/// Drops the deferred indexes, remembering their definitions in `deferred_indexes` in the same
+/// transaction, so that a run killed before [`restore_deferred_indexes`] leaves a database
+/// that the next open repairs.
+pub fn defer_indexes(conn: &Connection) -> Result<()> {
+    conn.execute_batch(
+        "BEGIN IMMEDIATE;
+         CREATE TABLE IF NOT EXISTS deferred_indexes (name TEXT PRIMARY KEY, sql TEXT NOT NULL);",
+    )?;
+    let result = (|| -> Result<()> {
+        for name in DEFERRED_INDEXES {
+            let sql: Option<String> = conn
+                .query_row(
+                    "SELECT sql FROM sqlite_schema WHERE type = 'index' AND name = ?1",
+                    [name],
+                    |r| r.get(0),
+                )
+                .optional()?;
+            if let Some(sql) = sql {
+                conn.execute(
+                    "INSERT OR REPLACE INTO deferred_indexes (name, sql) VALUES (?1, ?2)",
+                    params![name, sql],
+                )?;
+                conn.execute_batch(&format!("DROP INDEX {name}"))?;
+            }
+        }
+        Ok(())
+    })();
+    match result {
+        Ok(()) => Ok(conn.execute_batch("COMMIT")?),
+        Err(e) => {
+            let _ = conn.execute_batch("ROLLBACK");
+            Err(e)
+        }
+    }
+}
+
+/// Builds any index a previous bulk load deferred (after it finished, or was killed).
+pub fn restore_deferred_indexes(conn: &Connection) -> Result<()> {
+    let exists: bool = conn.query_row(
+        "SELECT count(*) FROM sqlite_schema WHERE name = 'deferred_indexes'",
+        [],
+        |r| r.get(0),
+    )?;
+    if !exists {
+        return Ok(());
+    }
+    let pending: Vec<(String, String)> = conn
+        .prepare("SELECT name, sql FROM deferred_indexes ORDER BY name")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    conn.execute_batch("BEGIN IMMEDIATE")?;
+    let result = (|| -> Result<()> {
+        for (name, sql) in &pending {
+            conn.execute_batch(sql)
+                .with_context(|| format!("building index {name}"))?;
+        }
+        conn.execute_batch("DROP TABLE deferred_indexes")?;
+        Ok(())
+    })();
+    match result {
+        Ok(()) => Ok(conn.execute_batch("COMMIT")?),
+        Err(e) => {
+            let _ = conn.execute_batch("ROLLBACK");
+            Err(e)
+        }
+    }
 }
 
 /// Opens an existing database read-only (queries and statistics).
@@ -132,6 +210,11 @@ pub struct Writer {
 
 impl Writer {
     pub fn new(conn: Connection, keep_duplicates: bool) -> Result<Writer> {
+        let empty: bool =
+            conn.query_row("SELECT NOT EXISTS (SELECT 1 FROM games)", [], |r| r.get(0))?;
+        if empty {
+            defer_indexes(&conn)?;
+        }
         let mut structure_ids = HashMap::new();
         {
             let mut st = conn.prepare("SELECT id, white_pawns, black_pawns FROM structures")?;
@@ -340,6 +423,7 @@ impl Writer {
     /// Final step of a run: commit, refresh planner statistics, fold the WAL into the file.
     pub fn finish(mut self) -> Result<()> {
         self.commit()?;
+        restore_deferred_indexes(&self.conn)?;
         self.conn.execute_batch("PRAGMA optimize=0x10002;")?;
         self.conn
             .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
