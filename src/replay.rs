@@ -60,7 +60,7 @@ pub struct Reject {
 /// What replay made of one game.
 #[derive(Clone, Debug)]
 pub enum Replayed {
-    Game(GameRecord),
+    Game(Box<GameRecord>),
     Rejected(Reject),
 }
 
@@ -199,7 +199,8 @@ fn is_standard_name(v: &str) -> bool {
     )
 }
 
-/// Start position of a game: (position, chess960, normalised FEN if not the standard start).
+/// Start position of a game and whether it is Chess960.
+#[allow(clippy::result_large_err)] // shakmaty hands the position back in its error type
 fn start_position(tags: &Tags) -> Result<(Chess, bool), (&'static str, String)> {
     let mut chess960 = false;
     if let Some(v) = tags.variant.as_deref() {
@@ -232,14 +233,15 @@ fn start_position(tags: &Tags) -> Result<(Chess, bool), (&'static str, String)> 
                     chess960 = true;
                     Ok(pos)
                 }
-                Err(_) => e.ignore_invalid_castling_rights(),
+                Err(_) => e.ignore_invalid_castling_rights().map_err(Box::new),
             }
         }
         // Like python-chess, drop castling rights or an en passant square the position
         // does not allow, rather than losing the game.
         Err(e) => e
             .ignore_invalid_castling_rights()
-            .or_else(|e| e.ignore_invalid_ep_square()),
+            .or_else(|e| e.ignore_invalid_ep_square())
+            .map_err(Box::new),
     };
     let pos = result.map_err(|e| {
         (
@@ -298,7 +300,7 @@ fn reject(game: &RawGame, ply: Option<u32>, category: &'static str, reason: Stri
 }
 
 fn move_label(ply: u32) -> String {
-    let number = (ply + 1) / 2;
+    let number = ply.div_ceil(2);
     if ply % 2 == 1 {
         format!("{number}.")
     } else {
@@ -426,7 +428,7 @@ pub fn replay(game: RawGame) -> Replayed {
     }
     let plies = game.moves.len() as u32;
     let hash = game_hash(&game.tags, fen.as_deref(), &moves);
-    Replayed::Game(GameRecord {
+    Replayed::Game(Box::new(GameRecord {
         offset: game.offset,
         tags: game.tags,
         fen,
@@ -435,7 +437,7 @@ pub fn replay(game: RawGame) -> Replayed {
         moves,
         runs,
         hash,
-    })
+    }))
 }
 
 /// Expands runs into one value tuple per ply: (white pawns, black pawns, pieceset, pairs).
@@ -474,7 +476,7 @@ mod tests {
 
     fn game(sans: &str, fen: Option<&str>, variant: Option<&str>) -> GameRecord {
         match replay(raw(sans, fen, variant)) {
-            Replayed::Game(g) => g,
+            Replayed::Game(g) => *g,
             Replayed::Rejected(r) => panic!("rejected: {}", r.reason),
         }
     }
@@ -493,7 +495,7 @@ mod tests {
         // 1. e4 a6 2. e5 d5 3. exd6: black d7 pawn (slot 19) captured en passant.
         let g = game("e4 a6 e5 d5 exd6", None, None);
         let last = *expand_runs(&g.runs).last().unwrap();
-        assert_eq!(last.2, 0xFFFF_FFFF & !(1 << 19));
+        assert_eq!(last.2, !(1u32 << 19));
         assert_eq!(last.1 & (1 << 35), 0, "no black pawn left on d5");
     }
 
@@ -536,10 +538,31 @@ mod tests {
 
     #[test]
     fn chess960_castling_is_replayed() {
-        let fen = "bqnb1rkr/pp3ppp/3ppn2/2p5/5P2/P2P4/NPP1P1PP/BQ1BNRKR w HFhf - 2 9";
-        let g = game("g3 Bc7 O-O", Some(fen), Some("Chess960"));
-        assert!(g.chess960);
-        assert_eq!(g.plies, 3);
+        // King c1 with rooks b1 and h1: O-O-O leaves the king where it is.
+        let fen = "4k3/8/8/8/8/8/8/1RK4R w HB - 0 1";
+        for (san, king, rook) in [
+            ("O-O-O", Square::C1, Square::D1),
+            ("O-O", Square::G1, Square::F1),
+        ] {
+            let g = game(san, Some(fen), Some("Chess960"));
+            assert!(g.chess960);
+            assert_eq!(g.plies, 1);
+            // The rook keeps its slot (b1 = 1, h1 = 7) on its new square; the king keeps 2.
+            let mut pos: Chess = Fen::from_ascii(fen.as_bytes())
+                .unwrap()
+                .into_position(CastlingMode::Chess960)
+                .unwrap();
+            let (mut slots, _) = initial_slots(pos.board(), true).unwrap();
+            let m = San::from_ascii(san.as_bytes())
+                .unwrap()
+                .to_move(&pos)
+                .unwrap();
+            move_slots(&mut slots, &m, Color::White);
+            pos.play_unchecked(m);
+            assert_eq!(slots[u32::from(king) as usize], 2);
+            let rook_slot = if san == "O-O" { 7 } else { 1 };
+            assert_eq!(slots[u32::from(rook) as usize], rook_slot);
+        }
     }
 
     #[test]
