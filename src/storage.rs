@@ -78,6 +78,8 @@ pub fn open_for_writing(path: &Path) -> Result<Connection> {
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     conn.pragma_update(None, "cache_size", -512_000)?;
     conn.pragma_update(None, "temp_store", "MEMORY")?;
+    // Lets SQLite sort with helper threads when it builds the deferred indexes.
+    conn.pragma_update(None, "threads", 4)?;
     migrate(&mut conn, path)?;
     restore_deferred_indexes(&conn)?;
     Ok(conn)
@@ -206,6 +208,42 @@ pub struct Writer {
     game_hashes: HashSet<i64>,
     ply_numbers: i64,
     in_transaction: bool,
+    /// Rows waiting for a multi-row INSERT (far fewer statement executions than row by row).
+    pending_positions: Vec<[i64; POSITION_COLUMNS]>,
+    pending_structures: Vec<[i64; STRUCTURE_COLUMNS]>,
+}
+
+const POSITION_COLUMNS: usize = 6;
+const STRUCTURE_COLUMNS: usize = 15;
+/// Rows per multi-row INSERT statement.
+const ROWS_PER_INSERT: usize = 128;
+
+/// `INSERT INTO table VALUES (?, …), (?, …), …` for `rows` rows of `columns` values.
+fn multi_row_insert(table: &str, columns: usize, rows: usize) -> String {
+    let row = format!("({})", vec!["?"; columns].join(","));
+    format!("INSERT INTO {table} VALUES {}", vec![row; rows].join(","))
+}
+
+/// Inserts rows through multi-row statements of [`ROWS_PER_INSERT`] rows, the rest singly.
+fn insert_rows<const N: usize>(conn: &Connection, table: &str, rows: &[[i64; N]]) -> Result<()> {
+    let mut chunks = rows.chunks_exact(ROWS_PER_INSERT);
+    if chunks.len() > 0 {
+        let mut st = conn.prepare_cached(&multi_row_insert(table, N, ROWS_PER_INSERT))?;
+        for chunk in &mut chunks {
+            for (i, v) in chunk.iter().flatten().enumerate() {
+                st.raw_bind_parameter(i + 1, v)?;
+            }
+            st.raw_execute()?;
+        }
+    }
+    let mut st = conn.prepare_cached(&multi_row_insert(table, N, 1))?;
+    for row in chunks.remainder() {
+        for (i, v) in row.iter().enumerate() {
+            st.raw_bind_parameter(i + 1, v)?;
+        }
+        st.raw_execute()?;
+    }
+    Ok(())
 }
 
 impl Writer {
@@ -252,6 +290,8 @@ impl Writer {
             game_hashes,
             ply_numbers,
             in_transaction: false,
+            pending_positions: Vec::new(),
+            pending_structures: Vec::new(),
         })
     }
 
@@ -265,10 +305,29 @@ impl Writer {
 
     /// Makes everything written so far durable.
     pub fn commit(&mut self) -> Result<()> {
+        self.flush(true)?;
         if self.in_transaction {
             self.conn.execute_batch("COMMIT")?;
             self.in_transaction = false;
         }
+        Ok(())
+    }
+
+    /// Writes buffered rows: whole multi-row chunks only, or everything when `all`.
+    fn flush(&mut self, all: bool) -> Result<()> {
+        let take = |len: usize| {
+            if all {
+                len
+            } else {
+                len - len % ROWS_PER_INSERT
+            }
+        };
+        let n = take(self.pending_structures.len());
+        insert_rows(&self.conn, "structures", &self.pending_structures[..n])?;
+        self.pending_structures.drain(..n);
+        let n = take(self.pending_positions.len());
+        insert_rows(&self.conn, "positions", &self.pending_positions[..n])?;
+        self.pending_positions.drain(..n);
         Ok(())
     }
 
@@ -306,27 +365,23 @@ impl Writer {
         let id = self.next_structure_id;
         let w = SideFeatures::white(white);
         let b = SideFeatures::black(black);
-        self.conn
-            .prepare_cached(
-                "INSERT INTO structures VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
-            )?
-            .execute(params![
-                id,
-                white as i64,
-                black as i64,
-                w.islands,
-                b.islands,
-                w.dispersion,
-                b.dispersion,
-                w.distortion,
-                b.distortion,
-                w.duo as i64,
-                b.duo as i64,
-                w.trio as i64,
-                b.trio as i64,
-                w.quart as i64,
-                b.quart as i64,
-            ])?;
+        self.pending_structures.push([
+            id,
+            white as i64,
+            black as i64,
+            w.islands.into(),
+            b.islands.into(),
+            w.dispersion.into(),
+            b.dispersion.into(),
+            w.distortion.into(),
+            b.distortion.into(),
+            w.duo as i64,
+            b.duo as i64,
+            w.trio as i64,
+            b.trio as i64,
+            w.quart as i64,
+            b.quart as i64,
+        ]);
         self.next_structure_id += 1;
         self.structure_ids.insert((white, black), id);
         Ok(id)
@@ -383,16 +438,17 @@ impl Writer {
         let game_id = self.conn.last_insert_rowid();
         for run in &g.runs {
             let sid = self.structure_id(run.white_pawns, run.black_pawns)?;
-            self.conn
-                .prepare_cached("INSERT INTO positions VALUES (?1, ?2, ?3, ?4, ?5, ?6)")?
-                .execute(params![
-                    game_id,
-                    run.first_ply,
-                    run.last_ply,
-                    sid,
-                    u32::MAX - run.pieceset,
-                    run.bishop_pairs,
-                ])?;
+            self.pending_positions.push([
+                game_id,
+                run.first_ply.into(),
+                run.last_ply.into(),
+                sid,
+                (u32::MAX - run.pieceset).into(),
+                run.bishop_pairs.into(),
+            ]);
+        }
+        if self.pending_positions.len() >= 4 * ROWS_PER_INSERT {
+            self.flush(false)?;
         }
         if !self.keep_duplicates {
             self.game_hashes.insert(g.hash);
@@ -424,7 +480,9 @@ impl Writer {
     pub fn finish(mut self) -> Result<()> {
         self.commit()?;
         restore_deferred_indexes(&self.conn)?;
-        self.conn.execute_batch("PRAGMA optimize=0x10002;")?;
+        // Planner statistics from a sample of each index: enough to pick the right index.
+        self.conn
+            .execute_batch("PRAGMA analysis_limit = 1000; PRAGMA optimize = 0x10002;")?;
         self.conn
             .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
             .optional()?;
