@@ -46,6 +46,12 @@ pub enum Command {
         after_help = "Examples:\n  pawndex index games.pgn\n  pawndex index --db masters.db masters-*.pgn.zst\n  zcat big.pgn.gz | pawndex index -"
     )]
     Index(IndexArgs),
+    /// Run a named query, a .sql file or ad-hoc SQL against the database.
+    Query(crate::query::QueryArgs),
+    /// Search positions by pawn-structure filters, without writing SQL.
+    Find(crate::find::FindArgs),
+    /// Statistics of features against results, ratings and game phase, as CSV and charts.
+    Stats(crate::stats::StatsArgs),
 }
 
 #[derive(Args, Debug)]
@@ -108,6 +114,9 @@ pub fn main_with_args() -> i32 {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Index(args) => run_index(args),
+        Command::Query(args) => crate::query::run(args),
+        Command::Find(args) => crate::find::run(args),
+        Command::Stats(args) => crate::stats::run(args),
     };
     match result {
         Ok(code) => code,

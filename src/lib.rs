@@ -6,9 +6,12 @@
 
 pub mod cli;
 pub mod features;
+pub mod find;
 pub mod index;
 pub mod input;
 pub mod moves;
+pub mod query;
 pub mod reader;
 pub mod replay;
+pub mod stats;
 pub mod storage;

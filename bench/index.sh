@@ -1,0 +1,209 @@
+#!/usr/bin/env bash
+# Indexing and query benchmark on the masters corpus (../shared/corpus/masters-*.pgn.zst).
+#
+#   bash bench/index.sh
+#
+# Env: KEEP_DB=PATH      keep the database at PATH (default: deleted with the temp dir)
+#      PAWNDEX_ARGS=...  extra `pawndex index` flags, e.g. "--threads 2"
+#      FLOOR_TARGET=DIR  cargo target dir for the floor tool (default: target/floor)
+#
+# See bench/README.md for what is measured and the targets.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+corpus=../shared/corpus
+known_pgn_bytes=268555091 # ../shared/corpus/README.md, all four shards uncompressed
+
+target_wall_s=20
+target_db_ratio=1.0
+target_peak_mib=2048
+target_query_a_ms=100
+target_query_b_ms=10
+
+log() { printf '%s\n' "$*" >&2; }
+
+# --- corpus -----------------------------------------------------------------------------------
+shards=()
+for i in 1 2 3 4; do
+    [[ -f $corpus/masters-$i.pgn.zst ]] && shards+=("$corpus/masters-$i.pgn.zst")
+done
+if ((${#shards[@]} != 4)); then
+    echo "bench/index.sh: skipped: $corpus/masters-{1..4}.pgn.zst not found (need ../shared beside the repo)"
+    exit 0
+fi
+
+# --- build ------------------------------------------------------------------------------------
+log "== building pawndex (release)"
+cargo build --release
+pawndex=${CARGO_TARGET_DIR:-$PWD/target}/release/pawndex
+
+floor_target=${FLOOR_TARGET:-$PWD/target/floor}
+log "== building floor (target dir $floor_target)"
+CARGO_TARGET_DIR=$floor_target cargo build --release --manifest-path ../shared/tools/floor/Cargo.toml
+floor=$floor_target/release/floor
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/pawndex-bench.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+# --- uncompressed PGN size (also warms the page cache for both timed runs) --------------------
+if command -v zstd >/dev/null; then
+    pgn_bytes=0
+    for f in "${shards[@]}"; do
+        pgn_bytes=$((pgn_bytes + $(zstd -dc "$f" | wc -c)))
+    done
+    pgn_bytes_src="zstd -dc | wc -c"
+else
+    pgn_bytes=$known_pgn_bytes
+    pgn_bytes_src="corpus README (zstd CLI not found)"
+fi
+
+# --- floor ------------------------------------------------------------------------------------
+log "== floor: FLOOR_WORKERS=2 floor replay (4 shards)"
+FLOOR_WORKERS=2 /usr/bin/time -f '%e %M' -o "$tmp/floor.time" "$floor" replay "${shards[@]}" >"$tmp/floor.out"
+read -r floor_wall _ <"$tmp/floor.time"
+floor_out=$(cat "$tmp/floor.out")
+
+# --- pawndex index ----------------------------------------------------------------------------
+db=$tmp/bench.db
+extra=()
+read -r -a extra <<<"${PAWNDEX_ARGS:-}"
+log "== pawndex index --db $db ${PAWNDEX_ARGS:+$PAWNDEX_ARGS }(4 shards)"
+rc=0
+/usr/bin/time -f '%e %M' -o "$tmp/index.time" \
+    "$pawndex" index --db "$db" "${extra[@]}" "${shards[@]}" 2>"$tmp/index.err" || rc=$?
+if ((rc != 0)); then
+    log "pawndex index failed (exit $rc); its stderr ends with:"
+    tail -n 20 "$tmp/index.err" >&2
+    exit "$rc"
+fi
+read -r wall peak_kib <"$tmp/index.time"
+
+# Summary line: "4 file(s), 403033 games read: 327605 indexed, 75426 duplicates, 2 rejected; 27097130 plies; ..."
+# (the progress bar shares stderr, so take the last match; absent with --quiet)
+summary=$(tr '\r' '\n' <"$tmp/index.err" | grep -E '^[0-9]+ file\(s\), [0-9]+ games read:' | tail -n 1 || true)
+summary_field() { # regex with one group -> number, or empty
+    sed -nE "s/.*$1.*/\\1/p" <<<"$summary"
+}
+games_read=$(summary_field '[^0-9]([0-9]+) games read')
+indexed=$(summary_field '[^0-9]([0-9]+) indexed')
+plies=$(summary_field '[^0-9]([0-9]+) plies')
+
+db_bytes=0
+for f in "$db" "$db-wal" "$db-shm"; do
+    [[ -f $f ]] && db_bytes=$((db_bytes + $(stat -c %s "$f")))
+done
+
+# --- report -----------------------------------------------------------------------------------
+# num X: X with thousands separators; per_s N: N / wall; verdict VALUE OP TARGET: ok or MISS
+num() { awk -v x="$1" 'BEGIN { s = sprintf("%.0f", x); o = ""; while (length(s) > 3) { o = "," substr(s, length(s) - 2) o; s = substr(s, 1, length(s) - 3) } print s o }'; }
+per_s() { if [[ -n $1 ]]; then num "$(awk -v n="$1" -v t="$wall" 'BEGIN { print n / t }')"; else echo "n/a (no summary)"; fi; }
+verdict() { awk -v v="$1" -v t="$2" 'BEGIN { print (v <= t) ? "ok" : "MISS" }'; }
+
+peak_mib=$(awk -v k="$peak_kib" 'BEGIN { printf "%.0f", k / 1024 }')
+db_ratio=$(awk -v d="$db_bytes" -v p="$pgn_bytes" 'BEGIN { printf "%.3f", d / p }')
+floor_ratio=$(awk -v a="$wall" -v b="$floor_wall" 'BEGIN { printf "%.1f", a / b }')
+
+echo
+echo "pawndex index benchmark: 4 shards of $corpus/masters-*.pgn.zst, $(nproc) core(s), $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')$( [[ -n $(git status --porcelain --untracked-files=no 2>/dev/null) ]] && echo ' (+ uncommitted changes)'); index flags: ${PAWNDEX_ARGS:-(none)}"
+echo "summary: ${summary:-(none printed)}"
+echo "floor:   $floor_out"
+echo
+printf '  %-24s %-26s %s\n' "measure" "value" "target"
+printf '  %-24s %-26s %s\n' "wall time" "$wall s" "<= $target_wall_s s   $(verdict "$wall" "$target_wall_s")"
+printf '  %-24s %s\n' "games read/s" "$(per_s "$games_read")"
+printf '  %-24s %s\n' "games indexed/s" "$(per_s "$indexed")"
+printf '  %-24s %s\n' "plies/s (indexed games)" "$(per_s "$plies")"
+printf '  %-24s %-26s %s\n' "peak memory (RSS)" "$peak_mib MiB" "<= $target_peak_mib MiB   $(verdict "$peak_mib" "$target_peak_mib")"
+printf '  %-24s %s\n' "database bytes" "$(num "$db_bytes") (db + -wal + -shm)"
+printf '  %-24s %s\n' "PGN bytes (uncompressed)" "$(num "$pgn_bytes") ($pgn_bytes_src)"
+printf '  %-24s %-26s %s\n' "database / PGN" "${db_ratio}x" "<= ${target_db_ratio}x   $(verdict "$db_ratio" "$target_db_ratio")"
+printf '  %-24s %s\n' "floor wall time" "$floor_wall s (FLOOR_WORKERS=2)"
+printf '  %-24s %s\n' "pawndex / floor" "${floor_ratio}x"
+
+# --- queries ----------------------------------------------------------------------------------
+q_a='SELECT count(DISTINCT game_id) FROM ply_features WHERE white_quart != 0'
+q_b='SELECT DISTINCT game_id FROM ply_features WHERE white_pawns = ? AND black_pawns = ?'
+q_pick='SELECT white_pawns, black_pawns FROM ply_features WHERE game_id = ? AND ply = 20'
+
+if command -v sqlite3 >/dev/null; then
+    sql_tool="sqlite3 CLI $(sqlite3 --version | cut -d' ' -f1), .timer real (1 ms resolution)"
+    # sql DB SQL [PARAM...]: run SQL once, rows as "a|b" on stdout
+    sql() {
+        local db=$1 q=$2 i=0 p
+        shift 2
+        {
+            for p in "$@"; do i=$((i + 1)); echo ".parameter set ?$i $p"; done
+            printf '%s;\n' "$q"
+        } | sqlite3 -batch "$db"
+    }
+    # time_sql DB SQL [PARAM...]: best of 3 in one session -> "best_ms row_count first_row"
+    time_sql() {
+        local db=$1 q=$2 i=0 p
+        shift 2
+        {
+            for p in "$@"; do i=$((i + 1)); echo ".parameter set ?$i $p"; done
+            echo ".timer on"
+            for i in 1 2 3; do echo ".output $tmp/q.rows$i"; printf '%s;\n' "$q"; done
+        } | sqlite3 -batch "$db" >"$tmp/q.timer"
+        local best
+        best=$(awk '/^Run Time: real/ { ms = $4 * 1000; if (best == "" || ms < best) best = ms } END { print best }' "$tmp/q.timer")
+        echo "$best $(wc -l <"$tmp/q.rows1") $(head -n 1 "$tmp/q.rows1")"
+    }
+else
+    sql_tool="python3 sqlite3 module (SQLite $(python3 -c 'import sqlite3; print(sqlite3.sqlite_version)')), perf_counter"
+    py_sql='
+import sqlite3, sys, time
+mode, db, q, params = sys.argv[1], sys.argv[2], sys.argv[3], [int(p) for p in sys.argv[4:]]
+con = sqlite3.connect(db)
+if mode == "run":
+    plan = q.startswith("EXPLAIN QUERY PLAN")
+    for row in con.execute(q, params):
+        print(row[3] if plan else "|".join(str(v) for v in row))
+else:
+    best = None
+    for _ in range(3):
+        t = time.perf_counter()
+        rows = con.execute(q, params).fetchall()
+        ms = (time.perf_counter() - t) * 1000
+        best = ms if best is None else min(best, ms)
+    first = "|".join(str(v) for v in rows[0]) if rows else ""
+    print(f"{best:.1f} {len(rows)} {first}")
+'
+    sql() { python3 -c "$py_sql" run "$@"; }
+    time_sql() { python3 -c "$py_sql" time "$@"; }
+fi
+
+# The structure of ply 20 of game 1000 (or of the first game after it that is that long).
+pick_game=1000
+pick=$(sql "$db" "$q_pick" "$pick_game" | head -n 1)
+if [[ -z $pick ]]; then
+    pick_row=$(sql "$db" 'SELECT game_id, white_pawns, black_pawns FROM ply_features WHERE game_id > ? AND ply = 20 ORDER BY game_id LIMIT 1' "$pick_game" | head -n 1)
+    pick_game=${pick_row%%|*}
+    pick=${pick_row#*|}
+fi
+IFS='|' read -r white_pawns black_pawns <<<"$pick"
+
+read -r a_ms _ a_count <<<"$(time_sql "$db" "$q_a")"
+read -r b_ms b_rows _ <<<"$(time_sql "$db" "$q_b" "$white_pawns" "$black_pawns")"
+
+echo
+echo "queries (best of 3; $sql_tool):"
+echo "  (a) $q_a"
+printf '      %s ms  (target <= %s ms  %s); result %s\n' "$a_ms" "$target_query_a_ms" "$(verdict "$a_ms" "$target_query_a_ms")" "$a_count"
+sql "$db" "EXPLAIN QUERY PLAN $q_a" | sed 's/^/      /'
+echo "  (b) $q_b"
+echo "      with white_pawns = $white_pawns, black_pawns = $black_pawns (ply 20 of game $pick_game)"
+printf '      %s ms  (target <= %s ms  %s); %s game(s)\n' "$b_ms" "$target_query_b_ms" "$(verdict "$b_ms" "$target_query_b_ms")" "$b_rows"
+sql "$db" "EXPLAIN QUERY PLAN $q_b" "$white_pawns" "$black_pawns" | sed 's/^/      /'
+
+# --- keep -------------------------------------------------------------------------------------
+if [[ -n ${KEEP_DB:-} ]]; then
+    mkdir -p "$(dirname "$KEEP_DB")"
+    rm -f "$KEEP_DB" "$KEEP_DB-wal" "$KEEP_DB-shm"
+    for suffix in "" -wal -shm; do
+        [[ -f $db$suffix ]] && mv "$db$suffix" "$KEEP_DB$suffix"
+    done
+    echo
+    echo "database kept at $KEEP_DB"
+fi
