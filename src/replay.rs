@@ -6,7 +6,7 @@
 //! piece-set or the bishop-pair flags change, which only a pawn move or a capture can do.
 
 use shakmaty::fen::Fen;
-use shakmaty::san::SanError;
+use shakmaty::san::{San, SanError};
 use shakmaty::{
     Board, CastlingMode, CastlingSide, Chess, Color, EnPassantMode, Move, Position,
     PositionErrorKinds, Role, Square,
@@ -308,6 +308,44 @@ fn move_label(ply: u32) -> String {
     }
 }
 
+/// A fully specified move such as `g1f3` or `e1g1` (UCI-style movetext) read as SAN by
+/// pgn-reader, which takes it for a pawn move: like python-chess, accept the legal move from
+/// that square to that square, whatever the piece (castling as king to its target square; a
+/// promotion without a piece becomes a queen).
+fn long_algebraic(pos: &Chess, san: &San) -> Option<Move> {
+    let San::Normal {
+        role: Role::Pawn,
+        file: Some(file),
+        rank: Some(rank),
+        to,
+        promotion,
+        ..
+    } = *san
+    else {
+        return None;
+    };
+    let from = Square::from_coords(file, rank);
+    let promotion = promotion.or_else(|| {
+        let pawn = pos.board().role_at(from) == Some(Role::Pawn);
+        (pawn
+            && to.rank()
+                == pos
+                    .turn()
+                    .fold_wb(shakmaty::Rank::Eighth, shakmaty::Rank::First))
+        .then_some(Role::Queen)
+    });
+    pos.legal_moves().into_iter().find(|m| {
+        // Castling may be written king to target square (e1g1) or king to rook (e1h1).
+        let king_target = match *m {
+            Move::Castle { king, rook } => {
+                CastlingSide::from_queen_side(rook < king).king_to(pos.turn())
+            }
+            _ => m.to(),
+        };
+        m.from() == Some(from) && (king_target == to || m.to() == to) && m.promotion() == promotion
+    })
+}
+
 /// Replays one game.
 pub fn replay(game: RawGame) -> Replayed {
     match &game.problem {
@@ -355,7 +393,10 @@ pub fn replay(game: RawGame) -> Replayed {
     };
     for (i, san) in game.moves.iter().enumerate() {
         let ply = i as u32 + 1;
-        let m = match san.to_move(&pos) {
+        let m = match san
+            .to_move(&pos)
+            .or_else(|e| long_algebraic(&pos, san).ok_or(e))
+        {
             Ok(m) => m,
             Err(e) => {
                 let (category, what) = match e {
@@ -455,7 +496,6 @@ pub fn expand_runs(runs: &[Run]) -> Vec<(u64, u64, u32, u8)> {
 mod tests {
     use super::*;
     use crate::reader::Tags;
-    use shakmaty::san::San;
 
     fn raw(sans: &str, fen: Option<&str>, variant: Option<&str>) -> RawGame {
         RawGame {
@@ -584,6 +624,15 @@ mod tests {
                 Replayed::Game(_) => panic!("{want}: indexed"),
             }
         }
+    }
+
+    #[test]
+    fn uci_style_movetext_is_replayed() {
+        let g = game("e2e4 e7e5 g1f3 b8c6 f1c4 g8f6 e1g1", None, None);
+        assert_eq!(g.plies, 7);
+        let want = game("e4 e5 Nf3 Nc6 Bc4 Nf6 O-O", None, None);
+        assert_eq!(g.moves, want.moves);
+        assert_eq!(g.runs, want.runs);
     }
 
     #[test]
