@@ -10,7 +10,7 @@
 //! and a re-run after an interruption produces the same database as an uninterrupted run.
 
 use std::collections::BTreeMap;
-use std::io::IsTerminal;
+use std::io::{self, IsTerminal, Read};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -53,6 +53,7 @@ pub struct Summary {
     pub rejected_by_reason: BTreeMap<String, u64>,
     pub plies: u64,
     pub file_errors: Vec<String>,
+    pub file_warnings: Vec<String>,
     pub interrupted: bool,
     pub elapsed: Duration,
 }
@@ -78,6 +79,9 @@ impl Summary {
         for e in &self.file_errors {
             s += &format!("  error: {e}\n");
         }
+        for w in &self.file_warnings {
+            s += &format!("  warning: {w}\n");
+        }
         if self.interrupted {
             s += "  interrupted: every game committed so far is stored; run the same command again to finish\n";
         }
@@ -88,6 +92,8 @@ impl Summary {
 enum Message {
     /// A file could not be opened or broke while reading; games before the fault were sent.
     FileError(String),
+    /// Something a person should know about a file that is not an error (no games in it).
+    FileWarning(String),
     Games {
         file: usize,
         games: Vec<RawGame>,
@@ -96,6 +102,7 @@ enum Message {
 
 enum Replayed2 {
     FileError(String),
+    FileWarning(String),
     Games { file: usize, games: Vec<Replayed> },
 }
 
@@ -119,54 +126,106 @@ fn read_files(
             }
         };
         let raw_read = input.raw_read.clone();
-        let mut games = PgnGames::new(input.reader, input.decoded, input.trapped);
-        let mut batch = Vec::with_capacity(BATCH);
-        let mut saw_game = false;
-        let error = loop {
-            if stop.load(Ordering::Relaxed) {
-                break None;
+        let mut reader = input.reader;
+        match looks_binary(&mut reader) {
+            Ok((false, head)) => {
+                let reader = io::Cursor::new(head).chain(reader);
+                games_of_file(
+                    i,
+                    name,
+                    reader,
+                    input.decoded,
+                    input.trapped,
+                    &tx,
+                    &stop,
+                    || bytes_done.store(base + raw_read.load(Ordering::Relaxed), Ordering::Relaxed),
+                );
             }
-            match games.next_game() {
-                Ok(Some(g)) => {
-                    saw_game |= g.tags.count > 0 || !g.moves.is_empty();
-                    batch.push(g);
-                    if batch.len() == BATCH {
-                        bytes_done
-                            .store(base + raw_read.load(Ordering::Relaxed), Ordering::Relaxed);
-                        let games = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
-                        if tx.send(Message::Games { file: i, games }).is_err() {
-                            return;
-                        }
-                    }
-                }
-                Ok(None) => break None,
-                Err(e) => {
-                    break Some(format!(
-                        "{name}: read error at byte {} of the decompressed stream: {}; games before it are kept",
-                        e.offset, e.message
-                    ));
-                }
+            Ok((true, _)) => {
+                let _ = tx.send(Message::FileError(format!(
+                    "{name}: not a PGN file (binary data at the start)"
+                )));
             }
-        };
-        if !batch.is_empty()
-            && tx
-                .send(Message::Games {
-                    file: i,
-                    games: batch,
-                })
-                .is_err()
-        {
-            return;
-        }
-        if let Some(e) = error {
-            let _ = tx.send(Message::FileError(e));
-        } else if !saw_game && !stop.load(Ordering::Relaxed) {
-            let _ = tx.send(Message::FileError(format!(
-                "{name}: no PGN games found (is it a PGN file?)"
-            )));
+            Err(e) => {
+                let _ = tx.send(Message::FileError(format!("{name}: cannot read: {e}")));
+            }
         }
         base += raw_read.load(Ordering::Relaxed);
         bytes_done.store(base, Ordering::Relaxed);
+    }
+}
+
+/// Reads the first bytes of a decoded stream and tells whether they are binary (NUL bytes or
+/// mostly control characters), which no PGN file is. Returns the bytes read.
+fn looks_binary(reader: &mut impl Read) -> io::Result<(bool, Vec<u8>)> {
+    let mut head = vec![0u8; 4096];
+    let mut len = 0;
+    while len < head.len() {
+        let n = reader.read(&mut head[len..])?;
+        if n == 0 {
+            break;
+        }
+        len += n;
+    }
+    head.truncate(len);
+    let control = head
+        .iter()
+        .filter(|&&b| b < 0x20 && !matches!(b, b'\n' | b'\r' | b'\t' | 0x0c))
+        .count();
+    Ok((head.contains(&0) || control * 10 > head.len(), head))
+}
+
+/// Sends the games of one decoded PGN stream, in batches.
+#[allow(clippy::too_many_arguments)]
+fn games_of_file(
+    file: usize,
+    name: &str,
+    reader: impl Read,
+    decoded: Arc<AtomicU64>,
+    trapped: Arc<std::sync::Mutex<Option<String>>>,
+    tx: &Sender<Message>,
+    stop: &AtomicBool,
+    progress: impl Fn(),
+) {
+    // The first bytes were read ahead by `looks_binary`, then fed back in front of the
+    // stream, so the count is already right.
+    let mut games = PgnGames::new(reader, decoded, trapped);
+    let mut batch = Vec::with_capacity(BATCH);
+    let mut saw_game = false;
+    let error = loop {
+        if stop.load(Ordering::Relaxed) {
+            break None;
+        }
+        match games.next_game() {
+            Ok(Some(g)) => {
+                saw_game |= g.tags.count > 0 || !g.moves.is_empty();
+                batch.push(g);
+                if batch.len() == BATCH {
+                    progress();
+                    let games = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
+                    if tx.send(Message::Games { file, games }).is_err() {
+                        return;
+                    }
+                }
+            }
+            Ok(None) => break None,
+            Err(e) => {
+                break Some(format!(
+                    "{name}: read error at byte {} of the decompressed stream: {}; games before it are kept",
+                    e.offset, e.message
+                ));
+            }
+        }
+    };
+    if !batch.is_empty() && tx.send(Message::Games { file, games: batch }).is_err() {
+        return;
+    }
+    if let Some(e) = error {
+        let _ = tx.send(Message::FileError(e));
+    } else if !saw_game && !stop.load(Ordering::Relaxed) {
+        let _ = tx.send(Message::FileWarning(format!(
+            "{name}: no PGN games found in this file"
+        )));
     }
 }
 
@@ -175,6 +234,7 @@ fn replay_batches(rx: Receiver<Message>, tx: Sender<Replayed2>, pool: rayon::Thr
     for msg in rx {
         let out = match msg {
             Message::FileError(e) => Replayed2::FileError(e),
+            Message::FileWarning(e) => Replayed2::FileWarning(e),
             Message::Games { file, games } => Replayed2::Games {
                 file,
                 games: pool.install(|| games.into_par_iter().map(replay).collect()),
@@ -254,8 +314,12 @@ pub fn run(opts: &IndexOptions, stop: Arc<AtomicBool>) -> Result<Summary> {
         for msg in &out_rx {
             match msg {
                 Replayed2::FileError(e) => {
-                    bar.suspend(|| eprintln!("pawndex: {e}"));
+                    bar.suspend(|| eprintln!("pawndex: error: {e}"));
                     summary.file_errors.push(e);
+                }
+                Replayed2::FileWarning(w) => {
+                    bar.suspend(|| eprintln!("pawndex: warning: {w}"));
+                    summary.file_warnings.push(w);
                 }
                 Replayed2::Games { file, games } => {
                     let source = &opts.files[file];
@@ -302,7 +366,15 @@ pub fn run(opts: &IndexOptions, stop: Arc<AtomicBool>) -> Result<Summary> {
     let _ = reader.join();
     bar.finish_and_clear();
     result.context("writing to the database failed; the last transaction was rolled back")?;
+    let t_finish = Instant::now();
     writer.finish()?;
+    if std::env::var_os("PAWNDEX_TIMINGS").is_some() {
+        eprintln!(
+            "timings: load {:.1} s, finish {:.1} s",
+            (t_finish - start).as_secs_f64(),
+            t_finish.elapsed().as_secs_f64()
+        );
+    }
     summary.interrupted = stop.load(Ordering::Relaxed);
     summary.elapsed = start.elapsed();
     Ok(summary)
