@@ -65,6 +65,26 @@ CREATE TABLE positions (
 ) WITHOUT ROWID;
 CREATE INDEX positions_structure ON positions(structure_id);
 
+-- Per game, what it reached at any ply: answers "games that ever had a white quart" from
+-- 1 narrow row per game instead of every position. Flags are 0/1, maxima over all plies.
+CREATE TABLE game_summary (
+    game_id                   INTEGER PRIMARY KEY,
+    any_white_duo             INTEGER NOT NULL,
+    any_black_duo             INTEGER NOT NULL,
+    any_white_trio            INTEGER NOT NULL,
+    any_black_trio            INTEGER NOT NULL,
+    any_white_quart           INTEGER NOT NULL,
+    any_black_quart           INTEGER NOT NULL,
+    any_white_bishop_pair     INTEGER NOT NULL,
+    any_black_bishop_pair     INTEGER NOT NULL,
+    max_white_islands         INTEGER NOT NULL,
+    max_black_islands         INTEGER NOT NULL,
+    max_white_dispersion      INTEGER NOT NULL,
+    max_black_dispersion      INTEGER NOT NULL,
+    max_white_distortion      INTEGER NOT NULL,
+    max_black_distortion      INTEGER NOT NULL
+);
+
 -- 0, 1, 2, ...: expands a run into its plies (grown on demand to the longest game).
 CREATE TABLE ply_numbers (n INTEGER PRIMARY KEY);
 

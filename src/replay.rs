@@ -28,6 +28,49 @@ pub struct Run {
     pub bishop_pairs: u8,
 }
 
+/// What a game reached at any ply (the `game_summary` row).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct GameSummary {
+    /// white duo, black duo, white trio, black trio, white quart, black quart,
+    /// white bishop pair, black bishop pair.
+    pub any: [bool; 8],
+    /// white islands, black islands, white dispersion, black dispersion, white distortion,
+    /// black distortion.
+    pub max: [u8; 6],
+}
+
+impl GameSummary {
+    /// Folds in one run's values.
+    pub fn add(&mut self, run: &Run) {
+        let w = features::SideFeatures::white(run.white_pawns);
+        let b = features::SideFeatures::black(run.black_pawns);
+        let any = [
+            w.duo != 0,
+            b.duo != 0,
+            w.trio != 0,
+            b.trio != 0,
+            w.quart != 0,
+            b.quart != 0,
+            run.bishop_pairs & 1 != 0,
+            run.bishop_pairs & 2 != 0,
+        ];
+        for (a, v) in self.any.iter_mut().zip(any) {
+            *a |= v;
+        }
+        let max = [
+            w.islands,
+            b.islands,
+            w.dispersion,
+            b.dispersion,
+            w.distortion,
+            b.distortion,
+        ];
+        for (m, v) in self.max.iter_mut().zip(max) {
+            *m = (*m).max(v);
+        }
+    }
+}
+
 /// A replayed game, ready to store.
 #[derive(Clone, Debug)]
 pub struct GameRecord {
@@ -40,6 +83,7 @@ pub struct GameRecord {
     /// Two bytes per ply, see [`crate::moves`].
     pub moves: Vec<u8>,
     pub runs: Vec<Run>,
+    pub summary: GameSummary,
     /// Hash of the seven-tag roster, start position and moves (duplicate detection).
     pub hash: i64,
 }
@@ -468,6 +512,10 @@ pub fn replay(game: RawGame) -> Replayed {
         return reject(&game, Some(ply), category, reason);
     }
     let plies = game.moves.len() as u32;
+    let mut summary = GameSummary::default();
+    for run in &runs {
+        summary.add(run);
+    }
     let hash = game_hash(&game.tags, fen.as_deref(), &moves);
     Replayed::Game(Box::new(GameRecord {
         offset: game.offset,
@@ -477,6 +525,7 @@ pub fn replay(game: RawGame) -> Replayed {
         plies,
         moves,
         runs,
+        summary,
         hash,
     }))
 }

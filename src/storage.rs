@@ -73,7 +73,8 @@ pub fn open_for_writing(path: &Path) -> Result<Connection> {
         // Only takes effect on an empty file; larger pages suit the bulk, append-mostly load.
         let _ = conn.pragma_update(None, "page_size", 8192);
     }
-    conn.pragma_update(None, "journal_mode", "WAL")
+    let journal = std::env::var("PAWNDEX_JOURNAL").unwrap_or_else(|_| "WAL".into());
+    conn.pragma_update(None, "journal_mode", journal)
         .with_context(|| format!("{} is not a SQLite database", path.display()))?;
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     conn.pragma_update(None, "cache_size", -512_000)?;
@@ -436,6 +437,20 @@ impl Writer {
                 g.hash,
             ])?;
         let game_id = self.conn.last_insert_rowid();
+        {
+            let sm = &g.summary;
+            let mut st = self.conn.prepare_cached(
+            "INSERT INTO game_summary VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+        )?;
+            st.raw_bind_parameter(1, game_id)?;
+            for (i, a) in sm.any.iter().enumerate() {
+                st.raw_bind_parameter(2 + i, a)?;
+            }
+            for (i, m) in sm.max.iter().enumerate() {
+                st.raw_bind_parameter(10 + i, m)?;
+            }
+            st.raw_execute()?;
+        }
         for run in &g.runs {
             let sid = self.structure_id(run.white_pawns, run.black_pawns)?;
             self.pending_positions.push([
