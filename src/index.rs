@@ -268,6 +268,7 @@ fn progress_bar(total: Option<u64>, quiet: bool) -> ProgressBar {
 /// Runs the whole pipeline. `stop` is set by Ctrl-C: reading stops, what was read is stored.
 pub fn run(opts: &IndexOptions, stop: Arc<AtomicBool>) -> Result<Summary> {
     let start = Instant::now();
+    let _lock = storage::lock_for_indexing(&opts.db)?;
     let conn = storage::open_for_writing(&opts.db)?;
     let mut writer = Writer::new(conn, opts.keep_duplicates)?;
 

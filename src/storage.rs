@@ -63,6 +63,30 @@ pub fn migrate(conn: &mut Connection, path: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Takes the indexing lock of a database (an advisory lock on the database file itself,
+/// independent of SQLite's own locks), so that two `pawndex index` runs never write the same
+/// database at once. Readers are not affected. The lock goes when the returned file is dropped.
+pub fn lock_for_indexing(path: &Path) -> Result<std::fs::File> {
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .with_context(|| format!("cannot open database {} for writing", path.display()))?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => bail!(
+            "another `pawndex index` is writing to {}; wait for it to finish, or index into \
+             another database",
+            path.display()
+        ),
+        Err(std::fs::TryLockError::Error(e)) => {
+            Err(e).with_context(|| format!("cannot lock database {}", path.display()))
+        }
+    }
+}
+
 /// Opens (creating if needed) a database for writing and brings its schema up to date.
 pub fn open_for_writing(path: &Path) -> Result<Connection> {
     let mut conn = Connection::open(path)
