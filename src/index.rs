@@ -29,8 +29,10 @@ use crate::storage::{self, Stored, Writer};
 
 /// Games per batch handed between stages.
 const BATCH: usize = 512;
-/// Games per transaction.
+/// Games per transaction, at most.
 const COMMIT_EVERY: u64 = 20_000;
+/// Time between commits, at most: readers see progress, an interruption loses little.
+const COMMIT_INTERVAL: Duration = Duration::from_secs(1);
 
 /// Options of one `pawndex index` run.
 #[derive(Clone, Debug)]
@@ -311,6 +313,7 @@ pub fn run(opts: &IndexOptions, stop: Arc<AtomicBool>) -> Result<Summary> {
         ..Summary::default()
     };
     let mut since_commit = 0u64;
+    let mut last_commit = Instant::now();
     let result: Result<()> = (|| {
         for msg in &out_rx {
             match msg {
@@ -345,9 +348,10 @@ pub fn run(opts: &IndexOptions, stop: Arc<AtomicBool>) -> Result<Summary> {
                         }
                     }
                     since_commit += games.len() as u64;
-                    if since_commit >= COMMIT_EVERY {
+                    if since_commit >= COMMIT_EVERY || last_commit.elapsed() >= COMMIT_INTERVAL {
                         writer.commit()?;
                         since_commit = 0;
+                        last_commit = Instant::now();
                     }
                     bar.set_position(bytes_done.load(Ordering::Relaxed));
                     let secs = start.elapsed().as_secs_f64().max(1e-9);
