@@ -193,10 +193,21 @@ fn mutated_files_through_the_binary_keep_the_database_sound() {
         for _ in 0..4 {
             let at = next() as usize;
             let m = match next() % 5 {
-                0 => Mutation::Flip { at, byte: next() as u8 },
+                0 => Mutation::Flip {
+                    at,
+                    byte: next() as u8,
+                },
                 1 => Mutation::Truncate { at },
-                2 => Mutation::Splice { from: at, to: next() as usize, len: 2000 },
-                3 => Mutation::GiantToken { at, len: 100_000, byte: b'(' },
+                2 => Mutation::Splice {
+                    from: at,
+                    to: next() as usize,
+                    len: 2000,
+                },
+                3 => Mutation::GiantToken {
+                    at,
+                    len: 100_000,
+                    byte: b'(',
+                },
                 _ => Mutation::Delete { at, len: 50 },
             };
             apply(&mut data, &m);
