@@ -54,24 +54,34 @@ impl<R: Read> Read for Counting<R> {
     }
 }
 
-/// Remembers the first error the decoder (or the file) raised, so that the PGN layer can tell a
-/// broken stream (fatal for the file) from a PGN syntax problem (one game).
+/// Remembers the first error the decoder (or the file) raised and reports end of stream from
+/// then on, so that the PGN reader parses everything decoded before the fault (instead of
+/// dropping its buffer on an error) and the PGN layer can tell a broken stream (fatal for the
+/// rest of the file) from a PGN syntax problem (one game). Reads are capped at
+/// [`TRAP_READ_BYTES`] because a decoder may lose the output of the call that fails.
 pub struct ErrorTrap<R> {
     inner: R,
     trapped: Arc<Mutex<Option<String>>>,
 }
 
+/// Largest read passed to a decoder through [`ErrorTrap`].
+pub const TRAP_READ_BYTES: usize = 16 * 1024;
+
 impl<R: Read> Read for ErrorTrap<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        match self.inner.read(buf) {
-            Ok(n) => Ok(n),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => Err(e),
-            Err(e) => {
-                let mut t = self.trapped.lock().unwrap_or_else(|p| p.into_inner());
-                if t.is_none() {
+        let mut t = self.trapped.lock().unwrap_or_else(|p| p.into_inner());
+        if t.is_some() {
+            return Ok(0);
+        }
+        let len = buf.len().min(TRAP_READ_BYTES);
+        loop {
+            match self.inner.read(&mut buf[..len]) {
+                Ok(n) => return Ok(n),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
                     *t = Some(e.to_string());
+                    return Ok(0);
                 }
-                Err(e)
             }
         }
     }

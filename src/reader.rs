@@ -3,7 +3,7 @@
 //! pgn-reader does the tokenising; this module keeps the tags pawndex stores, the mainline
 //! moves, and the byte offset where each game starts in the decompressed stream.
 
-use std::io::{self, Read};
+use std::io::Read;
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -48,6 +48,8 @@ pub enum ReadProblem {
     TooLong,
     /// pgn-reader gave up on the text (unterminated tag or comment).
     Syntax(String),
+    /// The stream broke (I/O or decompression error) before the end of this game.
+    CutOff(String),
 }
 
 /// One game as read from the PGN, not yet replayed.
@@ -152,6 +154,8 @@ pub struct PgnGames<R: Read> {
     decoded: Arc<AtomicU64>,
     trapped: Arc<Mutex<Option<String>>>,
     last_error_offset: Option<u64>,
+    /// The stream error, once reported: nothing more is read.
+    failed: bool,
 }
 
 impl<R: Read> PgnGames<R> {
@@ -166,6 +170,7 @@ impl<R: Read> PgnGames<R> {
             decoded,
             trapped,
             last_error_offset: None,
+            failed: false,
         }
     }
 
@@ -175,45 +180,69 @@ impl<R: Read> PgnGames<R> {
             .saturating_sub(self.reader.buffer().len() as u64)
     }
 
-    fn stream_error(&self, e: io::Error) -> Option<StreamError> {
+    /// The error of the underlying stream, if it broke: where the decoded bytes end, and why.
+    fn stream_error(&self) -> Option<StreamError> {
         let trapped = self
             .trapped
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone();
         trapped.map(|message| StreamError {
-            offset: self.position(),
-            message: if message.is_empty() {
-                e.to_string()
-            } else {
-                message
-            },
+            offset: self.decoded.load(Ordering::Relaxed),
+            message,
         })
     }
 
     /// The next game, `None` at the end of the stream, or an error when the stream itself is
-    /// broken (I/O or decompression failure).
+    /// broken (I/O or decompression failure). Games decoded before the fault come first; the
+    /// game the fault cut off comes back with [`ReadProblem::CutOff`].
     pub fn next_game(&mut self) -> Result<Option<RawGame>, StreamError> {
-        match self.reader.has_more() {
+        if self.failed {
+            return Ok(None);
+        }
+        let more = self.reader.has_more();
+        if let Some(e) = self.stream_error().filter(|_| !matches!(more, Ok(true))) {
+            self.failed = true;
+            return Err(e);
+        }
+        match more {
             Ok(true) => {}
             Ok(false) => return Ok(None),
-            Err(e) => return Err(self.fatal(e)),
+            Err(e) => {
+                self.failed = true;
+                return Err(StreamError {
+                    offset: self.position(),
+                    message: e.to_string(),
+                });
+            }
         }
         let offset = self.position();
         match self.reader.read_game(&mut Collect) {
             Ok(Some(mut game)) => {
                 game.offset = offset;
+                // A game that ends where the decoded bytes end may be cut short by the fault.
+                if let Some(e) = self.stream_error()
+                    && self.reader.buffer().is_empty()
+                {
+                    game.problem = Some(ReadProblem::CutOff(e.message));
+                }
                 Ok(Some(game))
             }
             Ok(None) => Ok(None),
             Err(e) => {
-                if let Some(fatal) = self.stream_error(io::Error::other(e.to_string())) {
-                    return Err(fatal);
+                if let Some(e) = self.stream_error() {
+                    // pgn-reader hit the end of what was decoded in the middle of the game.
+                    return Ok(Some(RawGame {
+                        offset,
+                        problem: Some(ReadProblem::CutOff(e.message)),
+                        ..RawGame::default()
+                    }));
                 }
                 // A PGN syntax problem: report it as this game's problem and go on, unless the
                 // reader is stuck at the same place.
                 let here = self.position();
                 if self.last_error_offset == Some(here) {
+                    self.failed = true;
                     return Err(StreamError {
                         offset: here,
                         message: format!("PGN reader cannot get past: {e}"),
@@ -227,14 +256,6 @@ impl<R: Read> PgnGames<R> {
                 }))
             }
         }
-    }
-
-    fn fatal(&self, e: io::Error) -> StreamError {
-        self.stream_error(io::Error::other(e.to_string()))
-            .unwrap_or(StreamError {
-                offset: self.position(),
-                message: e.to_string(),
-            })
     }
 }
 

@@ -352,6 +352,34 @@ fn move_label(ply: u32) -> String {
     }
 }
 
+/// Moves python-chess accepts and strict SAN does not: a capture written without `x` (`Raf8`
+/// for `Raxf8`) or a non-capture written with one, and fully specified moves (see
+/// [`long_algebraic`]).
+fn lenient(pos: &Chess, san: &San) -> Option<Move> {
+    if let San::Normal {
+        role,
+        file,
+        rank,
+        capture,
+        to,
+        promotion,
+    } = *san
+    {
+        let flipped = San::Normal {
+            role,
+            file,
+            rank,
+            capture: !capture,
+            to,
+            promotion,
+        };
+        if let Ok(m) = flipped.to_move(pos) {
+            return Some(m);
+        }
+    }
+    long_algebraic(pos, san)
+}
+
 /// A fully specified move such as `g1f3` or `e1g1` (UCI-style movetext) read as SAN by
 /// pgn-reader, which takes it for a pawn move: like python-chess, accept the legal move from
 /// that square to that square, whatever the piece (castling as king to its target square; a
@@ -397,6 +425,10 @@ pub fn replay(game: RawGame) -> Replayed {
             let reason = format!("PGN syntax error: {e}");
             return reject(&game, None, "PGN syntax error", reason);
         }
+        Some(ReadProblem::CutOff(e)) => {
+            let reason = format!("game cut off by a read error in the stream: {e}");
+            return reject(&game, None, "cut off by a read error", reason);
+        }
         Some(ReadProblem::TooLong) => {
             let reason = format!("game longer than {} plies", crate::reader::MAX_PLIES);
             return reject(&game, None, "game too long", reason);
@@ -437,10 +469,7 @@ pub fn replay(game: RawGame) -> Replayed {
     };
     for (i, san) in game.moves.iter().enumerate() {
         let ply = i as u32 + 1;
-        let m = match san
-            .to_move(&pos)
-            .or_else(|e| long_algebraic(&pos, san).ok_or(e))
-        {
+        let m = match san.to_move(&pos).or_else(|e| lenient(&pos, san).ok_or(e)) {
             Ok(m) => m,
             Err(e) => {
                 let (category, what) = match e {
@@ -682,6 +711,13 @@ mod tests {
         let want = game("e4 e5 Nf3 Nc6 Bc4 Nf6 O-O", None, None);
         assert_eq!(g.moves, want.moves);
         assert_eq!(g.runs, want.runs);
+    }
+
+    #[test]
+    fn captures_written_without_x_are_replayed() {
+        let g = game("e4 d5 ed5 Qd5 Nc3 Qa5", None, None);
+        let want = game("e4 d5 exd5 Qxd5 Nc3 Qa5", None, None);
+        assert_eq!(g.moves, want.moves);
     }
 
     #[test]
