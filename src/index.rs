@@ -333,7 +333,7 @@ pub fn run(opts: &IndexOptions, stop: Arc<AtomicBool>) -> Result<Summary> {
                             Replayed::Game(rec) => match writer.add_game(rec, source)? {
                                 Stored::Indexed => {
                                     summary.indexed += 1;
-                                    summary.plies += u64::from(rec.plies) + 1;
+                                    summary.plies += u64::from(rec.plies);
                                 }
                                 _ => summary.duplicates += 1,
                             },
