@@ -97,8 +97,8 @@ pub fn open_for_writing(path: &Path) -> Result<Connection> {
         // Only takes effect on an empty file; larger pages suit the bulk, append-mostly load.
         let _ = conn.pragma_update(None, "page_size", 8192);
     }
-    let journal = std::env::var("PAWNDEX_JOURNAL").unwrap_or_else(|_| "WAL".into());
-    conn.pragma_update(None, "journal_mode", journal)
+    // WAL: readers keep a consistent snapshot while a run writes.
+    conn.pragma_update(None, "journal_mode", "WAL")
         .with_context(|| format!("{} is not a SQLite database", path.display()))?;
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     conn.pragma_update(None, "cache_size", -512_000)?;
