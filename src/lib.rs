@@ -5,11 +5,14 @@
 //! ([`storage`]); [`index`] wires the three stages together.
 
 pub mod cli;
+pub mod count;
+pub mod export;
 pub mod features;
 pub mod find;
 pub mod index;
 pub mod input;
 pub mod moves;
+pub mod output;
 pub mod query;
 pub mod reader;
 pub mod replay;
