@@ -102,7 +102,9 @@ pub fn open_for_writing(path: &Path) -> Result<Connection> {
         .with_context(|| format!("{} is not a SQLite database", path.display()))?;
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     conn.pragma_update(None, "cache_size", -512_000)?;
-    conn.pragma_update(None, "temp_store", "MEMORY")?;
+    // Sorts larger than the cache (building the deferred indexes) spill to temporary files, not
+    // to memory, so memory does not grow with the input.
+    conn.pragma_update(None, "temp_store", "FILE")?;
     // Lets SQLite sort with helper threads when it builds the deferred indexes.
     conn.pragma_update(None, "threads", 4)?;
     migrate(&mut conn, path)?;
