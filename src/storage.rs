@@ -105,7 +105,6 @@ pub fn open_for_writing(path: &Path) -> Result<Connection> {
     // Sorts larger than the cache (building the deferred indexes) spill to temporary files, not
     // to memory, so memory does not grow with the input.
     conn.pragma_update(None, "temp_store", "FILE")?;
-    conn.pragma_update(None, "threads", 4)?;
     migrate(&mut conn, path)?;
     restore_deferred_indexes(&conn)?;
     Ok(conn)
