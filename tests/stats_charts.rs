@@ -1,0 +1,357 @@
+//! `pawndex stats --chart`: SVG and PNG files are produced, are well formed, show the data
+//! (they change when the data change), and SVG needs no font file.
+
+mod stats_common;
+
+use std::io::Read;
+use std::path::Path;
+
+use stats_common::*;
+
+/// Checks that `text` is well-formed XML with an `<svg>` root (tags nest and close, attribute
+/// values are quoted), and returns the text content of its elements.
+fn check_svg(text: &str) -> Vec<String> {
+    let body = text.trim();
+    assert!(
+        body.starts_with("<svg"),
+        "not an SVG: {}",
+        &body[..body.len().min(80)]
+    );
+    assert!(body.ends_with("</svg>"), "unterminated SVG");
+    let mut stack: Vec<String> = Vec::new();
+    let mut texts = Vec::new();
+    let mut rest = body;
+    while let Some(open) = rest.find('<') {
+        let content = rest[..open].trim();
+        if !content.is_empty() {
+            assert!(!content.contains('>'), "stray '>' in text: {content}");
+            texts.push(content.to_string());
+        }
+        let close = rest[open..].find('>').expect("unclosed tag") + open;
+        let tag = &rest[open + 1..close];
+        if let Some(name) = tag.strip_prefix('/') {
+            assert_eq!(
+                stack.pop().as_deref(),
+                Some(name.trim()),
+                "mismatched </{name}>"
+            );
+        } else if !tag.starts_with('?') && !tag.starts_with('!') {
+            let self_closing = tag.ends_with('/');
+            let tag = tag.trim_end_matches('/');
+            let name = tag.split_whitespace().next().expect("empty tag");
+            assert_eq!(
+                tag.matches('"').count() % 2,
+                0,
+                "unbalanced quotes in <{tag}>"
+            );
+            if !self_closing {
+                stack.push(name.to_string());
+            }
+        }
+        rest = &rest[close + 1..];
+    }
+    assert!(stack.is_empty(), "unclosed elements: {stack:?}");
+    texts
+}
+
+/// CRC-32 (ISO-HDLC), as PNG chunks use it.
+fn crc32(bytes: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for &b in bytes {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            crc = if crc & 1 == 1 {
+                (crc >> 1) ^ 0xEDB8_8320
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    !crc
+}
+
+/// Checks a PNG file chunk by chunk (lengths, CRCs, IHDR first, IEND last), inflates the
+/// image data and returns (width, height, number of distinct colours sampled).
+fn check_png(bytes: &[u8]) -> (u32, u32, usize) {
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "PNG signature");
+    let mut at = 8;
+    let mut chunks = Vec::new();
+    let mut idat = Vec::new();
+    let (mut width, mut height, mut channels) = (0, 0, 0);
+    while at < bytes.len() {
+        let len = u32::from_be_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
+        let kind = &bytes[at + 4..at + 8];
+        let data = &bytes[at + 8..at + 8 + len];
+        let crc = u32::from_be_bytes(bytes[at + 8 + len..at + 12 + len].try_into().unwrap());
+        assert_eq!(
+            crc,
+            crc32(&bytes[at + 4..at + 8 + len]),
+            "CRC of {:?}",
+            kind
+        );
+        match kind {
+            b"IHDR" => {
+                width = u32::from_be_bytes(data[0..4].try_into().unwrap());
+                height = u32::from_be_bytes(data[4..8].try_into().unwrap());
+                assert_eq!(data[8], 8, "bit depth");
+                channels = match data[9] {
+                    2 => 3,
+                    6 => 4,
+                    t => panic!("colour type {t}"),
+                };
+            }
+            b"IDAT" => idat.extend_from_slice(data),
+            _ => {}
+        }
+        chunks.push(String::from_utf8_lossy(kind).into_owned());
+        at += 12 + len;
+    }
+    assert_eq!(chunks.first().map(String::as_str), Some("IHDR"));
+    assert_eq!(chunks.last().map(String::as_str), Some("IEND"));
+    let mut raw = Vec::new();
+    flate2::read::ZlibDecoder::new(&idat[..])
+        .read_to_end(&mut raw)
+        .expect("IDAT inflates");
+    let stride = 1 + width as usize * channels;
+    assert_eq!(raw.len(), stride * height as usize, "image data size");
+    // Filter bytes are 0..=4; sample some pixel bytes for variety (not a blank image).
+    let mut colours = std::collections::BTreeSet::new();
+    for row in raw.chunks(stride) {
+        assert!(row[0] <= 4, "filter type {}", row[0]);
+        colours.insert(row[1..].iter().step_by(97).copied().collect::<Vec<u8>>());
+    }
+    (width, height, colours.len())
+}
+
+fn chart(db: &Path, out: &Path, args: &[&str]) {
+    let mut all = args.to_vec();
+    all.extend(["--chart", out.to_str().unwrap(), "-o"]);
+    let csv = out.with_extension("csv");
+    all.push(csv.to_str().unwrap());
+    let result = stats(db, &all);
+    assert!(
+        result.status.success(),
+        "{all:?}: {}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    assert!(out.exists(), "{all:?} drew nothing");
+}
+
+#[test]
+fn svg_charts_are_well_formed_and_follow_the_data() {
+    let small = index(&[root().join("examples/sample.pgn")]);
+    let full = fixture_db();
+    let dir = tempfile::tempdir().unwrap();
+    for (by, title) in [
+        ("white_islands", "White's score by white_islands"),
+        (
+            "phase,white_islands",
+            "White's score by phase and white_islands",
+        ),
+        (
+            "ply_bucket,pieceset",
+            "White's score by ply_bucket and pieceset",
+        ),
+    ] {
+        let a = dir.path().join("a.svg");
+        let b = dir.path().join("b.svg");
+        let c = dir.path().join("c.svg");
+        chart(&small.path, &a, &["--by", by]);
+        chart(&full.path, &b, &["--by", by]);
+        chart(
+            &full.path,
+            &c,
+            &["--by", by, "--where", "white_bishop_pair = 1"],
+        );
+        let (a, b, c) = (
+            std::fs::read_to_string(&a).unwrap(),
+            std::fs::read_to_string(&b).unwrap(),
+            std::fs::read_to_string(&c).unwrap(),
+        );
+        for svg in [&a, &b, &c] {
+            let texts = check_svg(svg);
+            assert!(
+                texts
+                    .iter()
+                    .any(|t| t.contains(&title.replace('\'', "&apos;"))),
+                "{by}: title"
+            );
+            for col in by.split(',') {
+                assert!(
+                    texts.iter().any(|t| t.contains(col)),
+                    "{by}: axis {col} in {texts:?}"
+                );
+            }
+        }
+        assert_ne!(a, b, "{by}: more games, same chart");
+        assert_ne!(b, c, "{by}: a filter, same chart");
+        assert!(
+            c.contains("where white_bishop_pair = 1"),
+            "the filter is in the subtitle"
+        );
+    }
+}
+
+#[test]
+fn png_charts_are_valid_images_and_follow_the_data() {
+    let small = index(&[root().join("examples/sample.pgn")]);
+    let full = fixture_db();
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.png");
+    let b = dir.path().join("b.png");
+    chart(&small.path, &a, &["--by", "white_islands,black_islands"]);
+    chart(&full.path, &b, &["--by", "white_islands,black_islands"]);
+    let (a, b) = (std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+    for png in [&a, &b] {
+        let (w, h, colours) = check_png(png);
+        assert_eq!((w, h), (1000, 700));
+        assert!(
+            colours > 50,
+            "the image is nearly blank ({colours} row patterns)"
+        );
+    }
+    assert_ne!(a, b, "more games, same image");
+}
+
+#[test]
+fn every_report_draws_svg_and_png() {
+    let db = fixture_db();
+    let dir = tempfile::tempdir().unwrap();
+    for report in [
+        "islands-vs-score",
+        "bishop-pair-by-elo",
+        "dispersion-by-phase",
+        "distortion-by-phase",
+        "phalanx-by-ply",
+        "top-structures",
+    ] {
+        let svg = dir.path().join(format!("{report}.svg"));
+        let png = dir.path().join(format!("{report}.png"));
+        chart(&db.path, &svg, &["--report", report]);
+        chart(&db.path, &png, &["--report", report, "--per", "game"]);
+        let texts = check_svg(&std::fs::read_to_string(&svg).unwrap());
+        assert!(texts.len() > 10, "{report}: {texts:?}");
+        let (w, h, colours) = check_png(&std::fs::read(&png).unwrap());
+        assert_eq!((w, h), (1000, 700), "{report}");
+        assert!(colours > 50, "{report}: nearly blank");
+    }
+    // The structures chart names each structure by its pawn FEN.
+    let texts = check_svg(&std::fs::read_to_string(dir.path().join("top-structures.svg")).unwrap());
+    assert!(
+        texts.iter().any(|t| t == "8/pppppppp/8/8/8/8/PPPPPPPP/8"),
+        "{texts:?}"
+    );
+}
+
+#[test]
+fn svg_needs_no_font_file_and_png_says_what_it_needs() {
+    let db = fixture_db();
+    let dir = tempfile::tempdir().unwrap();
+    let no_font = [("PAWNDEX_FONT", "/nonexistent/font.ttf")];
+    let svg = dir.path().join("a.svg");
+    let out = stats_env(
+        &db.path,
+        &[
+            "--report",
+            "islands-vs-score",
+            "--chart",
+            svg.to_str().unwrap(),
+        ],
+        &no_font,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    check_svg(&std::fs::read_to_string(&svg).unwrap());
+    // The same SVG as with a font: text size never comes from the font.
+    let again = dir.path().join("b.svg");
+    chart(&db.path, &again, &["--report", "islands-vs-score"]);
+    assert_eq!(std::fs::read(&svg).unwrap(), std::fs::read(&again).unwrap());
+
+    let png = dir.path().join("a.png");
+    let out = stats_env(
+        &db.path,
+        &["--by", "phase", "--chart", png.to_str().unwrap()],
+        &no_font,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("PAWNDEX_FONT") && err.contains("SVG"), "{err}");
+    assert!(!png.exists());
+    assert!(
+        out.stdout.is_empty(),
+        "no CSV before the font is known to be there"
+    );
+}
+
+#[test]
+fn charts_are_reproducible_and_empty_results_still_draw() {
+    let db = fixture_db();
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.svg");
+    let b = dir.path().join("b.svg");
+    chart(&db.path, &a, &["--report", "dispersion-by-phase"]);
+    chart(&db.path, &b, &["--report", "dispersion-by-phase"]);
+    assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+
+    let empty = dir.path().join("empty.svg");
+    chart(
+        &db.path,
+        &empty,
+        &["--by", "phase", "--where", "ply > 100000"],
+    );
+    let texts = check_svg(&std::fs::read_to_string(&empty).unwrap());
+    assert!(
+        texts.iter().any(|t| t == "No positions matched"),
+        "{texts:?}"
+    );
+    let png = dir.path().join("empty.png");
+    chart(
+        &db.path,
+        &png,
+        &["--by", "phase", "--where", "ply > 100000"],
+    );
+    check_png(&std::fs::read(&png).unwrap());
+}
+
+/// The bars of a one-column chart: one visible bar per row of the CSV, taller for more units.
+#[test]
+fn one_column_charts_draw_a_bar_per_group() {
+    let db = fixture_db();
+    let dir = tempfile::tempdir().unwrap();
+    for by in ["white_islands", "ply", "elo_band", "pawn_fen"] {
+        let svg = dir.path().join(format!("{by}.svg"));
+        chart(&db.path, &svg, &["--by", by]);
+        let text = std::fs::read_to_string(&svg).unwrap();
+        let csv = parse_csv(&std::fs::read(svg.with_extension("csv")).unwrap());
+        // Bars are the rectangles filled with the first series colour, left to right.
+        let mut bars: Vec<(i64, i64, i64)> = text
+            .lines()
+            .filter(|l| l.starts_with("<rect") && l.contains("fill=\"#1F77B4\""))
+            .map(|l| {
+                let attr = |name: &str| -> i64 {
+                    let at = l.find(&format!(" {name}=\"")).unwrap() + name.len() + 3;
+                    l[at..].split('"').next().unwrap().parse().unwrap()
+                };
+                (attr("x"), attr("width"), attr("height"))
+            })
+            .collect();
+        bars.sort();
+        assert_eq!(bars.len(), csv.rows.len(), "--by {by}: one bar per row");
+        assert!(
+            bars.iter().all(|&(_, w, h)| w >= 1 && h >= 1),
+            "--by {by}: {bars:?}"
+        );
+        // Heights follow the positions column.
+        let units: Vec<u64> = csv.rows.iter().map(|r| r[1].parse().unwrap()).collect();
+        for i in 0..units.len() {
+            for j in 0..units.len() {
+                if units[i] > units[j] * 11 / 10 + 1 {
+                    assert!(bars[i].2 > bars[j].2, "--by {by}: bar {i} vs {j}");
+                }
+            }
+        }
+    }
+}
