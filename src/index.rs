@@ -370,7 +370,12 @@ pub fn run(opts: &IndexOptions, stop: Arc<AtomicBool>) -> Result<Summary> {
     let _ = replayer.join();
     let _ = reader.join();
     bar.finish_and_clear();
-    result.context("writing to the database failed; the last transaction was rolled back")?;
+    result.with_context(|| {
+        format!(
+            "writing to the database {} failed; the last transaction was rolled back and the games committed before it are kept",
+            opts.db.display()
+        )
+    })?;
     let t_finish = Instant::now();
     writer.finish()?;
     if std::env::var_os("PAWNDEX_TIMINGS").is_some() {
