@@ -7,9 +7,7 @@ use anyhow::{Context, Result, bail};
 use rusqlite::{Connection, OptionalExtension};
 use shakmaty::fen::Fen;
 use shakmaty::san::San;
-use shakmaty::{
-    CastlingMode, CastlingSide, Chess, Color, EnPassantMode, Move, MoveList, Position, Role, Square,
-};
+use shakmaty::{CastlingMode, Chess, Color, EnPassantMode, Move, Position};
 
 use crate::moves;
 
@@ -105,78 +103,21 @@ impl StoredGame {
 
     /// The move of `ply` (1-based) in `pos`, the position after `ply - 1` plies.
     pub fn move_at(&self, pos: &Chess, ply: u32) -> Result<Move> {
-        decode(pos, self.code(ply)).ok_or_else(|| self.illegal(pos, ply))
+        moves::decode(pos, self.code(ply)).ok_or_else(|| self.illegal(pos, ply))
     }
 }
 
-/// The move a code stands for in `pos`, built from the board: the piece on the `from` square
-/// tells castling (king to own rook), en passant (pawn to an empty square on another file) and
-/// the role apart. Not checked for legality.
-fn candidate(pos: &Chess, code: u16) -> Option<Move> {
-    let from = Square::new(u32::from(code & 63));
-    let to = Square::new(u32::from((code >> 6) & 63));
-    let board = pos.board();
-    let piece = board.piece_at(from)?;
-    let ours = board.by_color(piece.color);
-    Some(
-        if piece.role == Role::King && (ours & board.rooks()).contains(to) {
-            Move::Castle {
-                king: from,
-                rook: to,
-            }
-        } else if piece.role == Role::Pawn
-            && from.file() != to.file()
-            && !board.occupied().contains(to)
-        {
-            Move::EnPassant { from, to }
-        } else {
-            Move::Normal {
-                role: piece.role,
-                from,
-                capture: board.role_at(to),
-                to,
-                promotion: moves::promotion(code),
-            }
-        },
-    )
-}
-
-/// The legal moves that share a SAN "family" with `m` (same role and target, or same castling
-/// side): enough both to check `m` is legal and to disambiguate its SAN.
-fn siblings(pos: &Chess, m: Move) -> MoveList {
-    match m {
-        Move::Normal { role, to, .. } | Move::Put { role, to } => pos.san_candidates(role, to),
-        Move::EnPassant { to, .. } => pos.san_candidates(Role::Pawn, to),
-        Move::Castle { king, rook } => pos.castling_moves(if king.file() < rook.file() {
-            CastlingSide::KingSide
-        } else {
-            CastlingSide::QueenSide
-        }),
-    }
-}
-
-/// Finds the legal move with this code. Building the move from the board and checking it
-/// against the moves to its target square is several times faster than searching every legal
-/// move ([`moves::decode`], kept as the fallback).
-#[must_use]
-pub fn decode(pos: &Chess, code: u16) -> Option<Move> {
-    match candidate(pos, code) {
-        Some(m) if moves::encode(&m) == code && siblings(pos, m).contains(&m) => Some(m),
-        _ => moves::decode(pos, code),
-    }
-}
-
-/// [`decode`], with the move's SAN (without suffix) from the same move generation.
+/// [`moves::decode`], with the move's SAN (without suffix) from the same move generation.
 fn decode_san(pos: &Chess, code: u16) -> Option<(Move, San)> {
-    if let Some(m) = candidate(pos, code)
+    if let Some(m) = moves::candidate(pos, code)
         && moves::encode(&m) == code
     {
-        let family = siblings(pos, m);
+        let family = moves::siblings(pos, m);
         if family.contains(&m) {
             return Some((m, San::disambiguate(m, &family)));
         }
     }
-    let m = moves::decode(pos, code)?;
+    let m = moves::decode_exhaustive(pos, code)?;
     Some((m, San::from_move(pos, m)))
 }
 
@@ -385,10 +326,14 @@ mod tests {
                 .into_position(mode)
                 .unwrap();
             for m in &pos.legal_moves() {
-                assert_eq!(decode(&pos, moves::encode(m)), Some(*m), "{fen}: {m:?}");
+                assert_eq!(
+                    moves::decode(&pos, moves::encode(m)),
+                    Some(*m),
+                    "{fen}: {m:?}"
+                );
             }
             // A code of no legal move decodes to nothing.
-            assert_eq!(decode(&pos, 0), None);
+            assert_eq!(moves::decode(&pos, 0), None);
         }
     }
 

@@ -6,7 +6,7 @@
 //! is 0 for none, else the role number (knight 2, bishop 3, rook 4, queen 5). A stored game is
 //! replayed by matching each code against the legal moves of the position.
 
-use shakmaty::{Chess, Move, Position, Role};
+use shakmaty::{CastlingSide, Chess, Move, MoveList, Position, Role, Square};
 
 /// Encodes one move. Drops (`Q@f7`) are never stored; they encode as `to << 6`.
 #[must_use]
@@ -30,9 +30,66 @@ pub fn push(buf: &mut Vec<u8>, m: &Move) {
     buf.extend_from_slice(&encode(m).to_le_bytes());
 }
 
-/// Finds the legal move with this code in `pos`.
-pub fn decode(pos: &Chess, code: u16) -> Option<Move> {
+/// Finds the legal move with this code by searching every legal move.
+pub fn decode_exhaustive(pos: &Chess, code: u16) -> Option<Move> {
     pos.legal_moves().into_iter().find(|m| encode(m) == code)
+}
+
+/// The move a code stands for in `pos`, built from the board: the piece on the `from` square
+/// tells castling (king to own rook), en passant (pawn to an empty square on another file) and
+/// the role apart. Not checked for legality.
+pub fn candidate(pos: &Chess, code: u16) -> Option<Move> {
+    let from = Square::new(u32::from(code & 63));
+    let to = Square::new(u32::from((code >> 6) & 63));
+    let board = pos.board();
+    let piece = board.piece_at(from)?;
+    let ours = board.by_color(piece.color);
+    Some(
+        if piece.role == Role::King && (ours & board.rooks()).contains(to) {
+            Move::Castle {
+                king: from,
+                rook: to,
+            }
+        } else if piece.role == Role::Pawn
+            && from.file() != to.file()
+            && !board.occupied().contains(to)
+        {
+            Move::EnPassant { from, to }
+        } else {
+            Move::Normal {
+                role: piece.role,
+                from,
+                capture: board.role_at(to),
+                to,
+                promotion: promotion(code),
+            }
+        },
+    )
+}
+
+/// The legal moves that share a SAN "family" with `m` (same role and target, or same castling
+/// side): enough both to check `m` is legal and to disambiguate its SAN.
+pub fn siblings(pos: &Chess, m: Move) -> MoveList {
+    match m {
+        Move::Normal { role, to, .. } | Move::Put { role, to } => pos.san_candidates(role, to),
+        Move::EnPassant { to, .. } => pos.san_candidates(Role::Pawn, to),
+        Move::Castle { king, rook } => pos.castling_moves(if king.file() < rook.file() {
+            CastlingSide::KingSide
+        } else {
+            CastlingSide::QueenSide
+        }),
+    }
+}
+
+/// Finds the legal move with this code in `pos`. Building the move from the board and checking
+/// it against the moves to its target square is several times faster than searching every
+/// legal move ([`decode_exhaustive`], kept as the fallback).
+#[must_use]
+pub fn decode(pos: &Chess, code: u16) -> Option<Move> {
+    match candidate(pos, code) {
+        Some(m) if encode(&m) == code && siblings(pos, m).contains(&m) => Some(m),
+        _ => decode_exhaustive(pos, code),
+    }
 }
 
 /// Iterates over the codes of a `games.moves` blob.
