@@ -1,3 +1,5 @@
+-- NOT APPLIED YET: storage v2 (issue 9) is registered in src/storage.rs MIGRATIONS only together
+-- with the writer and the readers of this layout.
 -- pawndex schema, version 2: per-side pawn sets, lean runs, an inverted index and aggregates.
 --
 -- Every feature except the bishop pair and the piece-set is a function of one side's pawns, so
@@ -5,9 +7,10 @@
 -- plies names its White set and its Black set. Version 1 stored every (White, Black) pair of
 -- pawn sets with both sides' features (ten times as many rows) and indexed every run.
 --
--- Derived tables (`set_games`, `set_totals`) are built after the games they describe, in one
--- pass sorted by set, for every game with id above `derived.through`; readers add the few games
--- above it themselves, so a run killed before the build answers right, only slower.
+-- Derived tables (`set_games`, `set_totals`) are built after the games they describe, for the
+-- games with id above `derived.through`, by the `pawndex index` run that stored them; readers
+-- read the few games above it (a run killed before the build) from `runs` themselves, so they
+-- answer right, only slower, and say what to run.
 --
 -- This migration converts a version-1 database in place, inside one transaction: a kill at any
 -- moment leaves the old database or the new one.
@@ -40,36 +43,29 @@ CREATE TABLE runs (
     PRIMARY KEY (game_id, first_ply)
 ) WITHOUT ROWID;
 
--- Which games reach a pawn set (of either side): one row per (set, game). Inside a game a pawn
--- set occupies one stretch of plies (pawn moves cannot be undone), so its runs there are found
--- by the game's key in `runs`.
+-- Which games reach a pawn set (of either side): one row per (set, game), for the games with
+-- id <= derived.through. Inside a game a pawn set occupies one stretch of plies (pawn moves
+-- cannot be undone), so its runs there are found by the game's key in `runs`.
 CREATE TABLE set_games (
     set_id  INTEGER NOT NULL,
     game_id INTEGER NOT NULL,
     PRIMARY KEY (set_id, game_id)
 ) WITHOUT ROWID;
 
--- Per pawn set, over the games with id <= derived.through: the positions (plies) with that set
--- and, of those, the ones by result and the Elo sums of the ones with a rating; then the same
--- per game (a game counts once per set it reaches). Only 1-0, 1/2-1/2 and 0-1 are results.
+-- Per pawn set, over the games with id <= derived.through: the positions (plies) with that
+-- set, the games that reach it, and of the positions, the ones by result (only 1-0, 1/2-1/2
+-- and 0-1 are results) and the Elo sums and counts of the ones whose player has a rating.
 CREATE TABLE set_totals (
     set_id              INTEGER PRIMARY KEY,
     positions           INTEGER NOT NULL,
+    games               INTEGER NOT NULL,
     white_wins          INTEGER NOT NULL,
     draws               INTEGER NOT NULL,
     black_wins          INTEGER NOT NULL,
     white_elo_sum       INTEGER NOT NULL,
     white_elo_positions INTEGER NOT NULL,
     black_elo_sum       INTEGER NOT NULL,
-    black_elo_positions INTEGER NOT NULL,
-    games               INTEGER NOT NULL,
-    white_win_games     INTEGER NOT NULL,
-    draw_games          INTEGER NOT NULL,
-    black_win_games     INTEGER NOT NULL,
-    white_elo_game_sum  INTEGER NOT NULL,
-    white_elo_games     INTEGER NOT NULL,
-    black_elo_game_sum  INTEGER NOT NULL,
-    black_elo_games     INTEGER NOT NULL
+    black_elo_positions INTEGER NOT NULL
 );
 
 -- The derived tables cover the games with id <= through (one row).
@@ -99,6 +95,8 @@ DROP TABLE positions;
 DROP TABLE structures;
 DROP TABLE IF EXISTS deferred_indexes;
 
+-- LEFT JOINs: a query that uses no column of one side's set skips that lookup (every run's
+-- sets exist, so the rows are those of inner joins).
 CREATE VIEW ply_features AS
 SELECT
     r.game_id                         AS game_id,
@@ -121,6 +119,6 @@ SELECT
     r.bishop_pairs >> 1               AS black_bishop_pair,
     4294967295 - r.missing            AS pieceset
 FROM runs AS r
-JOIN pawn_sets AS w ON w.id = r.white_set
-JOIN pawn_sets AS b ON b.id = r.black_set
-JOIN ply_numbers AS n ON n.n BETWEEN r.first_ply AND r.last_ply;
+JOIN ply_numbers AS n ON n.n BETWEEN r.first_ply AND r.last_ply
+LEFT JOIN pawn_sets AS w ON w.id = r.white_set
+LEFT JOIN pawn_sets AS b ON b.id = r.black_set;

@@ -12,10 +12,7 @@ use crate::replay::{GameRecord, Reject, roster};
 
 /// Numbered migrations, applied in order; `PRAGMA user_version` holds how many ran.
 /// Append only: never edit or remove one that has shipped.
-pub const MIGRATIONS: &[&str] = &[
-    include_str!("../migrations/0001_init.sql"),
-    include_str!("../migrations/0002_storage_v2.sql"),
-];
+pub const MIGRATIONS: &[&str] = &[include_str!("../migrations/0001_init.sql")];
 
 /// The schema version this binary writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
