@@ -1,5 +1,3 @@
--- NOT APPLIED YET: storage v2 (issue 9) is registered in src/storage.rs MIGRATIONS only together
--- with the writer and the readers of this layout.
 -- pawndex schema, version 2: per-side pawn sets, lean runs, an inverted index and aggregates.
 --
 -- Every feature except the bishop pair and the piece-set is a function of one side's pawns, so

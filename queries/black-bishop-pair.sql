@@ -1,18 +1,23 @@
 -- black-bishop-pair: Black has the bishop pair and White does not.
 --
 -- One row per matching position (game_id, ply), ordered by game and ply. The query reads the
--- tables behind the ply_features view: matching_runs are the runs of positions (stretches of
--- plies with one pawn structure, piece-set and bishop-pair state) that match, and the final
--- SELECT expands each run into its plies, in key order so that LIMIT stops early.
+-- tables behind the ply_features view: matching_white / matching_black are the pawn sets of
+-- each side (rows of pawn_sets) with the feature, matching_runs the runs (stretches of plies
+-- with the same pawn sets, piece-set and bishop-pair state) that have them, and the final
+-- SELECT expands each run into its plies. SQLite walks the runs in key order and checks each
+-- run's sets against the matching sets, so the first rows come at once. When the matching
+-- sets of one side are rare, pawndex reads the same rows through the inverted index
+-- set_games instead (the games that reach one of them), which `pawndex query --print-sql`
+-- does not show; `--count` adds up the aggregates in set_totals when it can.
 --
 -- The same positions from the view (slower: SQLite sorts every match):
 --   SELECT game_id, ply FROM ply_features
 --   WHERE black_bishop_pair = 1 AND white_bishop_pair = 0
 --   ORDER BY game_id, ply;
 WITH matching_runs AS (
-    SELECT p.game_id, p.first_ply, p.last_ply
-    FROM positions AS p
-    WHERE p.bishop_pairs = 2  -- bit 0: White has the pair, bit 1: Black has it
+    SELECT r.game_id, r.first_ply, r.last_ply
+    FROM runs AS r
+    WHERE r.bishop_pairs = 2  -- bit 0: White has the pair, bit 1: Black has it
 )
 SELECT r.game_id, n.n AS ply
 FROM matching_runs AS r

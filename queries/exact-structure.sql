@@ -1,11 +1,14 @@
 -- exact-structure: Exactly this pawn structure: parameters :white_pawns and :black_pawns (bitboards, a1 = bit 0).
 --
 -- One row per matching position (game_id, ply), ordered by game and ply. The query reads the
--- tables behind the ply_features view: matching_structures is the one row of the unique index
--- on structures (white_pawns, black_pawns), matching_runs are the runs of positions (stretches
--- of plies with one pawn structure, piece-set and bishop-pair state) that have it, read from
--- the index on positions (structure_id) already in (game_id, first_ply) order, and the final
--- SELECT expands each run into its plies. Rows stream in order, so LIMIT stops early.
+-- tables behind the ply_features view: matching_white / matching_black are the pawn sets of
+-- each side (rows of pawn_sets) with the feature, matching_runs the runs (stretches of plies
+-- with the same pawn sets, piece-set and bishop-pair state) that have them, and the final
+-- SELECT expands each run into its plies. SQLite walks the runs in key order and checks each
+-- run's sets against the matching sets, so the first rows come at once. When the matching
+-- sets of one side are rare, pawndex reads the same rows through the inverted index
+-- set_games instead (the games that reach one of them), which `pawndex query --print-sql`
+-- does not show; `--count` adds up the aggregates in set_totals when it can.
 --
 -- The same positions from the view (slower: SQLite sorts every match):
 --   SELECT game_id, ply FROM ply_features
@@ -14,16 +17,23 @@
 --
 -- Example, the structure after 1. e4 e5 (sqlite3 shell: .param set NAME VALUE first):
 --   pawndex query exact-structure --param white_pawns=0x1000EF00 --param black_pawns=0xEF001000000000
-WITH matching_structures AS (
+WITH matching_white AS (
     SELECT s.id
-    FROM structures AS s
-    WHERE s.white_pawns = :white_pawns
-      AND s.black_pawns = :black_pawns
+    FROM pawn_sets AS s
+    WHERE s.side = 0
+      AND s.pawns = :white_pawns
+),
+matching_black AS (
+    SELECT s.id
+    FROM pawn_sets AS s
+    WHERE s.side = 1
+      AND s.pawns = :black_pawns
 ),
 matching_runs AS (
-    SELECT p.game_id, p.first_ply, p.last_ply
-    FROM positions AS p
-    WHERE p.structure_id = (SELECT id FROM matching_structures)
+    SELECT r.game_id, r.first_ply, r.last_ply
+    FROM runs AS r
+    WHERE r.white_set IN matching_white
+      AND r.black_set IN matching_black
 )
 SELECT r.game_id, n.n AS ply
 FROM matching_runs AS r

@@ -1,28 +1,29 @@
 -- white-duo: White has a duo: exactly two pawns side by side on one rank.
 --
 -- One row per matching position (game_id, ply), ordered by game and ply. The query reads the
--- tables behind the ply_features view: matching_structures are the pawn structures with the
--- feature, matching_runs the runs of positions (stretches of plies with one pawn structure,
--- piece-set and bishop-pair state) that have one of them, and the final SELECT expands each
--- run into its plies. SQLite walks the runs in key order and checks each run's structure
--- against a Bloom filter of matching_structures, the fastest way to every match. For the
--- first rows only (`--limit`), pawndex runs the same query with a lookup per run instead,
---   WHERE EXISTS (SELECT 1 FROM matching_structures AS m WHERE m.id = p.structure_id),
--- which answers at once rather than after reading every structure.
+-- tables behind the ply_features view: matching_white / matching_black are the pawn sets of
+-- each side (rows of pawn_sets) with the feature, matching_runs the runs (stretches of plies
+-- with the same pawn sets, piece-set and bishop-pair state) that have them, and the final
+-- SELECT expands each run into its plies. SQLite walks the runs in key order and checks each
+-- run's sets against the matching sets, so the first rows come at once. When the matching
+-- sets of one side are rare, pawndex reads the same rows through the inverted index
+-- set_games instead (the games that reach one of them), which `pawndex query --print-sql`
+-- does not show; `--count` adds up the aggregates in set_totals when it can.
 --
 -- The same positions from the view (slower: SQLite sorts every match):
 --   SELECT game_id, ply FROM ply_features
 --   WHERE white_duo != 0
 --   ORDER BY game_id, ply;
-WITH matching_structures AS (
+WITH matching_white AS (
     SELECT s.id
-    FROM structures AS s
-    WHERE s.white_duo != 0
+    FROM pawn_sets AS s
+    WHERE s.side = 0
+      AND s.duo != 0
 ),
 matching_runs AS (
-    SELECT p.game_id, p.first_ply, p.last_ply
-    FROM positions AS p
-    JOIN matching_structures AS m ON m.id = p.structure_id
+    SELECT r.game_id, r.first_ply, r.last_ply
+    FROM runs AS r
+    WHERE r.white_set IN matching_white
 )
 SELECT r.game_id, n.n AS ply
 FROM matching_runs AS r

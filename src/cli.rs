@@ -52,6 +52,41 @@ pub enum Command {
     Find(crate::find::FindArgs),
     /// Statistics of features against results, ratings and game phase, as CSV and charts.
     Stats(crate::stats::StatsArgs),
+    /// Upgrade a database to this pawndex's schema and finish an interrupted run's work.
+    #[command(
+        long_about = "Upgrades a database written by an older pawndex to the current schema, in \
+                      place and in one transaction (killed at any moment, the file holds the old \
+                      database or the new one), then builds what an interrupted `pawndex index` \
+                      left unbuilt (the set_games index and set_totals aggregates). `pawndex \
+                      index` does the same before adding games.\n\nExit status: 0 success, \
+                      1 error.",
+        after_help = "Example:\n  pawndex migrate --db masters.db"
+    )]
+    Migrate(MigrateArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct MigrateArgs {
+    /// Database file to upgrade
+    #[arg(long, default_value = "pawndex.db", value_name = "PATH")]
+    pub db: PathBuf,
+}
+
+fn run_migrate(args: MigrateArgs) -> Result<i32> {
+    let before = crate::store::upgrade(&args.db)?;
+    let now = crate::store::SCHEMA_VERSION;
+    if before < now {
+        eprintln!(
+            "pawndex: {} upgraded from schema version {before} to {now}",
+            args.db.display()
+        );
+    } else {
+        eprintln!(
+            "pawndex: {} is up to date (schema version {now})",
+            args.db.display()
+        );
+    }
+    Ok(EXIT_OK)
 }
 
 #[derive(Args, Debug)]
@@ -117,6 +152,7 @@ pub fn main_with_args() -> i32 {
         Command::Query(args) => crate::query::run(args),
         Command::Find(args) => crate::find::run(args),
         Command::Stats(args) => crate::stats::run(args),
+        Command::Migrate(args) => run_migrate(args),
     };
     match result {
         Ok(code) => code,

@@ -2,7 +2,6 @@
 //! The filters compile to one parameterised query of the same shape as the named queries
 //! (`matching_structures`, `matching_runs`, expansion into plies); `--print-sql` shows it.
 
-use std::fmt::Write as _;
 use std::io::{self, Write};
 
 use anyhow::Result;
@@ -12,7 +11,10 @@ use shakmaty::fen::Fen;
 use shakmaty::{Board, Color, File, Square};
 
 use crate::output::OutputArgs;
-use crate::query::{self, Count, usage};
+use crate::query::{self, usage};
+use crate::store::search::{
+    Form, GameCond, Group, Measure, Op, Rows, RunCond, Search, SetCond, Side, Sql,
+};
 
 #[derive(Args, Debug)]
 #[command(
@@ -79,42 +81,6 @@ pub enum Per {
     Game,
 }
 
-/// A compiled search: the query, its count query and their parameters.
-#[derive(Clone, Debug)]
-pub struct Compiled {
-    pub sql: String,
-    pub count_sql: String,
-    pub params: Vec<(String, Value)>,
-}
-
-/// Condition lists per table, with the parameters they use.
-#[derive(Default)]
-struct Filters {
-    structure: Vec<String>,
-    run: Vec<String>,
-    game: Vec<String>,
-    params: Vec<(String, Value)>,
-    /// Plies (from, to), when restricted.
-    plies: Option<(u32, u32)>,
-    /// An exact structure: fetch its runs through the index rather than walking all runs.
-    exact: bool,
-}
-
-impl Filters {
-    /// Adds a parameter named `name` (`name_2`, `name_3`, … when taken) and returns it as
-    /// `:name` for the SQL.
-    fn param(&mut self, name: &str, value: impl Into<Value>) -> String {
-        let mut unique = name.to_string();
-        let mut n = 1;
-        while self.params.iter().any(|(p, _)| *p == unique) {
-            n += 1;
-            unique = format!("{name}_{n}");
-        }
-        self.params.push((unique.clone(), value.into()));
-        format!(":{unique}")
-    }
-}
-
 fn side_name(color: Color) -> &'static str {
     match color {
         Color::White => "white",
@@ -122,52 +88,68 @@ fn side_name(color: Color) -> &'static str {
     }
 }
 
+fn side_of(color: Color) -> Side {
+    match color {
+        Color::White => Side::White,
+        Color::Black => Side::Black,
+    }
+}
+
 /// Adds the condition of one `--white`/`--black` FEATURE.
-fn feature(f: &mut Filters, color: Color, text: &str) -> Result<()> {
+fn feature(f: &mut Search, color: Color, text: &str) -> Result<()> {
     let side = side_name(color);
     let flag = format!("--{side}");
     let t = text.trim().to_ascii_lowercase();
+    let conds = match color {
+        Color::White => &mut f.white,
+        Color::Black => &mut f.black,
+    };
     match t.as_str() {
-        "duo" | "trio" | "quart" => {
-            f.structure.push(format!("s.{side}_{t} != 0"));
-            return Ok(());
+        "duo" => conds.push(SetCond::Has(Group::Duo)),
+        "trio" => conds.push(SetCond::Has(Group::Trio)),
+        "quart" => conds.push(SetCond::Has(Group::Quart)),
+        "bishop-pair" | "no-bishop-pair" => f
+            .runs
+            .push(RunCond::BishopPair(side_of(color), t == "bishop-pair")),
+        _ => {
+            let Some(at) = t.find(|c: char| "=<>!".contains(c)) else {
+                usage!(
+                    "{flag} {text}: unknown feature; expected duo, trio, quart, bishop-pair, \
+                     no-bishop-pair, or islands, dispersion or distortion compared with a whole \
+                     number by =, !=, <, <=, > or >= (islands>=3)"
+                );
+            };
+            let (name, rest) = t.split_at(at);
+            let measure = match name.trim() {
+                "islands" => Measure::Islands,
+                "dispersion" => Measure::Dispersion,
+                "distortion" => Measure::Distortion,
+                other => usage!(
+                    "{flag} {text}: unknown feature \"{other}\"; numeric features are islands, \
+                     dispersion and distortion"
+                ),
+            };
+            let op_len = rest
+                .find(|c: char| !"=<>!".contains(c))
+                .unwrap_or(rest.len());
+            let (op, number) = rest.split_at(op_len);
+            let op = match op {
+                "=" | "==" => Op::Eq,
+                "!=" => Op::Ne,
+                "<" => Op::Lt,
+                "<=" => Op::Le,
+                ">" => Op::Gt,
+                ">=" => Op::Ge,
+                _ => {
+                    usage!("{flag} {text}: unknown comparison \"{op}\"; use =, !=, <, <=, > or >=")
+                }
+            };
+            let Ok(n) = number.trim().parse::<i64>() else {
+                usage!("{flag} {text}: \"{}\" is not a whole number", number.trim());
+            };
+            conds.push(SetCond::Compare(measure, op, n));
         }
-        "bishop-pair" | "no-bishop-pair" => {
-            let bit = if color == Color::White { 1 } else { 2 };
-            let want = if t == "bishop-pair" { bit } else { 0 };
-            f.run.push(format!("(p.bishop_pairs & {bit}) = {want}"));
-            return Ok(());
-        }
-        _ => {}
     }
-    let Some(at) = t.find(|c: char| "=<>!".contains(c)) else {
-        usage!(
-            "{flag} {text}: unknown feature; expected duo, trio, quart, bishop-pair, \
-             no-bishop-pair, islands=N, islands>=N, dispersion>=N or distortion>=N"
-        );
-    };
-    let (name, rest) = t.split_at(at);
-    let name = name.trim();
-    if !["islands", "dispersion", "distortion"].contains(&name) {
-        usage!(
-            "{flag} {text}: unknown feature \"{name}\"; numeric features are islands, \
-             dispersion and distortion"
-        );
-    }
-    let op_len = rest
-        .find(|c: char| !"=<>!".contains(c))
-        .unwrap_or(rest.len());
-    let (op, number) = rest.split_at(op_len);
-    let op = match op {
-        "=" | "==" => "=",
-        ">=" | "<=" | ">" | "<" | "!=" => op,
-        _ => usage!("{flag} {text}: unknown comparison \"{op}\"; use =, !=, <, <=, > or >="),
-    };
-    let Ok(n) = number.trim().parse::<i64>() else {
-        usage!("{flag} {text}: \"{}\" is not a whole number", number.trim());
-    };
-    let p = f.param(&format!("{side}_{name}"), n);
-    f.structure.push(format!("s.{side}_{name} {op} {p}"));
     Ok(())
 }
 
@@ -249,21 +231,9 @@ fn ply_range(text: &str) -> Result<(u32, u32)> {
     Ok((from, to))
 }
 
-/// Escapes `%`, `_` and `\` for LIKE … ESCAPE '\'.
-fn like_pattern(name: &str) -> String {
-    let mut p = String::from("%");
-    for c in name.chars() {
-        if matches!(c, '%' | '_' | '\\') {
-            p.push('\\');
-        }
-        p.push(c);
-    }
-    p.push('%');
-    p
-}
-
-fn collect(args: &FindArgs) -> Result<Filters> {
-    let mut f = Filters::default();
+/// The search described by a `find` command line.
+pub fn search(args: &FindArgs) -> Result<Search> {
+    let mut f = Search::default();
     for t in &args.white {
         feature(&mut f, Color::White, t)?;
     }
@@ -289,157 +259,56 @@ fn collect(args: &FindArgs) -> Result<Filters> {
                  required and excluded)"
             );
         }
+        let conds = match color {
+            Color::White => &mut f.white,
+            Color::Black => &mut f.black,
+        };
         if req != 0 {
-            let p = f.param(&format!("{side}_pawns_required"), req as i64);
-            f.structure.push(format!("(s.{side}_pawns & {p}) = {p}"));
+            conds.push(SetCond::PawnsOn(req));
         }
         if abs != 0 {
-            let p = f.param(&format!("{side}_pawns_excluded"), abs as i64);
-            f.structure.push(format!("(s.{side}_pawns & {p}) = 0"));
+            conds.push(SetCond::NoPawnsOn(abs));
         }
     }
     if let Some(fen) = &args.structure {
         let (white, black) = structure_of(fen)?;
-        let w = f.param("white_pawns", white as i64);
-        let b = f.param("black_pawns", black as i64);
-        f.structure.push(format!("s.white_pawns = {w}"));
-        f.structure.push(format!("s.black_pawns = {b}"));
-        f.exact = true;
+        f.white.push(SetCond::Exactly(white));
+        f.black.push(SetCond::Exactly(black));
     }
     if let Some(range) = &args.ply {
-        let (from, to) = ply_range(range)?;
-        if from > 0 {
-            let p = f.param("ply_from", i64::from(from));
-            f.run.push(format!("p.last_ply >= {p}"));
-        }
-        if to < u32::MAX {
-            let p = f.param("ply_to", i64::from(to));
-            f.run.push(format!("p.first_ply <= {p}"));
-        }
-        f.plies = Some((from, to)).filter(|&r| r != (0, u32::MAX));
+        f.plies = ply_range(range)?;
     }
     if let Some(result) = &args.result {
-        let p = f.param("result", result.clone());
-        f.game.push(format!("g.result = {p}"));
+        f.games.push(GameCond::Result(result.clone()));
     }
     if let Some(elo) = args.min_elo {
-        let p = f.param("min_elo", elo);
-        f.game
-            .push(format!("g.white_elo >= {p} AND g.black_elo >= {p}"));
+        f.games.push(GameCond::MinElo(elo));
     }
     if let Some(name) = &args.player {
         if name.trim().is_empty() {
             usage!("--player: the name is empty");
         }
-        let p = f.param("player", like_pattern(name.trim()));
-        f.game.push(format!(
-            "(g.white LIKE {p} ESCAPE '\\' OR g.black LIKE {p} ESCAPE '\\')"
-        ));
+        f.games.push(GameCond::Player(name.trim().to_string()));
     }
     Ok(f)
 }
 
-/// Compiles the filters of a `find` command into SQL.
-pub fn compile(args: &FindArgs) -> Result<Compiled> {
-    let f = collect(args)?;
-    let first_rows = args.output.limit.is_some();
-    let mut sql = String::new();
-    let mut runs_where: Vec<String> = Vec::new();
-    sql.push_str("WITH ");
-    if !f.structure.is_empty() {
-        let _ = write!(
-            sql,
-            "matching_structures AS (\n    SELECT s.id\n    FROM structures AS s\n    WHERE {}\n),\n",
-            f.structure.join("\n      AND ")
-        );
-        if f.exact {
-            // One structure (unique in `structures`): its runs through the index on
-            // positions(structure_id), already in (game_id, first_ply) order.
-            runs_where.push("p.structure_id = (SELECT id FROM matching_structures)".to_string());
-        } else if first_rows {
-            // Only the first rows: walk runs in key order, looking up each run's structure.
-            runs_where.push(
-                "EXISTS (SELECT 1 FROM matching_structures AS m WHERE m.id = p.structure_id)"
-                    .to_string(),
-            );
-        }
+fn rows(per: Per) -> Rows {
+    match per {
+        Per::Position => Rows::PositionsWithGame,
+        Per::Game => Rows::Games,
     }
-    runs_where.extend(f.run.iter().cloned());
-    runs_where.extend(f.game.iter().cloned());
-    sql.push_str("matching_runs AS (\n    SELECT p.game_id, p.first_ply, p.last_ply\n    FROM positions AS p\n");
-    if !f.structure.is_empty() && !f.exact && !first_rows {
-        // Every match: SQLite checks each run against a Bloom filter of the structures.
-        sql.push_str("    JOIN matching_structures AS m ON m.id = p.structure_id\n");
-    }
-    if !f.game.is_empty() {
-        sql.push_str("    JOIN games AS g ON g.id = p.game_id\n");
-    }
-    if !runs_where.is_empty() {
-        let _ = writeln!(sql, "    WHERE {}", runs_where.join("\n      AND "));
-    }
-    sql.push_str(")\n");
-    let head = sql.clone();
-
-    // The plies of a run inside the --ply range.
-    let (first, last) = match f.plies {
-        Some((from, to)) => (
-            if from > 0 {
-                "max(r.first_ply, :ply_from)"
-            } else {
-                "r.first_ply"
-            },
-            if to < u32::MAX {
-                "min(r.last_ply, :ply_to)"
-            } else {
-                "r.last_ply"
-            },
-        ),
-        None => ("r.first_ply", "r.last_ply"),
-    };
-    let columns = "g.white, g.black, g.result, g.date";
-    match args.per {
-        Per::Position => {
-            let _ = write!(
-                sql,
-                "SELECT r.game_id, n.n AS ply, {columns}\nFROM matching_runs AS r\n\
-                 JOIN ply_numbers AS n ON n.n BETWEEN {first} AND {last}\n\
-                 JOIN games AS g ON g.id = r.game_id\nORDER BY r.game_id, r.first_ply, n.n"
-            );
-        }
-        Per::Game => {
-            let _ = write!(
-                sql,
-                "SELECT f.game_id, f.ply, {columns}\nFROM (\n    \
-                 SELECT r.game_id, min({first}) AS ply\n    FROM matching_runs AS r\n    \
-                 GROUP BY r.game_id\n) AS f\nJOIN games AS g ON g.id = f.game_id\n\
-                 ORDER BY f.game_id"
-            );
-        }
-    }
-    let count_sql = match args.per {
-        Per::Position => format!(
-            "{head}SELECT coalesce(sum({last} - {first} + 1), 0) AS positions\nFROM matching_runs AS r"
-        ),
-        Per::Game => format!(
-            "{head}SELECT count(*) AS games\nFROM (SELECT r.game_id FROM matching_runs AS r GROUP BY r.game_id)"
-        ),
-    };
-    Ok(Compiled {
-        sql,
-        count_sql,
-        params: f.params,
-    })
 }
 
 /// `--print-sql`: the SQL, preceded by its parameter values as comments.
-fn print_sql(c: &Compiled, count: bool) -> Result<()> {
+fn print_sql(sql: &Sql) -> Result<()> {
     let mut out = io::stdout().lock();
-    if !c.params.is_empty() {
+    if !sql.params.is_empty() {
         writeln!(
             out,
             "-- Parameters (pawndex query FILE --param NAME=VALUE, or .param set :NAME VALUE in sqlite3):"
         )?;
-        for (name, value) in &c.params {
+        for (name, value) in &sql.params {
             let v = match value {
                 Value::Integer(i) => i.to_string(),
                 Value::Text(t) => format!("'{}'", t.replace('\'', "''")),
@@ -448,7 +317,7 @@ fn print_sql(c: &Compiled, count: bool) -> Result<()> {
             writeln!(out, "--   :{name} = {v}")?;
         }
     }
-    writeln!(out, "{};", if count { &c.count_sql } else { &c.sql })?;
+    writeln!(out, "{};", sql.text)?;
     Ok(())
 }
 
@@ -457,19 +326,16 @@ pub fn run(args: FindArgs) -> Result<i32> {
 }
 
 fn run_inner(args: FindArgs) -> Result<i32> {
-    let compiled = compile(&args)?;
+    let search = search(&args)?;
     if args.print_sql {
-        print_sql(&compiled, false)?;
+        print_sql(&search.rows_sql(Form::Scan, rows(args.per)))?;
         return Ok(0);
     }
-    let count = match args.per {
-        Per::Position => match query::structure_ids_sql(&compiled.sql) {
-            Some(ids) => Count::Structures(ids),
-            None => Count::Sql(compiled.count_sql.clone()),
-        },
-        Per::Game => Count::Sql(compiled.count_sql.clone()),
-    };
-    query::execute(&compiled.sql, &count, &compiled.params, &args.output)
+    query::execute(
+        &query::Plan::Search(search, rows(args.per)),
+        &[],
+        &args.output,
+    )
 }
 
 #[cfg(test)]
@@ -490,7 +356,7 @@ mod tests {
     }
 
     fn error(list: &[&str]) -> String {
-        compile(&args(list)).unwrap_err().to_string()
+        search(&args(list)).unwrap_err().to_string()
     }
 
     #[test]
@@ -542,26 +408,24 @@ mod tests {
     }
 
     #[test]
-    fn compiled_sql_uses_parameters() {
-        let c = compile(&args(&[
+    fn filters_become_a_search() {
+        let s = search(&args(&[
             "--white",
             "islands>=3",
             "--player",
             "O'Kelly",
             "--ply",
             "10..20",
+            "--black",
+            "no-bishop-pair",
         ]))
         .unwrap();
-        assert!(!c.sql.contains("O'Kelly"));
-        assert!(c.sql.contains("s.white_islands >= :white_islands"));
-        let two = compile(&args(&["--white", "islands>=2", "--white", "islands<=4"])).unwrap();
-        assert!(two.sql.contains("s.white_islands >= :white_islands\n"));
-        assert!(two.sql.contains("s.white_islands <= :white_islands_2\n"));
-        assert!(c.sql.contains("JOIN games AS g ON g.id = p.game_id"));
-        assert!(
-            c.params
-                .iter()
-                .any(|(n, v)| n == "player" && *v == Value::Text("%O'Kelly%".into()))
-        );
+        assert_eq!(s.white, vec![SetCond::Compare(Measure::Islands, Op::Ge, 3)]);
+        assert_eq!(s.runs, vec![RunCond::BishopPair(Side::Black, false)]);
+        assert_eq!(s.games, vec![GameCond::Player("O'Kelly".into())]);
+        assert_eq!(s.plies, (10, 20));
+        let sql = s.rows_sql(Form::Scan, Rows::Games);
+        assert!(!sql.text.contains("O'Kelly"));
+        assert!(sql.text.contains("JOIN games AS g ON g.id = r.game_id"));
     }
 }

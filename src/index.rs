@@ -25,7 +25,7 @@ use rayon::prelude::*;
 use crate::input;
 use crate::reader::{PgnGames, RawGame};
 use crate::replay::{Replayed, replay};
-use crate::storage::{self, Stored, Writer};
+use crate::store::{self, Stored, Writer};
 
 /// Games per batch handed between stages.
 const BATCH: usize = 512;
@@ -270,8 +270,8 @@ fn progress_bar(total: Option<u64>, quiet: bool) -> ProgressBar {
 /// Runs the whole pipeline. `stop` is set by Ctrl-C: reading stops, what was read is stored.
 pub fn run(opts: &IndexOptions, stop: Arc<AtomicBool>) -> Result<Summary> {
     let start = Instant::now();
-    let _lock = storage::lock_for_indexing(&opts.db)?;
-    let conn = storage::open_for_writing(&opts.db)?;
+    let _lock = store::lock_for_indexing(&opts.db)?;
+    let conn = store::open_for_writing(&opts.db)?;
     let mut writer = Writer::new(conn, opts.keep_duplicates)?;
 
     let total: Option<u64> = opts

@@ -2,10 +2,9 @@
 //!
 //! The ingestion pipeline reads PGN ([`reader`], over [`input`]), replays each game and computes
 //! per-ply features ([`replay`], with the pure kernels in [`features`]) and writes SQLite
-//! ([`storage`]); [`index`] wires the three stages together.
+//! ([`store`]); [`index`] wires the three stages together.
 
 pub mod cli;
-pub mod count;
 pub mod export;
 pub mod features;
 pub mod find;
@@ -17,4 +16,4 @@ pub mod query;
 pub mod reader;
 pub mod replay;
 pub mod stats;
-pub mod storage;
+pub mod store;

@@ -12,7 +12,8 @@ use rusqlite::types::Value;
 use rusqlite::{Connection, Statement};
 
 use crate::output::{self, OutputArgs};
-use crate::storage;
+use crate::store;
+use crate::store::search::{Form, Group, Measure, Op, Rows, RunCond, Search, SetCond};
 
 #[derive(Args, Debug)]
 #[command(
@@ -272,135 +273,13 @@ pub fn first_statement(sql: &str) -> &str {
     sql[..end].trim_end()
 }
 
-/// SQL without comments, with every run of whitespace made one space.
-fn normalized(sql: &str) -> String {
-    let mut text = String::with_capacity(sql.len());
-    let mut at = 0;
-    for m in scan(sql) {
-        if let Mark::Comment(start, end) = m {
-            text.push_str(&sql[at..start]);
-            text.push(' ');
-            at = end;
-        }
-    }
-    text.push_str(&sql[at..]);
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// The body of the common table expression `name AS (…)` of a statement.
-fn cte_body<'a>(statement: &'a str, name: &str) -> Option<&'a str> {
-    let marks = scan(statement);
-    let in_comment = |i: usize| {
-        marks
-            .iter()
-            .any(|m| matches!(*m, Mark::Comment(s, e) if s <= i && i < e))
-    };
-    let needle = format!("{name} AS (");
-    let start = statement
-        .match_indices(&needle)
-        .map(|(i, _)| i)
-        .find(|&i| !in_comment(i))?;
-    let open = start + needle.len() - 1;
-    let mut depth = 0;
-    for m in &marks {
-        match *m {
-            Mark::Open(i) if i >= open => depth += 1,
-            Mark::Close(i) if i > open => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(&statement[open + 1..i]);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
-}
-
-/// The statement up to its final top-level SELECT (the `WITH …` part), when it has a
-/// `matching_runs` common table expression.
-fn with_head(sql: &str) -> Option<&str> {
-    let statement = first_statement(sql);
-    cte_body(statement, "matching_runs")?;
-    let last_select = scan(statement)
-        .into_iter()
-        .filter_map(|m| match m {
-            Mark::Select(i) => Some(i),
-            _ => None,
-        })
-        .next_back()?;
-    Some(&statement[..last_select])
-}
-
-/// For a query written as `WITH … matching_runs AS (…) SELECT …` (the shape of the named
-/// queries: runs of plies, then their expansion into plies), the SQL that counts the plies of
-/// the runs without expanding them. `None` for any other shape.
-#[must_use]
-pub fn runs_count_sql(sql: &str) -> Option<String> {
-    let head = with_head(sql)?;
-    Some(format!(
-        "{head}SELECT coalesce(sum(last_ply - first_ply + 1), 0) AS positions FROM matching_runs"
-    ))
-}
-
-/// The ways the named queries (and `find`) write "the runs whose pawn structure is one of
-/// matching_structures": a join (SQLite checks each run against a Bloom filter of the
-/// structures, fastest for all matches), a lookup per run (first rows at once), or, for one
-/// exact structure (unique in `structures`), its runs through the index on
-/// `positions(structure_id)`, which holds them in (game_id, first_ply) order.
-const JOIN_RUNS: &str = "SELECT p.game_id, p.first_ply, p.last_ply FROM positions AS p \
-                         JOIN matching_structures AS m ON m.id = p.structure_id";
-const LOOKUP_RUNS: &str = "SELECT p.game_id, p.first_ply, p.last_ply FROM positions AS p WHERE \
-                           EXISTS (SELECT 1 FROM matching_structures AS m WHERE m.id = p.structure_id)";
-const INDEX_RUNS: &str = "SELECT p.game_id, p.first_ply, p.last_ply FROM positions AS p WHERE \
-                          p.structure_id = (SELECT id FROM matching_structures)";
-
-/// The normalised body of the statement's matching_runs, when matching_structures exists too.
-fn runs_of_structures(sql: &str) -> Option<(&str, &str, String)> {
-    let head = with_head(sql)?;
-    cte_body(head, "matching_structures")?;
-    let body = cte_body(head, "matching_runs")?;
-    Some((head, body, normalized(body)))
-}
-
-/// For a query whose matching_runs are exactly the runs whose structure is in
-/// matching_structures, the SQL returning those structure ids; such a query's positions are
-/// counted by [`crate::count`] without SQL visiting every run.
-#[must_use]
-pub fn structure_ids_sql(sql: &str) -> Option<String> {
-    let (head, _, runs) = runs_of_structures(sql)?;
-    [JOIN_RUNS, LOOKUP_RUNS, INDEX_RUNS]
-        .contains(&runs.as_str())
-        .then(|| format!("{head}SELECT id FROM matching_structures"))
-}
-
-/// The same query written to return its first rows at once: a matching_runs that joins
-/// matching_structures becomes a lookup per run (EXISTS), so SQLite walks the runs in key order
-/// without first reading every structure into a Bloom filter. `None` when there is nothing to
-/// change.
-#[must_use]
-pub fn first_rows_sql(sql: &str) -> Option<String> {
-    let (_, body, runs) = runs_of_structures(sql)?;
-    if runs != JOIN_RUNS {
-        return None;
-    }
-    let start = body.as_ptr() as usize - sql.as_ptr() as usize;
-    let end = start + body.len();
-    Some(format!(
-        "{}\n    SELECT p.game_id, p.first_ply, p.last_ply\n    FROM positions AS p\n    \
-         WHERE EXISTS (SELECT 1 FROM matching_structures AS m WHERE m.id = p.structure_id)\n{}",
-        &sql[..start],
-        &sql[end..]
-    ))
-}
-
 // ---------------------------------------------------------------------------------------------
 // Running SQL
 // ---------------------------------------------------------------------------------------------
 
 /// Opens the database read-only, tuned for reading (memory-mapped I/O, a larger page cache).
 pub fn open(db: &Path) -> Result<Connection> {
-    let conn = storage::open_read_only(db)?;
+    let conn = store::open_read_only(db)?;
     conn.execute_batch(
         "PRAGMA query_only = ON;
          PRAGMA mmap_size = 17179869184;
@@ -537,74 +416,81 @@ fn parse_params(args: &[String]) -> Result<Vec<(String, Value)>> {
     Ok(out)
 }
 
-/// How `--count` counts a query's positions.
+/// What `pawndex query` runs: a typed search (named queries and `find`), or SQL text.
 #[derive(Clone, Debug)]
-pub enum Count {
-    /// `SELECT count(*)` over the query's rows.
-    Rows,
-    /// A query that returns the count (such as [`runs_count_sql`]).
+pub enum Plan {
+    /// A search: the storage layer writes its SQL, picks the fastest form, and counts it.
+    Search(Search, Rows),
+    /// SQL from a file or `--sql`; `--count` counts its rows.
     Sql(String),
-    /// The plies of the runs whose structure id is returned by this query
-    /// ([`structure_ids_sql`], counted by [`crate::count`]).
-    Structures(String),
-}
-
-impl Count {
-    /// The fastest correct way to count the positions of `sql`.
-    #[must_use]
-    pub fn plan(sql: &str) -> Count {
-        if let Some(ids) = structure_ids_sql(sql) {
-            Count::Structures(ids)
-        } else if let Some(count) = runs_count_sql(sql) {
-            Count::Sql(count)
-        } else {
-            Count::Rows
-        }
-    }
 }
 
 /// Runs a query (or counts its rows) and writes the results to stdout.
-pub(crate) fn execute(
-    sql: &str,
-    count: &Count,
-    params: &[(String, Value)],
-    output: &OutputArgs,
-) -> Result<i32> {
+pub(crate) fn execute(plan: &Plan, params: &[(String, Value)], output: &OutputArgs) -> Result<i32> {
     let conn = open(&output.db)?;
+    // One snapshot for every statement of this command (a concurrent index only appends).
+    conn.execute_batch("BEGIN")?;
+    warn_if_unfinished(&conn, &output.db)?;
     let stdout = io::stdout();
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
-    if output.count {
-        let n = match count {
-            Count::Structures(ids_sql) => {
-                crate::count::positions_with_structures(&output.db, ids_sql, params)?
+    let (sql, params): (String, Vec<(String, Value)>) = match plan {
+        Plan::Search(search, rows) => {
+            if output.count {
+                let n = if *rows == Rows::Games {
+                    let form = search.rows_form(&conn)?;
+                    let c = search.count_sql(form, true);
+                    count_with_sql(&conn, &c.text, &c.params)?
+                } else {
+                    let db = output.db.clone();
+                    store::count::positions(&conn, &move || open(&db), search)?
+                };
+                writeln!(out, "{n}")?;
+                out.flush()?;
+                return Ok(0);
             }
-            Count::Sql(count_sql) => count_with_sql(&conn, count_sql, params)?,
-            Count::Rows => {
+            let form = search.rows_form(&conn)?;
+            let sql = search.rows_sql(form, *rows);
+            (sql.text, sql.params)
+        }
+        Plan::Sql(sql) => {
+            if output.count {
                 let count_sql = format!(
                     "SELECT count(*) AS positions FROM (\n{}\n)",
                     first_statement(sql)
                 );
-                count_with_sql(&conn, &count_sql, params)?
+                let n = count_with_sql(&conn, &count_sql, params)?;
+                writeln!(out, "{n}")?;
+                out.flush()?;
+                return Ok(0);
             }
-        };
-        writeln!(out, "{n}")?;
-        out.flush()?;
-        return Ok(0);
-    }
-    // Only the first rows are wanted: a plan that returns them at once beats the fastest plan
-    // for all rows.
-    let first_rows = output.limit.and_then(|_| first_rows_sql(sql));
-    let sql = first_rows.as_deref().unwrap_or(sql);
-    let mut stmt = prepare(&conn, sql)?;
-    bind_params(&mut stmt, params)?;
+            (sql.clone(), params.to_vec())
+        }
+    };
+    let mut stmt = prepare(&conn, &sql)?;
+    bind_params(&mut stmt, &params)?;
     output::write_results(&conn, &mut stmt, output.format, output.limit, &mut out).map_err(
         |e| match e.downcast::<rusqlite::Error>() {
-            Ok(e) => sql_error(&e, sql),
+            Ok(e) => sql_error(&e, &sql),
             Err(e) => e,
         },
     )?;
     out.flush()?;
     Ok(0)
+}
+
+/// Says in one line when the last `pawndex index` did not finish (answers stay right).
+fn warn_if_unfinished(conn: &Connection, db: &Path) -> Result<()> {
+    let lag = store::lag(conn)?;
+    if lag.pending() > 0 {
+        eprintln!(
+            "pawndex: note: {} was not finished by its last `pawndex index` ({} games not yet in \
+             the derived tables; answers are complete but slower); run `pawndex migrate --db {}`",
+            db.display(),
+            lag.pending(),
+            db.display()
+        );
+    }
+    Ok(())
 }
 
 /// Runs a query whose first column of its first row is a count.
@@ -634,19 +520,20 @@ fn list() -> Result<i32> {
 ///
 /// `--count` takes the shortcuts of [`Count::plan`] for the named queries only, whose shape the
 /// tests check; SQL from a file or `--sql` is counted row by row.
-fn resolve(args: &QueryArgs) -> Result<(String, Count)> {
+fn resolve(args: &QueryArgs, params: &[(String, Value)]) -> Result<Plan> {
     if let Some(sql) = &args.sql {
-        return Ok((sql.clone(), Count::Rows));
+        return Ok(Plan::Sql(sql.clone()));
     }
     let name = args.query.as_deref().unwrap_or_default();
-    if let Some(q) = named(name) {
-        return Ok((q.sql.to_string(), Count::plan(q.sql)));
+    if named(name).is_some() {
+        let search = named_search(name, params)?;
+        return Ok(Plan::Search(search, Rows::Positions));
     }
     let path = Path::new(name);
     if name.ends_with(".sql") || path.is_file() {
         let sql = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read SQL file {}", path.display()))?;
-        return Ok((sql, Count::Rows));
+        return Ok(Plan::Sql(sql));
     }
     let close = closest_names(name);
     if close.is_empty() {
@@ -658,6 +545,126 @@ fn resolve(args: &QueryArgs) -> Result<(String, Count)> {
     )
 }
 
+/// Squares by name ("d4 e3"), as a bitboard (a1 = bit 0).
+fn sq(names: &str) -> u64 {
+    names
+        .split_whitespace()
+        .map(|n| {
+            let b = n.as_bytes();
+            1u64 << (u32::from(b[1] - b'1') * 8 + u32::from(b[0] - b'a'))
+        })
+        .fold(0, |a, b| a | b)
+}
+
+/// Whole files by letter ("ce"), as a bitboard.
+fn files(letters: &str) -> u64 {
+    letters
+        .bytes()
+        .map(|f| 0x0101_0101_0101_0101u64 << (f - b'a'))
+        .fold(0, |a, b| a | b)
+}
+
+/// The search behind the named query `name` (the definition its `.sql` file is written from),
+/// with its `--param` values bound.
+pub fn named_search(name: &str, params: &[(String, Value)]) -> Result<Search> {
+    use SetCond::{Has, NoPawnsOn, PawnOnAny, PawnsOn};
+    let mut s = Search::default();
+    let exact = name == "exact-structure";
+    if !exact && let Some((p, _)) = params.first() {
+        usage!("--param {p}: the query has no parameter :{p} (its parameters: none)");
+    }
+    match name {
+        "white-duo" => s.white.push(Has(Group::Duo)),
+        "black-duo" => s.black.push(Has(Group::Duo)),
+        "white-trio" => s.white.push(Has(Group::Trio)),
+        "black-trio" => s.black.push(Has(Group::Trio)),
+        "white-quart" => s.white.push(Has(Group::Quart)),
+        "black-quart" => s.black.push(Has(Group::Quart)),
+        "white-bishop-pair" => s.runs.push(RunCond::BishopPairs(1)),
+        "black-bishop-pair" => s.runs.push(RunCond::BishopPairs(2)),
+        "white-three-islands" => s.white.push(SetCond::Compare(Measure::Islands, Op::Ge, 3)),
+        "black-three-islands" => s.black.push(SetCond::Compare(Measure::Islands, Op::Ge, 3)),
+        "white-isolated-queen-pawn" => {
+            s.white = vec![PawnOnAny(files("d")), NoPawnsOn(files("ce"))];
+        }
+        "black-isolated-queen-pawn" => {
+            s.black = vec![PawnOnAny(files("d")), NoPawnsOn(files("ce"))];
+        }
+        "white-hanging-pawns" => s.white = vec![PawnsOn(sq("c4 d4")), NoPawnsOn(files("be"))],
+        "black-hanging-pawns" => s.black = vec![PawnsOn(sq("c5 d5")), NoPawnsOn(files("be"))],
+        "carlsbad" => {
+            s.white = vec![PawnsOn(sq("d4 e3")), NoPawnsOn(files("c"))];
+            s.black = vec![PawnsOn(sq("c6 d5")), NoPawnsOn(files("e"))];
+        }
+        "reversed-carlsbad" => {
+            s.white = vec![PawnsOn(sq("c3 d4")), NoPawnsOn(files("e"))];
+            s.black = vec![PawnsOn(sq("d5 e6")), NoPawnsOn(files("c"))];
+        }
+        "white-stonewall" => s.white.push(PawnsOn(sq("c3 d4 e3 f4"))),
+        "black-stonewall" => s.black.push(PawnsOn(sq("c6 d5 e6 f5"))),
+        "white-maroczy-bind" => {
+            s.white = vec![PawnsOn(sq("c4 e4")), NoPawnsOn(files("d"))];
+            s.black.push(NoPawnsOn(files("c")));
+        }
+        "black-maroczy-bind" => {
+            s.white.push(NoPawnsOn(files("c")));
+            s.black = vec![PawnsOn(sq("c5 e5")), NoPawnsOn(files("d"))];
+        }
+        "exact-structure" => {
+            let value = |side: &str| -> Result<u64> {
+                let key = format!("{side}_pawns");
+                match params.iter().rev().find(|(n, _)| *n == key) {
+                    Some((_, Value::Integer(v))) => Ok(*v as u64),
+                    Some((_, v)) => {
+                        usage!(
+                            "--param {key}: expected a bitboard (an integer, 0x… for hex), got {v:?}"
+                        )
+                    }
+                    None => usage!("the query needs a value for :{key}: add --param {key}=VALUE"),
+                }
+            };
+            let (w, b) = (value("white")?, value("black")?);
+            if let Some((p, _)) = params
+                .iter()
+                .find(|(n, _)| n != "white_pawns" && n != "black_pawns")
+            {
+                usage!(
+                    "--param {p}: the query has no parameter :{p} (its parameters: white_pawns, black_pawns)"
+                );
+            }
+            s.white.push(SetCond::Exactly(w));
+            s.black.push(SetCond::Exactly(b));
+        }
+        other => bail!("no search is defined for the named query {other}"),
+    }
+    Ok(s)
+}
+
+/// The text of a named query's `.sql` file: its opening comment, then the SQL of its search
+/// in the scan form (parameters where the search has them).
+#[must_use]
+pub fn named_file_text(q: &NamedQuery) -> String {
+    let comment: String = q
+        .sql
+        .lines()
+        .take_while(|l| l.starts_with("--"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let params = if q.name == "exact-structure" {
+        vec![
+            ("white_pawns".to_string(), Value::Integer(0)),
+            ("black_pawns".to_string(), Value::Integer(0)),
+        ]
+    } else {
+        Vec::new()
+    };
+    let search = named_search(q.name, &params).expect("every named query has a search");
+    format!(
+        "{comment}{};\n",
+        search.rows_sql(Form::Scan, Rows::Positions).text
+    )
+}
+
 pub fn run(args: QueryArgs) -> Result<i32> {
     exit_status(run_inner(args))
 }
@@ -666,14 +673,21 @@ fn run_inner(args: QueryArgs) -> Result<i32> {
     if args.list {
         return list();
     }
-    let (sql, count) = resolve(&args)?;
     let params = parse_params(&args.params)?;
     if args.print_sql {
+        let text = match args.query.as_deref().and_then(named) {
+            Some(q) => q.sql.to_string(),
+            None => match resolve(&args, &params)? {
+                Plan::Sql(sql) => sql,
+                Plan::Search(search, rows) => search.rows_sql(Form::Scan, rows).text,
+            },
+        };
         let mut out = io::stdout().lock();
-        writeln!(out, "{}", sql.trim_end())?;
+        writeln!(out, "{}", text.trim_end())?;
         return Ok(0);
     }
-    execute(&sql, &count, &params, &args.output)
+    let plan = resolve(&args, &params)?;
+    execute(&plan, &params, &args.output)
 }
 
 #[cfg(test)]
@@ -681,53 +695,53 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_named_query_has_a_description_and_a_fast_count() {
+    fn every_named_query_has_a_description_and_a_search() {
         for q in named_queries() {
             assert!(!q.description.is_empty(), "{}: no description", q.name);
-            assert!(
-                runs_count_sql(q.sql).is_some(),
-                "{}: no matching_runs",
-                q.name
-            );
-            let by_structure = structure_ids_sql(q.sql).is_some();
-            assert_eq!(by_structure, !q.name.contains("bishop-pair"), "{}", q.name);
+            let params = if q.name == "exact-structure" {
+                vec![
+                    ("white_pawns".to_string(), Value::Integer(0xFF00)),
+                    ("black_pawns".to_string(), Value::Integer(0xFF << 48)),
+                ]
+            } else {
+                vec![]
+            };
+            named_search(q.name, &params).unwrap();
         }
     }
 
+    /// Each `queries/NAME.sql` is its opening comment plus the SQL of the named search, so the
+    /// file a person reads is what pawndex runs. `PAWNDEX_BLESS=1 cargo test` rewrites them.
     #[test]
-    fn structure_ids_only_for_runs_of_matching_structures() {
-        let q = named("white-quart").unwrap();
-        let ids = structure_ids_sql(q.sql).unwrap();
-        assert!(ids.ends_with("SELECT id FROM matching_structures"), "{ids}");
-        assert!(ids.contains("s.white_quart != 0"));
-        // Any other condition on the runs: no shortcut.
-        let other = q.sql.replace(
-            "m.id = p.structure_id\n",
-            "m.id = p.structure_id AND p.first_ply > 10\n",
+    fn named_query_files_are_written_from_their_searches() {
+        let bless = std::env::var_os("PAWNDEX_BLESS").is_some();
+        let mut stale = Vec::new();
+        for q in named_queries() {
+            let want = named_file_text(&q);
+            if want != q.sql {
+                if bless {
+                    let path = format!("{}/queries/{}.sql", env!("CARGO_MANIFEST_DIR"), q.name);
+                    std::fs::write(&path, &want).unwrap();
+                }
+                stale.push(q.name);
+            }
+        }
+        assert!(
+            bless || stale.is_empty(),
+            "stale query files (run PAWNDEX_BLESS=1 cargo test --lib): {stale:?}"
         );
-        assert_ne!(other, q.sql);
-        assert!(structure_ids_sql(&other).is_none());
-        assert!(runs_count_sql(&other).is_some());
-        assert!(first_rows_sql(&other).is_none());
     }
 
     #[test]
-    fn first_rows_form_looks_up_each_run() {
-        let q = named("carlsbad").unwrap();
-        let first = first_rows_sql(q.sql).unwrap();
-        assert!(first.contains("WHERE EXISTS (SELECT 1 FROM matching_structures AS m"));
-        assert!(!first.contains("JOIN matching_structures"));
-        // Only matching_runs changed; it is still a query of the same shape.
-        assert_eq!(first.replace(
-            "\n    WHERE EXISTS (SELECT 1 FROM matching_structures AS m WHERE m.id = p.structure_id)\n",
-            "\n    JOIN matching_structures AS m ON m.id = p.structure_id\n",
-        ), q.sql);
-        assert!(
-            structure_ids_sql(&first).is_some(),
-            "still counted by structure"
-        );
-        assert!(first_rows_sql(&first).is_none());
-        assert!(first_rows_sql(named("exact-structure").unwrap().sql).is_none());
+    fn named_parameters_are_checked() {
+        let err = named_search("white-quart", &[("x".into(), Value::Integer(1))]).unwrap_err();
+        assert!(err.to_string().contains("no parameter :x"), "{err}");
+        let err = named_search(
+            "exact-structure",
+            &[("white_pawns".into(), Value::Integer(1))],
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains(":black_pawns"), "{err}");
     }
 
     #[test]
@@ -738,18 +752,6 @@ mod tests {
             "SELECT ';' -- ; here\n, \"a;b\" /* ; */ FROM t"
         );
         assert_eq!(first_statement("SELECT 1"), "SELECT 1");
-    }
-
-    #[test]
-    fn runs_count_replaces_the_final_select() {
-        let sql = "-- x: y\nWITH matching_runs AS (\n    SELECT game_id, first_ply, last_ply FROM \
-                   positions WHERE (SELECT 1)\n)\nSELECT r.game_id FROM matching_runs AS r;\n";
-        let count = runs_count_sql(sql).unwrap();
-        assert!(count.ends_with(
-            ")\nSELECT coalesce(sum(last_ply - first_ply + 1), 0) AS positions FROM matching_runs"
-        ), "{count}");
-        assert!(count.contains("WHERE (SELECT 1)"));
-        assert_eq!(runs_count_sql("SELECT 1"), None);
     }
 
     #[test]

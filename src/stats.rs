@@ -302,7 +302,7 @@ fn run_stats(args: StatsArgs) -> Result<i32> {
 
 /// Opens the database read-only, tuned for long sequential reads.
 fn open(db: &Path) -> Result<rusqlite::Connection> {
-    let conn = crate::storage::open_read_only(db)?;
+    let conn = crate::store::open_read_only(db)?;
     // Memory-mapped reads, and temporary tables (piece masks) in memory.
     conn.execute_batch(
         "PRAGMA cache_size = -16384; PRAGMA mmap_size = 17179869184; PRAGMA temp_store = MEMORY;",

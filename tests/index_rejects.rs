@@ -47,14 +47,14 @@ fn bad_pgn() -> std::path::PathBuf {
 type Rows = Vec<Vec<rusqlite::types::Value>>;
 
 /// Everything a re-run must leave untouched: games, rejects, the `ply_features` digest and
-/// the number of distinct structures.
+/// the number of distinct pawn sets.
 fn snapshot(db: &Path) -> (Rows, Rows, (u64, u64), i64) {
     let conn = open_db(db);
     (
         query_all(&conn, GAMES_ALL),
         query_all(&conn, "SELECT * FROM rejects ORDER BY id"),
         ply_features_digest(&conn),
-        count(&conn, "SELECT count(*) FROM structures"),
+        count(&conn, "SELECT count(*) FROM pawn_sets"),
     )
 }
 
@@ -224,7 +224,7 @@ fn indexing_the_same_files_again_adds_nothing() {
     assert_eq!(before.0, after.0, "games changed on re-run");
     assert_eq!(before.1, after.1, "rejects changed on re-run");
     assert_eq!(before.2, after.2, "ply_features changed on re-run");
-    assert_eq!(before.3, after.3, "structures changed on re-run");
+    assert_eq!(before.3, after.3, "pawn sets changed on re-run");
 
     // A different file name for the same content: still duplicates, and rejects are keyed
     // by source so they may be recorded again, but no game is added.

@@ -10,7 +10,15 @@ use query_common::{Db, pawndex};
 fn snapshot(db: &Db) -> (Vec<u8>, Vec<String>) {
     let conn = db.conn();
     let mut digest = Vec::new();
-    for table in ["games", "positions", "structures", "rejects", "ply_numbers"] {
+    for table in [
+        "games",
+        "runs",
+        "pawn_sets",
+        "set_games",
+        "set_totals",
+        "rejects",
+        "ply_numbers",
+    ] {
         let n: i64 = conn
             .query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))
             .unwrap();

@@ -27,11 +27,11 @@ impl Side {
 /// Where a column's value comes from, which decides the scan that computes it.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Level {
-    /// Constant for a pawn structure: a row of `structures`.
+    /// Constant for a pawn structure: one side's row of `pawn_sets` (or both).
     Structure,
     /// Constant for a game: a row of `games`.
     Game,
-    /// Constant for a run of `positions` (piece-set, bishop pairs).
+    /// Constant for a run of `runs` (piece-set, bishop pairs).
     Run,
     /// Changes inside a run: needs the ply.
     Ply,
@@ -137,7 +137,25 @@ impl Column {
         }
     }
 
-    /// For structure columns: the `structures` columns the value is computed from.
+    /// The side a column describes, for the per-side columns.
+    pub fn side(self) -> Option<Side> {
+        match self {
+            Column::Pawns(s)
+            | Column::Islands(s)
+            | Column::Dispersion(s)
+            | Column::Distortion(s)
+            | Column::Duo(s)
+            | Column::Trio(s)
+            | Column::Quart(s)
+            | Column::BishopPair(s)
+            | Column::DuoCount(s)
+            | Column::TrioCount(s)
+            | Column::QuartCount(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// For structure columns: the per-side columns the value is computed from.
     pub fn structure_sources(self) -> Vec<String> {
         match self {
             Column::DuoCount(s) => vec![Column::Duo(s).name()],

@@ -8,7 +8,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use anyhow::{Context, Result};
 use clap::ValueEnum;
-use rusqlite::{Connection, named_params};
+use rusqlite::Connection;
 
 use super::UsageError;
 use super::columns::{self, Cell, Column, Level, OPENING_LAST_PLY, Phase, PieceMasks};
@@ -216,15 +216,16 @@ struct Plan {
     min_elo: Option<i64>,
     parts: Vec<Part>,
     structure_columns: Vec<Column>,
-    /// `structures` columns the structure scan reads, and for each structure column the
-    /// indexes of its sources among them.
+    /// Per-side columns (`white_islands`, …) the pawn-set scans read, and for each structure
+    /// column the indexes of its sources among them.
     structure_raw: Vec<String>,
     structure_raw_index: Vec<Vec<usize>>,
     /// The structure columns identify the structure: the structure id is the key.
     structure_unique: bool,
     game_columns: Vec<Column>,
     run_columns: Vec<Column>,
-    structure_filters: Vec<String>,
+    /// Filters on one side's pawn set only (White, Black).
+    side_filters: [Vec<String>; 2],
     game_filters: Vec<String>,
     position_filters: Vec<String>,
     joins: Joins,
@@ -266,7 +267,7 @@ impl Plan {
             structure_unique: false,
             game_columns: Vec::new(),
             run_columns: Vec::new(),
-            structure_filters: Vec::new(),
+            side_filters: [Vec::new(), Vec::new()],
             game_filters: Vec::new(),
             position_filters: Vec::new(),
             joins: Joins::default(),
@@ -336,6 +337,7 @@ impl Plan {
     fn place_filter(&mut self, conn: &Connection, filter: &str, any_fen: bool) -> Result<()> {
         let inspected = sql::inspect(filter).map_err(|e| where_error(filter, e))?;
         let mut levels = Vec::new();
+        let mut sides = Vec::new();
         let mut phase = false;
         let mut cut = sql::Cut::Runs;
         for name in &inspected.identifiers {
@@ -348,6 +350,12 @@ impl Plan {
                 }
                 Some(c) => {
                     phase |= c == Column::Phase;
+                    if c.level() == Level::Structure
+                        && let Some(side) = c.side()
+                        && !sides.contains(&side)
+                    {
+                        sides.push(side);
+                    }
                     cut = cut.merge(match c {
                         Column::Ply => sql::Cut::Plies,
                         Column::PlyBucket => sql::Cut::Pieces {
@@ -369,9 +377,12 @@ impl Plan {
                 levels.push(level);
             }
         }
-        let (source, list) = match levels.as_slice() {
-            [Level::Structure] => (sql::structure_source(), &mut self.structure_filters),
-            [Level::Game] => (sql::game_source(), &mut self.game_filters),
+        let (source, list) = match (levels.as_slice(), sides.as_slice()) {
+            ([Level::Structure], [side]) => (
+                sql::side_source(*side),
+                &mut self.side_filters[side_index(*side)],
+            ),
+            ([Level::Game], _) => (sql::game_source(), &mut self.game_filters),
             _ => {
                 self.joins.cut = self.joins.cut.merge(cut);
                 self.joins.structures |= levels.contains(&Level::Structure);
@@ -436,16 +447,40 @@ fn fill_piece_masks(conn: &Connection) -> Result<()> {
 
 const NONE: u32 = u32::MAX;
 
-/// The structure part of each structure's key.
+/// Index of a side in per-side arrays.
+fn side_index(side: columns::Side) -> usize {
+    match side {
+        columns::Side::White => 0,
+        columns::Side::Black => 1,
+    }
+}
+
+/// What one element of a side's key tuple is.
+#[derive(Copy, Clone)]
+enum Item {
+    /// The value of structure column `i` (a column of this side).
+    Column(usize),
+    /// The side's pawns (for `pawn_fen`, which needs both sides).
+    Pawns,
+}
+
+/// One side's part of the structure key: pawn set id -> the number of its tuple of values
+/// (`NONE`: filtered out, or a set of the other side).
+struct SideKeys {
+    key_of: KeyTable,
+    tuples: Vec<Vec<i64>>,
+    items: Vec<Item>,
+}
+
+/// The structure part of each run's key: a White key and a Black key (0 for a side that no
+/// column or filter uses), or nothing at all.
 enum StructureKeys {
     /// No structure column and no structure filter.
     All,
-    /// The key is the structure id; `keep[id]` when a filter or a candidate set applies.
-    Identity { keep: Option<Vec<bool>> },
-    /// `key_of[id]` numbers the distinct value tuples (`NONE`: filtered out).
-    Interned {
-        key_of: KeyTable,
-        tuples: Vec<Vec<i64>>,
+    Sides {
+        sides: Box<[Option<SideKeys>; 2]>,
+        /// Only these keys count (the candidates of `--top` over whole structures).
+        keep: Option<std::collections::HashSet<u64>>,
     },
 }
 
@@ -478,7 +513,8 @@ impl KeyTable {
     }
 
     #[inline]
-    fn get(&self, id: usize) -> Option<u32> {
+    fn get(&self, id: i64) -> Option<u32> {
+        let id = usize::try_from(id).ok()?;
         match self {
             KeyTable::U8(t) => t.get(id).filter(|&&k| k != u8::MAX).map(|&k| u32::from(k)),
             KeyTable::U16(t) => t.get(id).filter(|&&k| k != u16::MAX).map(|&k| u32::from(k)),
@@ -489,92 +525,161 @@ impl KeyTable {
 
 impl StructureKeys {
     #[inline]
-    fn key(&self, id: i64) -> Option<u32> {
+    fn key(&self, white_set: i64, black_set: i64) -> Option<u64> {
         match self {
             StructureKeys::All => Some(0),
-            StructureKeys::Identity { keep: None } => Some(id as u32),
-            StructureKeys::Identity { keep: Some(keep) } => keep
-                .get(id as usize)
-                .copied()
-                .unwrap_or(false)
-                .then_some(id as u32),
-            StructureKeys::Interned { key_of, .. } => key_of.get(id as usize),
+            StructureKeys::Sides { sides, keep } => {
+                let part = |side: &Option<SideKeys>, id: i64| match side {
+                    Some(k) => k.key_of.get(id),
+                    None => Some(0),
+                };
+                let key = u64::from(part(&sides[0], white_set)?) << 32
+                    | u64::from(part(&sides[1], black_set)?);
+                match keep {
+                    Some(keep) if !keep.contains(&key) => None,
+                    _ => Some(key),
+                }
+            }
         }
     }
 
-    /// Reads the structures in `threads` slices of ids, each on its own connection.
+    /// The structure columns' values of a key.
+    fn values(&self, plan: &Plan, key: u64) -> Vec<Cell> {
+        let mut values = vec![Cell::Null; plan.structure_columns.len()];
+        let mut pawns = [0i64; 2];
+        if let StructureKeys::Sides { sides, .. } = self {
+            for (side, keys) in sides.iter().enumerate() {
+                let Some(k) = keys else { continue };
+                let part = if side == 0 {
+                    key >> 32
+                } else {
+                    key & 0xFFFF_FFFF
+                };
+                let Some(t) = k.tuples.get(part as usize) else {
+                    continue;
+                };
+                for (item, &v) in k.items.iter().zip(t) {
+                    match *item {
+                        Item::Column(i) => values[i] = Cell::Int(v),
+                        Item::Pawns => pawns[side] = v,
+                    }
+                }
+            }
+        }
+        for (i, c) in plan.structure_columns.iter().enumerate() {
+            if *c == Column::PawnFen {
+                values[i] = c.structure_value(&pawns);
+            }
+        }
+        values
+    }
+
+    /// Reads each side's pawn sets in `threads` slices of ids, each on its own connection.
     fn load(
-        conn: &Connection,
         connect: &(dyn Fn() -> Result<Connection> + Sync),
         plan: &Plan,
         threads: usize,
+        max_id: i64,
     ) -> Result<StructureKeys> {
-        let filtered = !plan.structure_filters.is_empty();
+        let filtered = plan.side_filters.iter().any(|f| !f.is_empty());
         if plan.structure_columns.is_empty() && !filtered {
             return Ok(StructureKeys::All);
         }
-        if plan.structure_unique && !filtered {
-            return Ok(StructureKeys::Identity { keep: None });
+        // Ids come from the file: refuse a wild one rather than size a table by it.
+        if !(0..=i64::from(u32::MAX >> 2)).contains(&max_id) {
+            anyhow::bail!(
+                "pawn set id {max_id} is out of range: the database is damaged (run `pawndex check`)"
+            );
         }
-        let max_id: i64 = conn.query_row(sql::MAX_STRUCTURE_ID, [], |r| r.get(0))?;
-        let size = usize::try_from(max_id).unwrap_or(0) + 1;
-        let parts = id_slices(0, max_id, threads);
-        let columns: &[String] = if plan.structure_unique {
-            &[]
-        } else {
-            &plan.structure_raw
-        };
-        let sql = sql::structure_scan(columns, &plan.structure_filters);
-        // Each slice: its ids' keys, numbered by its own interner.
-        let slices = scan_slices(connect, &parts, |c, (first, last)| {
-            let mut st = c.prepare(&sql)?;
-            st.raw_bind_parameter(":first_id", first)?;
-            st.raw_bind_parameter(":last_id", last)?;
-            let mut rows = st.raw_query();
-            let mut keys = vec![NONE; (last - first + 1) as usize];
-            let mut interner = Interner::new();
-            let mut raw = vec![0i64; columns.len()];
-            let mut tuple = Vec::with_capacity(plan.structure_columns.len());
-            let mut sources = Vec::with_capacity(2);
-            while let Some(r) = rows.next()? {
-                let id: i64 = r.get(0)?;
-                for (i, v) in raw.iter_mut().enumerate() {
-                    *v = r.get(i + 1)?;
+        let size = max_id as usize + 1;
+        let mut sides: [Option<SideKeys>; 2] = [None, None];
+        for side in [columns::Side::White, columns::Side::Black] {
+            let prefix = format!(
+                "{}_",
+                if side == columns::Side::White {
+                    "white"
+                } else {
+                    "black"
                 }
-                tuple.clear();
-                if !plan.structure_unique {
-                    for (c, index) in plan.structure_columns.iter().zip(&plan.structure_raw_index) {
+            );
+            let raw: Vec<usize> = (0..plan.structure_raw.len())
+                .filter(|&i| plan.structure_raw[i].starts_with(&prefix))
+                .collect();
+            let filters = &plan.side_filters[side_index(side)];
+            if raw.is_empty() && filters.is_empty() {
+                continue;
+            }
+            let names: Vec<String> = raw.iter().map(|&i| plan.structure_raw[i].clone()).collect();
+            // Each tuple element, and the positions of its sources among `names`.
+            let mut items: Vec<(Item, Vec<usize>)> = Vec::new();
+            for (i, c) in plan.structure_columns.iter().enumerate() {
+                let sources = &plan.structure_raw_index[i];
+                let local = |j: usize| raw.iter().position(|&r| r == j);
+                if *c == Column::PawnFen {
+                    let pawns = format!("{prefix}pawns");
+                    if let Some(at) = names.iter().position(|n| *n == pawns) {
+                        items.push((Item::Pawns, vec![at]));
+                    }
+                } else if c.side() == Some(side) {
+                    items.push((
+                        Item::Column(i),
+                        sources.iter().filter_map(|&j| local(j)).collect(),
+                    ));
+                }
+            }
+            let sql = sql::side_scan(side, &names, filters);
+            let parts = id_slices(0, max_id, threads);
+            // Each slice: its ids' keys, numbered by its own interner.
+            let slices = scan_slices(connect, &parts, |c, (first, last)| {
+                let mut st = c.prepare(&sql)?;
+                st.raw_bind_parameter(":first_id", first)?;
+                st.raw_bind_parameter(":last_id", last)?;
+                let mut rows = st.raw_query();
+                let mut keys = vec![NONE; (last - first + 1) as usize];
+                let mut interner = Interner::new();
+                let mut raw_values = vec![0i64; names.len()];
+                let mut tuple = Vec::with_capacity(items.len());
+                let mut sources = Vec::with_capacity(2);
+                while let Some(r) = rows.next()? {
+                    let id: i64 = r.get(0)?;
+                    for (i, v) in raw_values.iter_mut().enumerate() {
+                        *v = r.get(i + 1)?;
+                    }
+                    tuple.clear();
+                    for (item, at) in &items {
                         sources.clear();
-                        sources.extend(index.iter().map(|&i| raw[i]));
-                        tuple.push(c.structure_int(&sources));
+                        sources.extend(at.iter().map(|&j| raw_values[j]));
+                        tuple.push(match *item {
+                            Item::Column(i) => plan.structure_columns[i].structure_int(&sources),
+                            Item::Pawns => sources[0],
+                        });
+                    }
+                    if let Some(k) = keys.get_mut(usize::try_from(id - first).unwrap_or(usize::MAX))
+                    {
+                        *k = interner.id(&tuple);
                     }
                 }
-                keys[(id - first) as usize] = interner.id(&tuple);
-            }
-            Ok((first, keys, interner.tuples))
-        })?;
-        if plan.structure_unique {
-            let mut keep = vec![false; size];
-            for (first, keys, _) in slices {
+                Ok((first, keys, interner.tuples))
+            })?;
+            let mut key_of = vec![NONE; size];
+            let mut interner = Interner::new();
+            for (first, keys, tuples) in slices {
+                let global: Vec<u32> = tuples.iter().map(|t| interner.id(t)).collect();
                 for (i, k) in keys.into_iter().enumerate() {
-                    keep[first as usize + i] = k != NONE;
+                    if k != NONE {
+                        key_of[first as usize + i] = global[k as usize];
+                    }
                 }
             }
-            return Ok(StructureKeys::Identity { keep: Some(keep) });
+            sides[side_index(side)] = Some(SideKeys {
+                key_of: KeyTable::new(key_of, interner.tuples.len()),
+                tuples: interner.tuples,
+                items: items.into_iter().map(|(item, _)| item).collect(),
+            });
         }
-        let mut key_of = vec![NONE; size];
-        let mut interner = Interner::new();
-        for (first, keys, tuples) in slices {
-            let global: Vec<u32> = tuples.iter().map(|t| interner.id(t)).collect();
-            for (i, k) in keys.into_iter().enumerate() {
-                if k != NONE {
-                    key_of[first as usize + i] = global[k as usize];
-                }
-            }
-        }
-        Ok(StructureKeys::Interned {
-            key_of: KeyTable::new(key_of, interner.tuples.len()),
-            tuples: interner.tuples,
+        Ok(StructureKeys::Sides {
+            sides: Box::new(sides),
+            keep: None,
         })
     }
 }
@@ -614,10 +719,13 @@ impl Games {
         (g.key != NONE).then_some(g)
     }
 
-    fn load(conn: &Connection, plan: &Plan) -> Result<Games> {
-        let (first_id, last_id): (i64, i64) =
-            conn.query_row(sql::GAME_ID_RANGE, [], |r| Ok((r.get(0)?, r.get(1)?)))?;
-        let size = usize::try_from(last_id - first_id + 1).unwrap_or(0);
+    /// Reads the games `first_id..=last_id` (the range of the command's snapshot).
+    fn load(conn: &Connection, plan: &Plan, (first_id, last_id): (i64, i64)) -> Result<Games> {
+        // Ids come from the file: a damaged range must not size the table.
+        let size = usize::try_from(last_id - first_id + 1)
+            .ok()
+            .filter(|&n| n <= 1 << 32)
+            .ok_or_else(|| anyhow::anyhow!("game ids {first_id}..{last_id} are out of range: the database is damaged (run `pawndex check`)"))?;
         let mut games = Games {
             first_id,
             last_id,
@@ -627,10 +735,12 @@ impl Games {
         };
         let mut interner = Interner::new();
         let mut st = conn.prepare(&sql::game_scan(&plan.game_filters, plan.min_elo.is_some()))?;
-        let mut rows = match plan.min_elo {
-            Some(min) => st.query(named_params! {":min_elo": min})?,
-            None => st.query([])?,
-        };
+        st.raw_bind_parameter(":first_id", first_id)?;
+        st.raw_bind_parameter(":last_id", last_id)?;
+        if let Some(min) = plan.min_elo {
+            st.raw_bind_parameter(":min_elo", min)?;
+        }
+        let mut rows = st.raw_query();
         let mut tuple = Vec::with_capacity(plan.game_columns.len());
         while let Some(r) = rows.next()? {
             let id: i64 = r.get(0)?;
@@ -656,7 +766,13 @@ impl Games {
                     _ => unreachable!("not a game column: {c:?}"),
                 });
             }
-            games.info[(id - first_id) as usize] = GameInfo {
+            let Some(slot) = games
+                .info
+                .get_mut(usize::try_from(id - first_id).unwrap_or(usize::MAX))
+            else {
+                continue;
+            };
+            *slot = GameInfo {
                 key: interner.id(&tuple),
                 outcome,
                 white_elo,
@@ -672,56 +788,31 @@ impl Games {
 // ---------------------------------------------------------------------------------------------
 // The positions scan.
 
-/// A run of `positions` (or a single ply when the scan expands plies).
+/// A run of `runs` (or a single ply when the scan expands plies).
 struct RunRow {
     game_id: i64,
-    structure_id: i64,
+    white_set: i64,
+    black_set: i64,
     first_ply: u32,
     last_ply: u32,
     missing: i64,
     bishop_pairs: i64,
 }
 
-/// Which runs a positions scan reads.
-#[derive(Clone, Copy)]
-enum Runs<'a> {
-    /// The runs of games `first..=last`, in game order.
-    Games(i64, i64),
-    /// The runs of these structures (a JSON array of ids), structure by structure, each in
-    /// game order.
-    Structures(&'a str),
-}
-
-/// Streams the runs that pass the position filters; a group's runs of one game always come
-/// together.
+/// Streams the runs of games `first..=last` that pass the position filters, in game order.
 fn scan_positions(
     conn: &Connection,
     plan: &Plan,
-    runs: Runs,
+    (first, last): (i64, i64),
     mut visit: impl FnMut(&RunRow),
 ) -> Result<()> {
     let cols = plan.scan_columns;
     let ply_range = plan.plies != PlyRange::ALL;
-    let sql = match runs {
-        Runs::Games(..) => sql::positions_scan(cols, ply_range, plan.joins, &plan.position_filters),
-        Runs::Structures(_) => {
-            sql::positions_of_structures(cols, ply_range, plan.joins, &plan.position_filters)
-        }
-    };
+    let sql = sql::positions_scan(cols, ply_range, plan.joins, &plan.position_filters);
     let mut st = conn.prepare(&sql)?;
-    let bind_games = |st: &mut rusqlite::Statement, first: i64, last: i64| -> Result<()> {
-        if st.parameter_index(":first_game")?.is_some() {
-            st.raw_bind_parameter(":first_game", first)?;
-            st.raw_bind_parameter(":last_game", last)?;
-        }
-        Ok(())
-    };
-    match runs {
-        Runs::Games(first, last) => bind_games(&mut st, first, last)?,
-        Runs::Structures(ids) => {
-            bind_games(&mut st, i64::MIN, i64::MAX)?;
-            st.raw_bind_parameter(":ids", ids)?;
-        }
+    if st.parameter_index(":first_game")?.is_some() {
+        st.raw_bind_parameter(":first_game", first)?;
+        st.raw_bind_parameter(":last_game", last)?;
     }
     if st.parameter_index(":lo")?.is_some() {
         st.raw_bind_parameter(":lo", i64::from(plan.plies.first))?;
@@ -730,7 +821,8 @@ fn scan_positions(
     let mut rows = st.raw_query();
     let mut run = RunRow {
         game_id: 0,
-        structure_id: 0,
+        white_set: 0,
+        black_set: 0,
         first_ply: 0,
         last_ply: 0,
         missing: 0,
@@ -738,15 +830,24 @@ fn scan_positions(
     };
     while let Some(r) = rows.next()? {
         run.game_id = r.get(0)?;
-        run.structure_id = r.get(1)?;
-        let mut i = 2;
+        run.white_set = r.get(1)?;
+        run.black_set = r.get(2)?;
+        let mut i = 3;
         if cols.weight_only {
-            let weight: u32 = r.get(2)?;
-            run.last_ply = weight - 1;
+            // A damaged row (last_ply < first_ply) weighs nothing rather than wrapping around.
+            let weight: i64 = r.get(3)?;
+            if weight < 1 {
+                continue;
+            }
+            run.first_ply = 0;
+            run.last_ply = u32::try_from(weight - 1).unwrap_or(u32::MAX);
             i += 1;
         } else {
-            run.first_ply = r.get(2)?;
-            run.last_ply = r.get(3)?;
+            run.first_ply = r.get(3)?;
+            run.last_ply = r.get(4)?;
+            if run.last_ply < run.first_ply {
+                continue;
+            }
             i += 2;
         }
         if cols.missing {
@@ -762,9 +863,9 @@ fn scan_positions(
 }
 
 /// Structure key, game key, run key (numbered per slice).
-type Key = (u32, u32, u32);
+type Key = (u64, u32, u32);
 /// Structure key, game key, run values: the same in every slice.
-type FullKey = (u32, u32, Vec<i64>);
+type FullKey = (u64, u32, Vec<i64>);
 
 #[derive(Clone, Default)]
 struct Acc {
@@ -803,7 +904,7 @@ impl<'a> Aggregator<'a> {
             return;
         };
         let game = *game;
-        let Some(s) = self.structures.key(run.structure_id) else {
+        let Some(s) = self.structures.key(run.white_set, run.black_set) else {
             return;
         };
         let lo = run.first_ply.max(self.plan.plies.first);
@@ -919,44 +1020,39 @@ impl Totals {
     }
 }
 
-/// Counts units per structure id (first pass of `--top` over whole structures).
+/// Counts units per structure key (first pass of `--top` over whole structures).
 struct StructureCounter {
     per: Per,
-    units: Vec<u64>,
-    last_game: Vec<i64>,
+    units: HashMap<u64, (u64, i64)>,
 }
 
 impl StructureCounter {
     fn new(per: Per) -> Self {
         StructureCounter {
             per,
-            units: Vec::new(),
-            last_game: Vec::new(),
+            units: HashMap::new(),
         }
     }
 
     fn add_run(&mut self, plan: &Plan, keys: &StructureKeys, games: &Games, run: &RunRow) {
-        if games.get(run.game_id).is_none() || keys.key(run.structure_id).is_none() {
+        if games.get(run.game_id).is_none() {
             return;
         }
+        let Some(key) = keys.key(run.white_set, run.black_set) else {
+            return;
+        };
         let lo = run.first_ply.max(plan.plies.first);
         let hi = run.last_ply.min(plan.plies.last);
         if lo > hi {
             return;
         }
-        let id = run.structure_id as usize;
-        if id >= self.units.len() {
-            self.units.resize(id + 1, 0);
-        }
+        let (units, last_game) = self.units.entry(key).or_insert((0, i64::MIN));
         match self.per {
-            Per::Position => self.units[id] += u64::from(hi - lo + 1),
+            Per::Position => *units += u64::from(hi - lo + 1),
             Per::Game => {
-                if id >= self.last_game.len() {
-                    self.last_game.resize(id + 1, i64::MIN);
-                }
-                if self.last_game[id] != run.game_id {
-                    self.last_game[id] = run.game_id;
-                    self.units[id] += 1;
+                if *last_game != run.game_id {
+                    *last_game = run.game_id;
+                    *units += 1;
                 }
             }
         }
@@ -964,21 +1060,22 @@ impl StructureCounter {
 
     /// Adds another slice's counts (slices hold different games).
     fn merge(mut self, o: StructureCounter) -> StructureCounter {
-        if o.units.len() > self.units.len() {
-            self.units.resize(o.units.len(), 0);
-        }
-        for (a, b) in self.units.iter_mut().zip(&o.units) {
-            *a += b;
+        for (k, (u, _)) in o.units {
+            self.units.entry(k).or_insert((0, i64::MIN)).0 += u;
         }
         self
     }
 
-    /// Structures that can be among the `n` with the most units (ties included).
-    fn candidates(&self, n: usize) -> Vec<bool> {
-        let mut counts: Vec<u64> = self.units.iter().copied().filter(|&u| u > 0).collect();
-        let mut keep = vec![false; self.units.len()];
+    /// Keys that can be among the `n` with the most units (ties included).
+    fn candidates(&self, n: usize) -> std::collections::HashSet<u64> {
+        let mut counts: Vec<u64> = self
+            .units
+            .values()
+            .map(|&(u, _)| u)
+            .filter(|&u| u > 0)
+            .collect();
         if n == 0 || counts.is_empty() {
-            return keep;
+            return std::collections::HashSet::new();
         }
         let threshold = if counts.len() <= n {
             1
@@ -986,21 +1083,12 @@ impl StructureCounter {
             let k = counts.len() - n;
             *counts.select_nth_unstable(k).1
         };
-        for (id, &u) in self.units.iter().enumerate() {
-            keep[id] = u >= threshold && u > 0;
-        }
-        keep
+        self.units
+            .iter()
+            .filter(|&(_, &(u, _))| u >= threshold && u > 0)
+            .map(|(&k, _)| k)
+            .collect()
     }
-}
-
-/// Up to this many candidate structures, the second pass of `--top` reads their runs through
-/// the `structure_id` index instead of scanning every run again. The environment variable
-/// `PAWNDEX_STATS_MAX_INDEXED` overrides it (the tests use it to take the other path).
-fn max_indexed_candidates() -> usize {
-    std::env::var("PAWNDEX_STATS_MAX_INDEXED")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(2000)
 }
 
 /// Splits the ids `first..=last` into `n` slices for parallel scans.
@@ -1055,9 +1143,19 @@ pub fn run(
         }
         Ok(c)
     };
+    // The command's snapshot: the games and pawn sets stored now. Other connections read only
+    // ids up to these (a concurrent `pawndex index` only appends, and a game's runs only name
+    // sets stored with or before it).
+    let (game_range, max_set): ((i64, i64), i64) = {
+        let tx = conn.unchecked_transaction()?;
+        let range = tx.query_row(sql::GAME_ID_RANGE, [], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        let max_set = tx.query_row(sql::MAX_SET_ID, [], |r| r.get(0))?;
+        tx.finish()?;
+        (range, max_set)
+    };
     let (structures, games) = std::thread::scope(|scope| {
-        let games = scope.spawn(|| Games::load(&connect()?, &plan));
-        let structures = StructureKeys::load(conn, connect, &plan, threads);
+        let games = scope.spawn(|| Games::load(&connect()?, &plan, game_range));
+        let structures = StructureKeys::load(connect, &plan, threads, max_set);
         (structures, games.join().expect("the game scan panicked"))
     });
     let (mut structures, games) = (structures?, games?);
@@ -1067,14 +1165,12 @@ pub fn run(
         && plan.game_columns.is_empty()
         && plan.run_columns.is_empty()
         && q.top.is_some();
-    // The slices of the second scan: game ranges, or groups of candidate structures.
-    let mut candidate_lists: Vec<String> = Vec::new();
     if let (true, Some(n)) = (whole_structures, q.top) {
-        // Ranking millions of structures: count units per structure id in a flat table first,
-        // then group only the structures that can make the top.
-        let counters = scan_slices(&connect_for, &parts, |c, (first, last)| {
+        // Ranking millions of structures: count units per structure first, then group only
+        // the structures that can make the top.
+        let counters = scan_slices(&connect_for, &parts, |c, slice| {
             let mut counter = StructureCounter::new(plan.per);
-            scan_positions(c, &plan, Runs::Games(first, last), |run| {
+            scan_positions(c, &plan, slice, |run| {
                 counter.add_run(&plan, &structures, &games, run)
             })?;
             Ok(counter)
@@ -1083,34 +1179,16 @@ pub fn run(
             .into_iter()
             .reduce(StructureCounter::merge)
             .unwrap_or_else(|| StructureCounter::new(plan.per));
-        let keep = counter.candidates(n);
-        let ids: Vec<usize> = (0..keep.len()).filter(|&i| keep[i]).collect();
-        if ids.len() <= max_indexed_candidates() {
-            // Few structures: read just their runs through the index, spread over the threads.
-            let per_thread = ids.len().div_ceil(threads.max(1)).max(1);
-            candidate_lists = ids
-                .chunks(per_thread)
-                .map(|c| serde_json::to_string(c).expect("ids serialise"))
-                .collect();
+        if let StructureKeys::Sides { keep, .. } = &mut structures {
+            *keep = Some(counter.candidates(n));
         }
-        structures = StructureKeys::Identity { keep: Some(keep) };
     }
 
-    let aggregate = |c: &Connection, runs: Runs| -> Result<Vec<(FullKey, Totals)>> {
+    let per_slice = scan_slices(&connect_for, &parts, |c, slice| {
         let mut agg = Aggregator::new(&plan, &structures, &games);
-        scan_positions(c, &plan, runs, |run| agg.add_run(run))?;
+        scan_positions(c, &plan, slice, |run| agg.add_run(run))?;
         Ok(agg.finish())
-    };
-    let per_slice = if candidate_lists.is_empty() {
-        scan_slices(&connect_for, &parts, |c, (first, last)| {
-            aggregate(c, Runs::Games(first, last))
-        })?
-    } else {
-        let slots: Vec<(i64, i64)> = (0..candidate_lists.len() as i64).map(|i| (i, i)).collect();
-        scan_slices(&connect_for, &slots, |c, (i, _)| {
-            aggregate(c, Runs::Structures(&candidate_lists[i as usize]))
-        })?
-    };
+    })?;
     let mut merged: HashMap<FullKey, Totals> = HashMap::new();
     for groups in per_slice {
         for (key, totals) in groups {
@@ -1118,22 +1196,15 @@ pub fn run(
         }
     }
 
-    let structure_values = match &structures {
-        StructureKeys::Identity { .. } => identity_values(conn, &plan, &merged)?,
-        _ => HashMap::new(),
-    };
     let mut out: Vec<Group> = merged
         .into_iter()
         .map(|((s, g, r), totals)| {
+            let values = structures.values(&plan, s);
             let keys = plan
                 .parts
                 .iter()
                 .map(|part| match *part {
-                    Part::Structure(i) => match &structures {
-                        StructureKeys::Interned { tuples, .. } => Cell::Int(tuples[s as usize][i]),
-                        StructureKeys::Identity { .. } => structure_values[&s][i].clone(),
-                        StructureKeys::All => unreachable!("structure column without keys"),
-                    },
+                    Part::Structure(i) => values[i].clone(),
                     Part::Game(i) => games.tuples[g as usize][i].clone(),
                     Part::Run(i) => Cell::Int(r[i]),
                 })
@@ -1154,53 +1225,4 @@ pub fn run(
         None => out.sort_by(|a, b| a.keys.cmp(&b.keys)),
     }
     Ok(out)
-}
-
-/// Structure values of the groups whose key is a structure id.
-fn identity_values<V>(
-    conn: &Connection,
-    plan: &Plan,
-    groups: &HashMap<FullKey, V>,
-) -> Result<HashMap<u32, Vec<Cell>>> {
-    let mut ids: Vec<u32> = groups.keys().map(|(s, _, _)| *s).collect();
-    ids.sort_unstable();
-    ids.dedup();
-    let mut values = HashMap::with_capacity(ids.len());
-    let mut raw = vec![0i64; plan.structure_raw.len()];
-    let tuple = |raw: &[i64]| -> Vec<Cell> {
-        plan.structure_columns
-            .iter()
-            .zip(&plan.structure_raw_index)
-            .map(|(c, index)| {
-                let sources: Vec<i64> = index.iter().map(|&i| raw[i]).collect();
-                c.structure_value(&sources)
-            })
-            .collect()
-    };
-    if ids.len() <= 100_000 {
-        let mut st = conn.prepare(&sql::structure_by_id(&plan.structure_raw))?;
-        for id in ids {
-            st.query_row([id], |r| {
-                for (i, v) in raw.iter_mut().enumerate() {
-                    *v = r.get(i)?;
-                }
-                Ok(())
-            })?;
-            values.insert(id, tuple(&raw));
-        }
-    } else {
-        let mut st = conn.prepare(&sql::structure_scan(&plan.structure_raw, &[]))?;
-        let mut rows = st.query(named_params! {":first_id": i64::MIN, ":last_id": i64::MAX})?;
-        while let Some(r) = rows.next()? {
-            let id: u32 = r.get(0)?;
-            if ids.binary_search(&id).is_err() {
-                continue;
-            }
-            for (i, v) in raw.iter_mut().enumerate() {
-                *v = r.get(i + 1)?;
-            }
-            values.insert(id, tuple(&raw));
-        }
-    }
-    Ok(values)
 }

@@ -2,8 +2,8 @@
 //! behind `ply_features` only touches this file.
 //!
 //! The statistics never expand the `ply_features` view. They read three tables in order:
-//! `structures` once (structure columns and structure filters), `games` once (results, Elos,
-//! game filters) and `positions` once, run by run, weighting each run by its length
+//! `pawn_sets` once (structure columns and structure filters, per side), `games` once (results,
+//! Elos, game filters) and `runs` once, run by run, weighting each run by its length
 //! (`last_ply - first_ply + 1`). `--where` expressions run inside these scans against
 //! *sources* that expose the `ply_features` column names (plus the derived columns and the
 //! `games` columns); the SQL definitions of the derived columns below are the twins of the Rust
@@ -90,10 +90,6 @@ pub const INSERT_PIECE_MASKS: &str =
 /// the ply, or of the first ply of a piece of a run on which the ply columns are constant), or
 /// `None` for `pawn_fen`, which only exists in Rust.
 pub fn column_expr(c: Column, ply: &str, masks: Option<&str>) -> Option<String> {
-    let side = |s: Side| match s {
-        Side::White => "white",
-        Side::Black => "black",
-    };
     Some(match c {
         Column::GameId => "p.game_id".into(),
         Column::Ply => ply.into(),
@@ -103,12 +99,25 @@ pub fn column_expr(c: Column, ply: &str, masks: Option<&str>) -> Option<String> 
         Column::BishopPair(Side::Black) => "(p.bishop_pairs >> 1)".into(),
         Column::Pieceset => "(4294967295 - p.missing)".into(),
         Column::EloBand => elo_band(),
-        Column::DuoCount(s) => popcount(&format!("s.{}_duo", side(s))),
-        Column::TrioCount(s) => popcount(&format!("s.{}_trio", side(s))),
-        Column::QuartCount(s) => popcount(&format!("s.{}_quart", side(s))),
+        Column::DuoCount(s) => popcount(&format!("{}.duo", alias(s))),
+        Column::TrioCount(s) => popcount(&format!("{}.trio", alias(s))),
+        Column::QuartCount(s) => popcount(&format!("{}.quart", alias(s))),
         Column::PawnFen => return None,
-        c => format!("s.{}", c.name()),
+        c => {
+            let name = c.name();
+            let s = c.side().unwrap_or(Side::White);
+            let bare = name.split_once('_').map_or(name.as_str(), |(_, b)| b);
+            format!("{}.{bare}", alias(s))
+        }
     })
+}
+
+/// The alias of a side's `pawn_sets` row in the positions source.
+fn alias(s: Side) -> &'static str {
+    match s {
+        Side::White => "w",
+        Side::Black => "b",
+    }
 }
 
 /// `SELECT expr AS name, …` for the given columns.
@@ -125,14 +134,22 @@ fn structure_columns() -> impl Iterator<Item = Column> {
         .filter(|c| c.level() == super::columns::Level::Structure && *c != Column::PawnFen)
 }
 
-/// What a `--where` expression can see in the structure scan.
-pub fn structure_source() -> String {
-    let mut sql = "SELECT s.id AS id".to_string();
+/// What a `--where` expression can see in the pawn-set scan of one side: that side's columns
+/// (`white_islands`, …), the set's row aliased as that side's alias.
+pub fn side_source(side: Side) -> String {
+    let a = alias(side);
+    let mut sql = format!("SELECT {a}.id AS id");
     select_list(
         &mut sql,
-        structure_columns().map(|c| (column_expr(c, "", None).unwrap(), c.name())),
+        structure_columns()
+            .filter(|c| c.side() == Some(side))
+            .map(|c| (column_expr(c, "", None).unwrap(), c.name())),
     );
-    sql.push_str("\nFROM structures AS s");
+    let code = match side {
+        Side::White => 0,
+        Side::Black => 1,
+    };
+    let _ = write!(sql, "\nFROM pawn_sets AS {a} WHERE {a}.side = {code}");
     sql
 }
 
@@ -219,7 +236,8 @@ pub fn positions_source(joins: Joins) -> String {
     };
     let mut sql = format!(
         "SELECT p.game_id AS game_id, {first} AS first_ply, {last} AS last_ply, \
-         p.structure_id AS structure_id, p.missing AS missing, p.bishop_pairs AS bishop_pairs"
+         p.white_set AS white_set, p.black_set AS black_set, p.missing AS missing, \
+         p.bishop_pairs AS bishop_pairs"
     );
     let masks = joins.masks.then_some("m");
     let mut columns = vec![
@@ -248,7 +266,7 @@ pub fn positions_source(joins: Joins) -> String {
         );
         select_list(&mut sql, [(elo_band(), "elo_band".to_string())]);
     }
-    sql.push_str("\nFROM positions AS p");
+    sql.push_str("\nFROM runs AS p");
     match joins.cut {
         Cut::Runs => {}
         Cut::Plies => sql.push_str(
@@ -274,7 +292,9 @@ pub fn positions_source(joins: Joins) -> String {
         }
     }
     if joins.structures {
-        sql.push_str("\nJOIN structures AS s ON s.id = p.structure_id");
+        sql.push_str(
+            "\nJOIN pawn_sets AS w ON w.id = p.white_set\nJOIN pawn_sets AS b ON b.id = p.black_set",
+        );
     }
     if joins.games {
         sql.push_str("\nJOIN games AS g ON g.id = p.game_id");
@@ -301,32 +321,19 @@ fn where_clause(filters: &[String]) -> String {
     format!("\nWHERE {}", parts.join("\nAND "))
 }
 
-/// Structure scan: `id` then the listed `structures` columns, for the structures with ids
-/// `:first_id..=:last_id` that pass, in id order (the lookup table is then written in order).
-pub fn structure_scan(columns: &[String], filters: &[String]) -> String {
+/// Pawn-set scan of one side: `id` then the listed columns (names of that side, such as
+/// `white_islands`), for the sets with ids `:first_id..=:last_id` that pass, in id order.
+pub fn side_scan(side: Side, columns: &[String], filters: &[String]) -> String {
     let mut cols = "id".to_string();
     for c in columns {
         let _ = write!(cols, ", {c}");
     }
-    let range = "id BETWEEN :first_id AND :last_id";
-    if filters.is_empty() {
-        format!("SELECT {cols} FROM structures WHERE {range} ORDER BY id")
-    } else {
-        let mut filters = filters.to_vec();
-        filters.push(range.into());
-        format!(
-            "SELECT {cols} FROM (\n{}\n){}\nORDER BY id",
-            structure_source(),
-            where_clause(&filters)
-        )
-    }
-}
-
-/// One structure's columns by id.
-pub fn structure_by_id(columns: &[String]) -> String {
+    let mut filters = filters.to_vec();
+    filters.push("id BETWEEN :first_id AND :last_id".into());
     format!(
-        "SELECT {} FROM structures WHERE id = ?1",
-        columns.join(", ")
+        "SELECT {cols} FROM (\n{}\n){}\nORDER BY id",
+        side_source(side),
+        where_clause(&filters)
     )
 }
 
@@ -334,6 +341,7 @@ pub fn structure_by_id(columns: &[String]) -> String {
 /// (`:min_elo`, when bound, needs both Elos at least that).
 pub fn game_scan(filters: &[String], min_elo: bool) -> String {
     let mut filters = filters.to_vec();
+    filters.push("id BETWEEN :first_id AND :last_id".into());
     if min_elo {
         filters.push("white_elo >= :min_elo AND black_elo >= :min_elo".into());
     }
@@ -344,7 +352,7 @@ pub fn game_scan(filters: &[String], min_elo: bool) -> String {
     )
 }
 
-/// The columns a positions scan returns, in this order: `game_id, structure_id`, then either
+/// The columns a positions scan returns, in this order: `game_id, white_set, black_set`, then either
 /// `weight` (`last_ply - first_ply + 1`, when no ply range and no ply column needs the plies)
 /// or `first_ply, last_ply`, then `missing` and `bishop_pairs` when asked for. Every column
 /// read costs time on 11 million runs, so only the needed ones are read.
@@ -358,7 +366,7 @@ pub struct ScanColumns {
 impl ScanColumns {
     fn list(self, qualifier: &str) -> String {
         let q = qualifier;
-        let mut cols = format!("{q}game_id, {q}structure_id");
+        let mut cols = format!("{q}game_id, {q}white_set, {q}black_set");
         if self.weight_only {
             let _ = write!(cols, ", {q}last_ply - {q}first_ply + 1");
         } else {
@@ -390,7 +398,7 @@ pub fn positions_scan(
             ""
         };
         return format!(
-            "SELECT {}\nFROM positions AS p\n\
+            "SELECT {}\nFROM runs AS p\n\
              WHERE p.game_id BETWEEN :first_game AND :last_game{plies}\nORDER BY p.game_id",
             columns.list("p.")
         );
@@ -400,38 +408,6 @@ pub fn positions_scan(
         columns.list(""),
         positions_source(joins),
         where_clause(filters)
-    )
-}
-
-/// Positions scan restricted to a few structures (`:ids`, a JSON array), through the index on
-/// `structure_id`: the runs of each structure in game order. Same columns and parameters as
-/// [`positions_scan`].
-pub fn positions_of_structures(
-    columns: ScanColumns,
-    ply_range: bool,
-    joins: Joins,
-    filters: &[String],
-) -> String {
-    let ids = "structure_id IN (SELECT value FROM json_each(:ids))";
-    if filters.is_empty() {
-        let plies = if ply_range {
-            " AND p.last_ply >= :lo AND p.first_ply <= :hi"
-        } else {
-            ""
-        };
-        return format!(
-            "SELECT {}\nFROM positions AS p\nWHERE p.{ids}{plies}\n\
-             ORDER BY p.structure_id, p.game_id",
-            columns.list("p.")
-        );
-    }
-    let mut filters = filters.to_vec();
-    filters.push(ids.into());
-    format!(
-        "SELECT {} FROM (\n{}\n){}\nORDER BY structure_id, game_id",
-        columns.list(""),
-        positions_source(joins),
-        where_clause(&filters)
     )
 }
 
@@ -445,7 +421,7 @@ pub const ANY_FEN_START: &str = "SELECT EXISTS (SELECT 1 FROM games WHERE fen IS
 /// Games that start from a FEN.
 pub const FEN_STARTS: &str = "SELECT id, fen, chess960 FROM games WHERE fen IS NOT NULL";
 /// Range of ids, to size the lookup tables.
-pub const MAX_STRUCTURE_ID: &str = "SELECT coalesce(max(id), 0) FROM structures";
+pub const MAX_SET_ID: &str = "SELECT coalesce(max(id), 0) FROM pawn_sets";
 pub const GAME_ID_RANGE: &str = "SELECT coalesce(min(id), 0), coalesce(max(id), -1) FROM games";
 
 /// The lexical facts about a `--where` expression that decide where it runs.

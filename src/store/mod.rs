@@ -1,0 +1,277 @@
+//! Storage: the only module that speaks SQL to the database file. It owns the schema and its
+//! migrations (`migrations/`), the bulk writer ([`writer`]), the derived tables built after a
+//! load ([`derive`]), typed searches compiled to SQL with their count strategy ([`search`]) and
+//! read-only opening for queries.
+//!
+//! Layout (version 2, see `migrations/0002_storage_v2.sql`): `games`, `game_summary`,
+//! `rejects`; each distinct pawn set of one side once in `pawn_sets` with its features; `runs`
+//! of plies with unchanged (White set, Black set, piece-set, bishop pairs); the inverted index
+//! `set_games` and the aggregates `set_totals`, which cover the games up to `derived.through`;
+//! and the view `ply_features`, one row per game and ply.
+
+pub mod count;
+mod derive;
+pub mod search;
+mod writer;
+
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+use rusqlite::{Connection, OpenFlags};
+
+pub use derive::{Lag, derive_pending, lag};
+pub use writer::{Stored, Writer};
+
+/// Numbered migrations, applied in order; `PRAGMA user_version` holds how many ran.
+/// Append only: never edit or remove one that has shipped.
+pub const MIGRATIONS: &[&str] = &[
+    include_str!("../../migrations/0001_init.sql"),
+    include_str!("../../migrations/0002_storage_v2.sql"),
+];
+
+/// The schema version this binary writes.
+pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+fn schema_version(conn: &Connection) -> Result<i64> {
+    Ok(conn.query_row("PRAGMA user_version", [], |r| r.get(0))?)
+}
+
+/// Checks that an opened file is a pawndex database this binary understands.
+fn check_pawndex(conn: &Connection, path: &Path) -> Result<i64> {
+    let version = schema_version(conn).with_context(|| {
+        format!(
+            "{} is not a SQLite database (or is damaged)",
+            path.display()
+        )
+    })?;
+    let tables: i64 = conn.query_row(
+        "SELECT count(*) FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%'",
+        [],
+        |r| r.get(0),
+    )?;
+    let ours: i64 = conn.query_row(
+        "SELECT count(*) FROM sqlite_schema
+         WHERE (type = 'table' AND name IN ('games', 'rejects', 'game_summary'))
+            OR (type = 'view' AND name = 'ply_features')",
+        [],
+        |r| r.get(0),
+    )?;
+    if (version == 0 && tables > 0) || (version > 0 && ours < 4) {
+        bail!(
+            "{} is a SQLite database but not a pawndex database; it was left untouched",
+            path.display()
+        );
+    }
+    if version > SCHEMA_VERSION {
+        bail!(
+            "{} has schema version {version}, newer than this pawndex understands ({SCHEMA_VERSION}); \
+             use a newer pawndex",
+            path.display()
+        );
+    }
+    Ok(version)
+}
+
+/// Applies the migrations the database has not seen, each in its own transaction.
+pub fn migrate(conn: &mut Connection, path: &Path) -> Result<()> {
+    let version = check_pawndex(conn, path)?;
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+        let tx = conn.transaction()?;
+        tx.execute_batch(sql)
+            .with_context(|| format!("applying migration {}", i + 1))?;
+        tx.pragma_update(None, "user_version", (i + 1) as i64)?;
+        tx.commit()?;
+    }
+    Ok(())
+}
+
+/// Takes the indexing lock of a database (an advisory lock on the database file itself,
+/// independent of SQLite's own locks), so that two `pawndex index` runs never write the same
+/// database at once. Readers are not affected. The lock goes when the returned file is dropped.
+pub fn lock_for_indexing(path: &Path) -> Result<std::fs::File> {
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .with_context(|| format!("cannot open database {} for writing", path.display()))?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => bail!(
+            "another `pawndex index` is writing to {}; wait for it to finish, or index into \
+             another database",
+            path.display()
+        ),
+        Err(std::fs::TryLockError::Error(e)) => {
+            Err(e).with_context(|| format!("cannot lock database {}", path.display()))
+        }
+    }
+}
+
+/// The first 16 bytes of every SQLite database file.
+const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
+
+/// Looks at a file before SQLite opens it for writing: `Ok(false)` when it does not exist or is
+/// empty (a new database), `Ok(true)` for a SQLite file; an error for a directory or a file
+/// that is not SQLite. Nothing is written.
+fn existing_sqlite(path: &Path) -> Result<bool> {
+    use std::io::Read;
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => {
+            return Err(e).with_context(|| format!("cannot open database {}", path.display()));
+        }
+    };
+    if meta.is_dir() {
+        bail!("{} is a directory, not a database file", path.display());
+    }
+    if meta.len() == 0 {
+        return Ok(false);
+    }
+    let mut head = [0u8; 16];
+    let n = std::fs::File::open(path)
+        .and_then(|mut f| f.read(&mut head))
+        .with_context(|| format!("cannot read database {}", path.display()))?;
+    if n < 16 || &head != SQLITE_MAGIC {
+        bail!(
+            "{} is not a SQLite database, so not a pawndex database; it was left untouched",
+            path.display()
+        );
+    }
+    Ok(true)
+}
+
+/// Opens (creating if needed) a database for writing and brings its schema up to date. A file
+/// that is not a pawndex database is refused before anything is written to it.
+pub fn open_for_writing(path: &Path) -> Result<Connection> {
+    let existed = existing_sqlite(path)?;
+    let mut conn = Connection::open(path)
+        .with_context(|| format!("cannot open database {}", path.display()))?;
+    conn.busy_timeout(std::time::Duration::from_secs(30))?;
+    if existed {
+        // Read-only checks first: a foreign or newer file must stay byte-identical.
+        check_pawndex(&conn, path)?;
+        quick_check(&conn, path)?;
+    } else {
+        // Only takes effect on an empty file; larger pages suit the bulk, append-mostly load.
+        conn.pragma_update(None, "page_size", 8192)?;
+    }
+    // WAL while writing: readers keep a consistent snapshot while a run writes. The run's
+    // last step switches the file back to a rollback journal, so a finished database is one
+    // self-contained file (see `Writer::finish`).
+    conn.pragma_update(None, "journal_mode", "WAL")
+        .with_context(|| format!("cannot write to database {}", path.display()))?;
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    conn.pragma_update(None, "cache_size", -256_000)?;
+    // A bounded WAL: checkpoints every 4,000 pages (32 MB) unless a long reader holds it.
+    conn.pragma_update(None, "wal_autocheckpoint", 4000)?;
+    conn.pragma_update(None, "journal_size_limit", 64 << 20)?;
+    // Sorts larger than the cache spill to temporary files, not to memory, so memory does not
+    // grow with the input.
+    conn.pragma_update(None, "temp_store", "FILE")?;
+    migrate(&mut conn, path)?;
+    Ok(conn)
+}
+
+/// SQLite's quick check (structure of every page and index); refuses a damaged database.
+pub fn quick_check(conn: &Connection, path: &Path) -> Result<()> {
+    let mut st = conn.prepare("PRAGMA quick_check(20)")?;
+    let problems: Vec<String> = st
+        .query_map([], |r| r.get::<_, String>(0))
+        .and_then(|rows| rows.collect())
+        .with_context(|| {
+            format!(
+                "{} is damaged (the quick check cannot read it)",
+                path.display()
+            )
+        })?;
+    if problems != ["ok"] {
+        bail!(
+            "{} is damaged; SQLite's quick check says:\n  {}\nrun `pawndex check --db {}` for details; the file was left untouched",
+            path.display(),
+            problems.join("\n  "),
+            path.display()
+        );
+    }
+    Ok(())
+}
+
+/// Opens an existing database read-only (queries and statistics). Creates no file beside it
+/// when the database is finished (rollback journal); a run still writing keeps it in WAL mode.
+pub fn open_read_only(path: &Path) -> Result<Connection> {
+    match std::fs::metadata(path) {
+        Err(_) => bail!(
+            "database {} does not exist; create it with `pawndex index --db {} GAMES.pgn`",
+            path.display(),
+            path.display()
+        ),
+        Ok(m) if m.is_dir() => bail!("{} is a directory, not a database file", path.display()),
+        Ok(_) => {}
+    }
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .with_context(|| format!("cannot open database {}", path.display()))?;
+    conn.busy_timeout(std::time::Duration::from_secs(30))?;
+    let version = check_pawndex(&conn, path)?;
+    if version == 0 {
+        bail!("{} is empty, not a pawndex database", path.display());
+    }
+    if version < SCHEMA_VERSION {
+        bail!(
+            "{} has schema version {version} (this pawndex reads {SCHEMA_VERSION}); upgrade it with `pawndex migrate --db {}`",
+            path.display(),
+            path.display()
+        );
+    }
+    Ok(conn)
+}
+
+/// Upgrades a database to the current schema and finishes any derived work an interrupted run
+/// left (`pawndex migrate`). Returns the schema version found before.
+pub fn upgrade(path: &Path) -> Result<i64> {
+    if !existing_sqlite(path)? {
+        bail!("database {} does not exist", path.display());
+    }
+    let _lock = lock_for_indexing(path)?;
+    let before = {
+        let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+        check_pawndex(&conn, path)?
+    };
+    let conn = open_for_writing(path)?;
+    Writer::new(conn, false)?.finish()?;
+    Ok(before)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn migrations_set_the_version_and_refuse_newer_databases() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.db");
+        let conn = open_for_writing(&path).unwrap();
+        assert_eq!(schema_version(&conn).unwrap(), SCHEMA_VERSION);
+        conn.pragma_update(None, "user_version", SCHEMA_VERSION + 1)
+            .unwrap();
+        drop(conn);
+        let err = open_for_writing(&path).unwrap_err().to_string();
+        assert!(err.contains("newer than this pawndex"), "{err}");
+    }
+
+    #[test]
+    fn foreign_sqlite_files_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("other.db");
+        Connection::open(&path)
+            .unwrap()
+            .execute_batch("CREATE TABLE t(x)")
+            .unwrap();
+        let err = open_for_writing(&path).unwrap_err().to_string();
+        assert!(err.contains("not a pawndex database"), "{err}");
+    }
+}

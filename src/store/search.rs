@@ -1,0 +1,557 @@
+//! Typed position searches: conditions on each side's pawn set, on runs and on games, plus a
+//! ply range. The storage layer turns a [`Search`] into SQL (for rows) and picks how to count
+//! it; `find` and the named queries build searches, and nothing parses SQL pawndex wrote.
+//!
+//! Two ways to read the matching runs:
+//! - **scan**: every run in key order (game, ply), each checked against the matching pawn sets
+//!   (SQLite keeps them in an ephemeral index); first rows come at once;
+//! - **postings**: the games that reach a matching set of one side, from `set_games` (plus the
+//!   games not yet in it), then only those games' runs; chosen when that side's sets are rare.
+
+use std::fmt::Write as _;
+
+use anyhow::Result;
+use rusqlite::Connection;
+use rusqlite::types::Value;
+
+/// White or Black.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Side {
+    White,
+    Black,
+}
+
+impl Side {
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Side::White => "white",
+            Side::Black => "black",
+        }
+    }
+
+    /// The `pawn_sets.side` value.
+    #[must_use]
+    pub fn code(self) -> u8 {
+        match self {
+            Side::White => 0,
+            Side::Black => 1,
+        }
+    }
+}
+
+/// Pawns side by side on a rank (a `pawn_sets` mask column).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Group {
+    Duo,
+    Trio,
+    Quart,
+}
+
+/// A numeric feature of one side's pawns.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Measure {
+    Islands,
+    Dispersion,
+    Distortion,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Op {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+impl Op {
+    fn sql(self) -> &'static str {
+        match self {
+            Op::Eq => "=",
+            Op::Ne => "!=",
+            Op::Lt => "<",
+            Op::Le => "<=",
+            Op::Gt => ">",
+            Op::Ge => ">=",
+        }
+    }
+}
+
+/// A condition on one side's pawn set.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SetCond {
+    /// The side has such a group somewhere.
+    Has(Group),
+    Compare(Measure, Op, i64),
+    /// Pawns on every one of these squares.
+    PawnsOn(u64),
+    /// No pawn on any of these squares.
+    NoPawnsOn(u64),
+    /// A pawn on at least one of these squares.
+    PawnOnAny(u64),
+    /// Exactly these pawns (a parameter `:white_pawns`/`:black_pawns` of that value).
+    Exactly(u64),
+}
+
+/// A condition on a run.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum RunCond {
+    /// The side has (or has not) the bishop pair.
+    BishopPair(Side, bool),
+    /// Exactly this bishop-pair state (bit 0 White, bit 1 Black).
+    BishopPairs(u8),
+}
+
+/// A condition on the game.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GameCond {
+    Result(String),
+    /// Both players rated at least this.
+    MinElo(i64),
+    /// White or Black name contains this (ASCII case-insensitive).
+    Player(String),
+}
+
+/// A position search. Plies are `plies.0..=plies.1`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Search {
+    pub white: Vec<SetCond>,
+    pub black: Vec<SetCond>,
+    pub runs: Vec<RunCond>,
+    pub games: Vec<GameCond>,
+    pub plies: (u32, u32),
+}
+
+impl Default for Search {
+    fn default() -> Self {
+        Search {
+            white: Vec::new(),
+            black: Vec::new(),
+            runs: Vec::new(),
+            games: Vec::new(),
+            plies: (0, u32::MAX),
+        }
+    }
+}
+
+/// What the final SELECT returns.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Rows {
+    /// `game_id, ply` per position, in (game, ply) order.
+    Positions,
+    /// `game_id, ply, white, black, result, date` per position.
+    PositionsWithGame,
+    /// `game_id, ply, white, black, result, date` per game, at its first matching ply.
+    Games,
+}
+
+/// How the runs are read (see the module comment).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Form {
+    Scan,
+    Postings(Side),
+}
+
+/// SQL with the parameters it needs.
+#[derive(Clone, Debug)]
+pub struct Sql {
+    pub text: String,
+    pub params: Vec<(String, Value)>,
+}
+
+/// How `--count` counts a search's positions.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CountPlan {
+    /// One side's conditions only: add up `set_totals` of its matching sets.
+    Totals(Side),
+    /// Through `set_games` of this side's rare sets.
+    Postings(Side),
+    /// Every run, in parallel slices, against bit sets of the matching pawn sets.
+    Scan,
+}
+
+fn like_pattern(name: &str) -> String {
+    let mut p = String::from("%");
+    for c in name.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            p.push('\\');
+        }
+        p.push(c);
+    }
+    p.push('%');
+    p
+}
+
+fn hex(v: u64) -> String {
+    format!("0x{v:016X}")
+}
+
+/// Squares of a mask in words: whole files as "the c- or e-file", other squares by name.
+fn squares(mask: u64) -> String {
+    const FILE: u64 = 0x0101_0101_0101_0101;
+    let mut files = Vec::new();
+    let mut rest = mask;
+    for f in 0..8 {
+        if mask & (FILE << f) == FILE << f {
+            files.push(format!("{}", (b'a' + f) as char));
+            rest &= !(FILE << f);
+        }
+    }
+    let mut words = Vec::new();
+    if !files.is_empty() {
+        let last = files.pop().unwrap_or_default();
+        words.push(if files.is_empty() {
+            format!("the {last}-file")
+        } else {
+            format!("the {}- or {last}-file", files.join("-, "))
+        });
+    }
+    let names: Vec<String> = (0..64)
+        .filter(|i| rest & (1u64 << i) != 0)
+        .map(|i| format!("{}{}", (b'a' + i % 8) as char, i / 8 + 1))
+        .collect();
+    if !names.is_empty() {
+        words.push(names.join(" "));
+    }
+    words.join(" and ")
+}
+
+impl SetCond {
+    fn sql(&self, side: Side) -> String {
+        match self {
+            SetCond::Has(g) => format!(
+                "s.{} != 0",
+                match g {
+                    Group::Duo => "duo",
+                    Group::Trio => "trio",
+                    Group::Quart => "quart",
+                }
+            ),
+            SetCond::Compare(m, op, n) => format!(
+                "s.{} {} {n}",
+                match m {
+                    Measure::Islands => "islands",
+                    Measure::Dispersion => "dispersion",
+                    Measure::Distortion => "distortion",
+                },
+                op.sql()
+            ),
+            SetCond::PawnsOn(mask) => format!(
+                "(s.pawns & {0}) = {0}  -- pawns on {1}",
+                hex(*mask),
+                squares(*mask)
+            ),
+            SetCond::NoPawnsOn(mask) => format!(
+                "(s.pawns & {}) = 0  -- no pawn on {}",
+                hex(*mask),
+                squares(*mask)
+            ),
+            SetCond::PawnOnAny(mask) => format!(
+                "(s.pawns & {}) != 0  -- a pawn on {}",
+                hex(*mask),
+                squares(*mask)
+            ),
+            SetCond::Exactly(_) => format!("s.pawns = :{}_pawns", side.name()),
+        }
+    }
+}
+
+impl Search {
+    fn side(&self, side: Side) -> &[SetCond] {
+        match side {
+            Side::White => &self.white,
+            Side::Black => &self.black,
+        }
+    }
+
+    fn ply_range(&self) -> bool {
+        self.plies != (0, u32::MAX)
+    }
+
+    /// The parameters the SQL of this search binds.
+    #[must_use]
+    pub fn params(&self) -> Vec<(String, Value)> {
+        let mut p = Vec::new();
+        for side in [Side::White, Side::Black] {
+            for c in self.side(side) {
+                if let SetCond::Exactly(v) = c {
+                    p.push((format!("{}_pawns", side.name()), Value::Integer(*v as i64)));
+                }
+            }
+        }
+        for g in &self.games {
+            match g {
+                GameCond::Result(r) => p.push(("result".into(), Value::Text(r.clone()))),
+                GameCond::MinElo(e) => p.push(("min_elo".into(), Value::Integer(*e))),
+                GameCond::Player(n) => p.push(("player".into(), Value::Text(like_pattern(n)))),
+            }
+        }
+        p
+    }
+
+    /// `SELECT s.id FROM pawn_sets …` of one side's matching sets, or `None` for no condition.
+    #[must_use]
+    pub fn sets_sql(&self, side: Side) -> Option<String> {
+        let conds = self.side(side);
+        if conds.is_empty() {
+            return None;
+        }
+        let mut sql = format!(
+            "SELECT s.id\n    FROM pawn_sets AS s\n    WHERE s.side = {}",
+            side.code()
+        );
+        for c in conds {
+            let _ = write!(sql, "\n      AND {}", c.sql(side));
+        }
+        Some(sql)
+    }
+
+    /// The common table expressions up to `matching_runs`, in the given form.
+    fn head(&self, form: Form) -> String {
+        let mut ctes = Vec::new();
+        for side in [Side::White, Side::Black] {
+            if let Some(sets) = self.sets_sql(side) {
+                ctes.push(format!("matching_{} AS (\n    {sets}\n)", side.name()));
+            }
+        }
+        let mut from = "    FROM runs AS r\n".to_string();
+        if let Form::Postings(side) = form {
+            ctes.push(format!(
+                "matching_games AS (\n    SELECT sg.game_id FROM set_games AS sg\n    \
+                 WHERE sg.set_id IN matching_{}\n    UNION\n    \
+                 SELECT g.id FROM games AS g WHERE g.id > (SELECT through FROM derived)\n)",
+                side.name()
+            ));
+            from = "    FROM matching_games AS mg\n    JOIN runs AS r ON r.game_id = mg.game_id\n"
+                .to_string();
+        }
+        let mut wheres = Vec::new();
+        for side in [Side::White, Side::Black] {
+            if !self.side(side).is_empty() {
+                wheres.push(format!("r.{0}_set IN matching_{0}", side.name()));
+            }
+        }
+        for c in &self.runs {
+            wheres.push(match *c {
+                RunCond::BishopPair(side, has) => {
+                    let bit = if side == Side::White { 1 } else { 2 };
+                    format!("(r.bishop_pairs & {bit}) = {}", if has { bit } else { 0 })
+                }
+                RunCond::BishopPairs(v) => format!(
+                    "r.bishop_pairs = {v}  -- bit 0: White has the pair, bit 1: Black has it"
+                ),
+            });
+        }
+        if self.plies.0 > 0 {
+            wheres.push(format!("r.last_ply >= {}", self.plies.0));
+        }
+        if self.plies.1 < u32::MAX {
+            wheres.push(format!("r.first_ply <= {}", self.plies.1));
+        }
+        if !self.games.is_empty() {
+            from.push_str("    JOIN games AS g ON g.id = r.game_id\n");
+            for g in &self.games {
+                wheres.push(match g {
+                    GameCond::Result(_) => "g.result = :result".into(),
+                    GameCond::MinElo(_) => {
+                        "g.white_elo >= :min_elo AND g.black_elo >= :min_elo".into()
+                    }
+                    GameCond::Player(_) => {
+                        "(g.white LIKE :player ESCAPE '\\' OR g.black LIKE :player ESCAPE '\\')"
+                            .into()
+                    }
+                });
+            }
+        }
+        let mut runs =
+            format!("matching_runs AS (\n    SELECT r.game_id, r.first_ply, r.last_ply\n{from}");
+        if !wheres.is_empty() {
+            let _ = writeln!(runs, "    WHERE {}", wheres.join("\n      AND "));
+        }
+        runs.push(')');
+        ctes.push(runs);
+        format!("WITH {}\n", ctes.join(",\n"))
+    }
+
+    /// The first and last ply of a run inside the ply range, as SQL over `r`.
+    fn bounds(&self) -> (String, String) {
+        let first = if self.plies.0 > 0 {
+            format!("max(r.first_ply, {})", self.plies.0)
+        } else {
+            "r.first_ply".into()
+        };
+        let last = if self.plies.1 < u32::MAX {
+            format!("min(r.last_ply, {})", self.plies.1)
+        } else {
+            "r.last_ply".into()
+        };
+        (first, last)
+    }
+
+    /// The SQL returning the rows of this search.
+    #[must_use]
+    pub fn rows_sql(&self, form: Form, rows: Rows) -> Sql {
+        let mut sql = self.head(form);
+        let (first, last) = self.bounds();
+        let columns = "g.white, g.black, g.result, g.date";
+        match rows {
+            Rows::Positions => {
+                let _ = write!(
+                    sql,
+                    "SELECT r.game_id, n.n AS ply\nFROM matching_runs AS r\n\
+                     JOIN ply_numbers AS n ON n.n BETWEEN {first} AND {last}\n\
+                     ORDER BY r.game_id, r.first_ply, n.n"
+                );
+            }
+            Rows::PositionsWithGame => {
+                let _ = write!(
+                    sql,
+                    "SELECT r.game_id, n.n AS ply, {columns}\nFROM matching_runs AS r\n\
+                     JOIN ply_numbers AS n ON n.n BETWEEN {first} AND {last}\n\
+                     JOIN games AS g ON g.id = r.game_id\nORDER BY r.game_id, r.first_ply, n.n"
+                );
+            }
+            Rows::Games => {
+                let _ = write!(
+                    sql,
+                    "SELECT f.game_id, f.ply, {columns}\nFROM (\n    \
+                     SELECT r.game_id, min({first}) AS ply\n    FROM matching_runs AS r\n    \
+                     GROUP BY r.game_id\n) AS f\nJOIN games AS g ON g.id = f.game_id\n\
+                     ORDER BY f.game_id"
+                );
+            }
+        }
+        Sql {
+            text: sql,
+            params: self.params(),
+        }
+    }
+
+    /// SQL counting the positions (or, for `Rows::Games`, the games) of this search.
+    #[must_use]
+    pub fn count_sql(&self, form: Form, games: bool) -> Sql {
+        let mut sql = self.head(form);
+        let (first, last) = self.bounds();
+        if games {
+            sql.push_str("SELECT count(DISTINCT r.game_id) AS games\nFROM matching_runs AS r");
+        } else {
+            let _ = write!(
+                sql,
+                "SELECT coalesce(sum({last} - {first} + 1), 0) AS positions\nFROM matching_runs AS r"
+            );
+        }
+        Sql {
+            text: sql,
+            params: self.params(),
+        }
+    }
+
+    /// Estimated games reaching a matching set of `side` (from `set_totals`; an upper bound,
+    /// a game counted once per matching set), or `None` without conditions on that side.
+    fn estimated_games(&self, conn: &Connection, side: Side) -> Result<Option<i64>> {
+        let Some(sets) = self.sets_sql(side) else {
+            return Ok(None);
+        };
+        let sql = format!(
+            "SELECT coalesce(sum(t.games), 0) FROM set_totals AS t WHERE t.set_id IN (\n    {sets}\n)"
+        );
+        let mut st = conn.prepare(&sql)?;
+        for (name, value) in self.params() {
+            if let Some(i) = st.parameter_index(&format!(":{name}"))? {
+                st.raw_bind_parameter(i, value)?;
+            }
+        }
+        let mut rows = st.raw_query();
+        let n: i64 = match rows.next()? {
+            Some(r) => r.get(0)?,
+            None => 0,
+        };
+        Ok(Some(n))
+    }
+
+    /// The side whose sets are rare enough to read through `set_games`, if any.
+    fn rare_side(&self, conn: &Connection) -> Result<Option<Side>> {
+        let games: i64 = conn.query_row("SELECT count(*) FROM games", [], |r| r.get(0))?;
+        let mut best: Option<(i64, Side)> = None;
+        for side in [Side::White, Side::Black] {
+            if let Some(n) = self.estimated_games(conn, side)?
+                && best.is_none_or(|(b, _)| n < b)
+            {
+                best = Some((n, side));
+            }
+        }
+        Ok(best
+            .filter(|&(n, _)| n.saturating_mul(16) < games)
+            .map(|(_, s)| s))
+    }
+
+    /// The form that reads this search's rows fastest.
+    pub fn rows_form(&self, conn: &Connection) -> Result<Form> {
+        Ok(match self.rare_side(conn)? {
+            Some(side) => Form::Postings(side),
+            None => Form::Scan,
+        })
+    }
+
+    /// How to count this search's positions.
+    pub fn count_plan(&self, conn: &Connection) -> Result<CountPlan> {
+        let plain = self.runs.is_empty() && self.games.is_empty() && !self.ply_range();
+        if plain {
+            match (self.white.is_empty(), self.black.is_empty()) {
+                (false, true) => return Ok(CountPlan::Totals(Side::White)),
+                (true, false) => return Ok(CountPlan::Totals(Side::Black)),
+                _ => {}
+            }
+        }
+        Ok(match self.rare_side(conn)? {
+            Some(side) => CountPlan::Postings(side),
+            None => CountPlan::Scan,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn conditions_become_sql_over_pawn_sets() {
+        let s = Search {
+            white: vec![SetCond::Has(Group::Quart), SetCond::PawnsOn(1 << 27)],
+            black: vec![SetCond::Compare(Measure::Islands, Op::Ge, 3)],
+            ..Search::default()
+        };
+        let sql = s.rows_sql(Form::Scan, Rows::Positions).text;
+        assert!(sql.contains("s.quart != 0"), "{sql}");
+        assert!(
+            sql.contains("(s.pawns & 0x0000000008000000) = 0x0000000008000000  -- pawns on d4"),
+            "{sql}"
+        );
+        assert!(sql.contains("s.islands >= 3"), "{sql}");
+        assert!(sql.contains("r.white_set IN matching_white"), "{sql}");
+        assert!(sql.contains("r.black_set IN matching_black"), "{sql}");
+        assert!(!sql.contains("set_games"));
+        let post = s
+            .rows_sql(Form::Postings(Side::Black), Rows::Positions)
+            .text;
+        assert!(post.contains("WHERE sg.set_id IN matching_black"), "{post}");
+    }
+
+    #[test]
+    fn game_conditions_are_parameters() {
+        let s = Search {
+            games: vec![GameCond::Player("O'Kelly".into())],
+            plies: (10, 20),
+            ..Search::default()
+        };
+        let sql = s.rows_sql(Form::Scan, Rows::Games);
+        assert!(!sql.text.contains("O'Kelly"));
+        assert!(sql.text.contains("max(r.first_ply, 10)"));
+        assert_eq!(
+            sql.params,
+            vec![("player".to_string(), Value::Text("%O'Kelly%".into()))]
+        );
+    }
+}

@@ -1,0 +1,371 @@
+//! The single writer of `pawndex index`: games, runs and pawn sets in large transactions.
+//!
+//! Memory follows the work in flight, not the database: pawn-set ids and game hashes are looked
+//! up through the database's indexes behind bounded caches. While the caches hold everything
+//! the database holds (a load into an empty database that has not yet filled them), a miss
+//! needs no lookup at all.
+
+use std::collections::HashMap;
+
+use anyhow::Result;
+use rusqlite::{Connection, OptionalExtension, params};
+
+use super::derive;
+use crate::features::SideFeatures;
+use crate::replay::{GameRecord, Reject, roster};
+
+/// Pawn sets (of both sides) kept in the id cache at most (about 40 bytes each).
+const SET_CACHE: usize = 2_000_000;
+/// Game hashes kept in the duplicate cache at most (about 16 bytes each).
+const HASH_CACHE: usize = 4_000_000;
+
+/// What happened to one game handed to the writer.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Stored {
+    Indexed,
+    Duplicate,
+    Rejected,
+}
+
+/// A bounded cache in front of a unique index. `complete` while it holds every key the table
+/// holds: then a miss means "absent" without a lookup.
+struct Cache<K, V> {
+    map: HashMap<K, V>,
+    cap: usize,
+    complete: bool,
+}
+
+impl<K: std::hash::Hash + Eq, V: Copy> Cache<K, V> {
+    fn new(cap: usize, complete: bool) -> Self {
+        Cache {
+            map: HashMap::new(),
+            cap,
+            complete,
+        }
+    }
+
+    /// Inserts, first emptying the cache when it is full (it then no longer holds everything).
+    fn insert(&mut self, k: K, v: V) {
+        if self.map.len() >= self.cap {
+            self.map.clear();
+            self.map.shrink_to(self.cap);
+            self.complete = false;
+        }
+        self.map.insert(k, v);
+    }
+}
+
+/// The single writer: owns the connection while loading.
+pub struct Writer {
+    conn: Connection,
+    keep_duplicates: bool,
+    /// (pawns, side) -> pawn set id.
+    sets: Cache<(u64, u8), i64>,
+    next_set_id: i64,
+    /// Hashes of stored games (the value is unused).
+    hashes: Cache<i64, ()>,
+    ply_numbers: i64,
+    in_transaction: bool,
+    /// Rows waiting for a multi-row INSERT (far fewer statement executions than row by row).
+    pending_runs: Vec<[i64; RUN_COLUMNS]>,
+    pending_sets: Vec<[i64; SET_COLUMNS]>,
+}
+
+const RUN_COLUMNS: usize = 7;
+const SET_COLUMNS: usize = 9;
+/// Rows per multi-row INSERT statement.
+const ROWS_PER_INSERT: usize = 128;
+
+/// `INSERT INTO table VALUES (?, …), (?, …), …` for `rows` rows of `columns` values.
+fn multi_row_insert(table: &str, columns: usize, rows: usize) -> String {
+    let row = format!("({})", vec!["?"; columns].join(","));
+    format!("INSERT INTO {table} VALUES {}", vec![row; rows].join(","))
+}
+
+/// Inserts rows through multi-row statements of [`ROWS_PER_INSERT`] rows, the rest singly.
+fn insert_rows<const N: usize>(conn: &Connection, table: &str, rows: &[[i64; N]]) -> Result<()> {
+    let mut chunks = rows.chunks_exact(ROWS_PER_INSERT);
+    if chunks.len() > 0 {
+        let mut st = conn.prepare_cached(&multi_row_insert(table, N, ROWS_PER_INSERT))?;
+        for chunk in &mut chunks {
+            for (i, v) in chunk.iter().flatten().enumerate() {
+                st.raw_bind_parameter(i + 1, v)?;
+            }
+            st.raw_execute()?;
+        }
+    }
+    let mut st = conn.prepare_cached(&multi_row_insert(table, N, 1))?;
+    for row in chunks.remainder() {
+        for (i, v) in row.iter().enumerate() {
+            st.raw_bind_parameter(i + 1, v)?;
+        }
+        st.raw_execute()?;
+    }
+    Ok(())
+}
+
+impl Writer {
+    pub fn new(conn: Connection, keep_duplicates: bool) -> Result<Writer> {
+        let no_games: bool =
+            conn.query_row("SELECT NOT EXISTS (SELECT 1 FROM games)", [], |r| r.get(0))?;
+        let no_sets: bool =
+            conn.query_row("SELECT NOT EXISTS (SELECT 1 FROM pawn_sets)", [], |r| {
+                r.get(0)
+            })?;
+        let next_set_id: i64 =
+            conn.query_row("SELECT coalesce(max(id), 0) + 1 FROM pawn_sets", [], |r| {
+                r.get(0)
+            })?;
+        let ply_numbers: i64 =
+            conn.query_row("SELECT count(*) FROM ply_numbers", [], |r| r.get(0))?;
+        Ok(Writer {
+            conn,
+            keep_duplicates,
+            sets: Cache::new(SET_CACHE, no_sets),
+            next_set_id,
+            hashes: Cache::new(HASH_CACHE, no_games),
+            ply_numbers,
+            in_transaction: false,
+            pending_runs: Vec::new(),
+            pending_sets: Vec::new(),
+        })
+    }
+
+    fn begin(&mut self) -> Result<()> {
+        if !self.in_transaction {
+            self.conn.execute_batch("BEGIN IMMEDIATE")?;
+            self.in_transaction = true;
+        }
+        Ok(())
+    }
+
+    /// Makes everything written so far durable.
+    pub fn commit(&mut self) -> Result<()> {
+        self.flush(true)?;
+        if self.in_transaction {
+            self.conn.execute_batch("COMMIT")?;
+            self.in_transaction = false;
+        }
+        Ok(())
+    }
+
+    /// Writes buffered rows: whole multi-row chunks only, or everything when `all`.
+    fn flush(&mut self, all: bool) -> Result<()> {
+        let take = |len: usize| {
+            if all {
+                len
+            } else {
+                len - len % ROWS_PER_INSERT
+            }
+        };
+        let n = take(self.pending_sets.len());
+        insert_rows(&self.conn, "pawn_sets", &self.pending_sets[..n])?;
+        self.pending_sets.drain(..n);
+        let n = take(self.pending_runs.len());
+        insert_rows(&self.conn, "runs", &self.pending_runs[..n])?;
+        self.pending_runs.drain(..n);
+        Ok(())
+    }
+
+    /// Is this game already stored (same roster, start position and moves)?
+    fn is_duplicate(&self, g: &GameRecord) -> Result<bool> {
+        if self.keep_duplicates {
+            return Ok(false);
+        }
+        let cached = self.hashes.map.contains_key(&g.hash);
+        if !cached && self.hashes.complete {
+            return Ok(false);
+        }
+        // The hash matched (or may be stored): compare the real contents, so a hash collision
+        // never loses a game.
+        let mut st = self.conn.prepare_cached(
+            "SELECT event, site, date, round, white, black, result, fen, moves
+             FROM games WHERE hash = ?1",
+        )?;
+        let mut rows = st.query([g.hash])?;
+        let wanted = roster(&g.tags);
+        while let Some(r) = rows.next()? {
+            let mut same = true;
+            for (i, w) in wanted.iter().enumerate() {
+                let have: Option<String> = r.get(i)?;
+                same &= have.as_deref() == *w;
+            }
+            let fen: Option<String> = r.get(7)?;
+            let moves: Vec<u8> = r.get(8)?;
+            if same && fen == g.fen && moves == g.moves {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// The id of a pawn set of one side (0 White, 1 Black), stored on first sight.
+    fn set_id(&mut self, pawns: u64, side: u8) -> Result<i64> {
+        if let Some(&id) = self.sets.map.get(&(pawns, side)) {
+            return Ok(id);
+        }
+        if !self.sets.complete {
+            let found: Option<i64> = self
+                .conn
+                .prepare_cached("SELECT id FROM pawn_sets WHERE pawns = ?1 AND side = ?2")?
+                .query_row(params![pawns as i64, side], |r| r.get(0))
+                .optional()?;
+            if let Some(id) = found {
+                self.remember_set(pawns, side, id)?;
+                return Ok(id);
+            }
+        }
+        let id = self.next_set_id;
+        self.next_set_id += 1;
+        let f = if side == 0 {
+            SideFeatures::white(pawns)
+        } else {
+            SideFeatures::black(pawns)
+        };
+        self.pending_sets.push([
+            id,
+            side.into(),
+            pawns as i64,
+            f.islands.into(),
+            f.dispersion.into(),
+            f.distortion.into(),
+            f.duo as i64,
+            f.trio as i64,
+            f.quart as i64,
+        ]);
+        self.remember_set(pawns, side, id)?;
+        Ok(id)
+    }
+
+    fn remember_set(&mut self, pawns: u64, side: u8, id: i64) -> Result<()> {
+        if self.sets.map.len() >= self.sets.cap {
+            // Sets still waiting to be inserted must be findable by the index once the cache
+            // forgets them.
+            self.flush(true)?;
+        }
+        self.sets.insert((pawns, side), id);
+        Ok(())
+    }
+
+    fn ensure_ply_numbers(&mut self, plies: u32) -> Result<()> {
+        let needed = i64::from(plies) + 1;
+        if needed > self.ply_numbers {
+            let mut st = self
+                .conn
+                .prepare_cached("INSERT INTO ply_numbers (n) VALUES (?1)")?;
+            for n in self.ply_numbers..needed {
+                st.execute([n])?;
+            }
+            self.ply_numbers = needed;
+        }
+        Ok(())
+    }
+
+    /// Stores one replayed game unless it is a duplicate.
+    pub fn add_game(&mut self, g: &GameRecord, source: &str) -> Result<Stored> {
+        self.begin()?;
+        if self.is_duplicate(g)? {
+            return Ok(Stored::Duplicate);
+        }
+        self.ensure_ply_numbers(g.plies)?;
+        let t = &g.tags;
+        let elo = |v: &Option<String>| v.as_deref().and_then(|s| s.trim().parse::<i64>().ok());
+        self.conn
+            .prepare_cached(
+                "INSERT INTO games (event, site, date, round, white, black, result, white_elo,
+                 black_elo, eco, plies, source, offset, fen, chess960, moves, hash)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+            )?
+            .execute(params![
+                t.event,
+                t.site,
+                t.date,
+                t.round,
+                t.white,
+                t.black,
+                t.result,
+                elo(&t.white_elo),
+                elo(&t.black_elo),
+                t.eco,
+                g.plies,
+                source,
+                g.offset as i64,
+                g.fen,
+                g.chess960,
+                g.moves,
+                g.hash,
+            ])?;
+        let game_id = self.conn.last_insert_rowid();
+        {
+            let sm = &g.summary;
+            let mut st = self.conn.prepare_cached(
+                "INSERT INTO game_summary VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+            )?;
+            st.raw_bind_parameter(1, game_id)?;
+            for (i, a) in sm.any.iter().enumerate() {
+                st.raw_bind_parameter(2 + i, a)?;
+            }
+            for (i, m) in sm.max.iter().enumerate() {
+                st.raw_bind_parameter(10 + i, m)?;
+            }
+            st.raw_execute()?;
+        }
+        for run in &g.runs {
+            let white = self.set_id(run.white_pawns, 0)?;
+            let black = self.set_id(run.black_pawns, 1)?;
+            self.pending_runs.push([
+                game_id,
+                run.first_ply.into(),
+                run.last_ply.into(),
+                white,
+                black,
+                (u32::MAX - run.pieceset).into(),
+                run.bishop_pairs.into(),
+            ]);
+        }
+        if self.pending_runs.len() >= 4 * ROWS_PER_INSERT {
+            self.flush(false)?;
+        }
+        if !self.keep_duplicates {
+            self.hashes.insert(g.hash, ());
+        }
+        Ok(Stored::Indexed)
+    }
+
+    /// Records a rejected game (once per source and offset, so re-runs add nothing).
+    pub fn add_reject(&mut self, r: &Reject, source: &str) -> Result<Stored> {
+        self.begin()?;
+        self.conn
+            .prepare_cached(
+                "INSERT OR IGNORE INTO rejects (source, offset, event, white, black, ply, reason)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            )?
+            .execute(params![
+                source,
+                r.offset as i64,
+                r.event,
+                r.white,
+                r.black,
+                r.ply,
+                r.reason
+            ])?;
+        Ok(Stored::Rejected)
+    }
+
+    /// Final step of a run: commit, build the derived tables for the new games, refresh
+    /// planner statistics, and leave one self-contained file (WAL folded in, rollback journal).
+    pub fn finish(mut self) -> Result<()> {
+        self.commit()?;
+        derive::derive_pending(&self.conn)?;
+        derive::write_planner_statistics(&self.conn)?;
+        self.conn
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+            .optional()?;
+        // Back to a rollback journal: the finished database is one file that opens from a
+        // read-only directory or medium. A reader still open keeps it in WAL mode (busy).
+        let _ = self
+            .conn
+            .query_row("PRAGMA journal_mode = DELETE", [], |_| Ok(()));
+        Ok(())
+    }
+}
