@@ -41,14 +41,16 @@ CREATE TABLE runs (
     PRIMARY KEY (game_id, first_ply)
 ) WITHOUT ROWID;
 
--- Which games reach a pawn set (of either side): one row per (set, game), for the games with
--- id <= derived.through. Inside a game a pawn set occupies one stretch of plies (pawn moves
--- cannot be undone), so its runs there are found by the game's key in `runs`.
+-- Which games reach a pawn set (of either side), for the games with id <= derived.through:
+-- an inverted index, one row per set. `games` holds the ascending game ids as LEB128 varints of
+-- the differences (the first from 0), `last_game` the last of them (appends continue from it).
+-- Inside a game a pawn set occupies one stretch of plies (pawn moves cannot be undone), so its
+-- runs there are found by the game's key in `runs`.
 CREATE TABLE set_games (
-    set_id  INTEGER NOT NULL,
-    game_id INTEGER NOT NULL,
-    PRIMARY KEY (set_id, game_id)
-) WITHOUT ROWID;
+    set_id    INTEGER PRIMARY KEY,
+    last_game INTEGER NOT NULL,
+    games     BLOB NOT NULL
+);
 
 -- Per pawn set, over the games with id <= derived.through: the positions (plies) with that
 -- set, the games that reach it, and of the positions, the ones by result (only 1-0, 1/2-1/2
@@ -64,6 +66,13 @@ CREATE TABLE set_totals (
     white_elo_positions INTEGER NOT NULL,
     black_elo_sum       INTEGER NOT NULL,
     black_elo_positions INTEGER NOT NULL
+);
+
+-- Positions by bishop-pair state (bit 0: White has the pair, bit 1: Black has it), over the
+-- games with id <= derived.through.
+CREATE TABLE bishop_totals (
+    bishop_pairs INTEGER PRIMARY KEY,
+    positions    INTEGER NOT NULL
 );
 
 -- The derived tables cover the games with id <= through (one row).

@@ -438,7 +438,10 @@ pub(crate) fn execute(plan: &Plan, params: &[(String, Value)], output: &OutputAr
             if output.count {
                 let n = if *rows == Rows::Games {
                     let form = search.rows_form(&conn)?;
-                    let c = search.count_sql(form, true);
+                    let mut c = search.count_sql(form, true);
+                    if let Form::Postings(side) = form {
+                        c.params.push(search.postings(&conn, side)?);
+                    }
                     count_with_sql(&conn, &c.text, &c.params)?
                 } else {
                     let db = output.db.clone();
@@ -449,7 +452,10 @@ pub(crate) fn execute(plan: &Plan, params: &[(String, Value)], output: &OutputAr
                 return Ok(0);
             }
             let form = search.rows_form(&conn)?;
-            let sql = search.rows_sql(form, *rows);
+            let mut sql = search.rows_sql(form, *rows);
+            if let Form::Postings(side) = form {
+                sql.params.push(search.postings(&conn, side)?);
+            }
             (sql.text, sql.params)
         }
         Plan::Sql(sql) => {

@@ -355,7 +355,7 @@ fn a_database_killed_early_still_opens_and_answers_queries() {
             "{what}: set_totals after a completed run"
         );
         assert_eq!(
-            count(&conn, "SELECT count(*) FROM set_games"),
+            count(&conn, "SELECT sum(games) FROM set_totals"),
             count(
                 &conn,
                 "SELECT count(*) FROM (SELECT white_set, game_id FROM runs \

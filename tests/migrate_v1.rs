@@ -94,8 +94,8 @@ fn a_v1_database_upgrades_to_the_contents_of_a_fresh_index() {
         "SELECT p.side, p.pawns, t.positions, t.games, t.white_wins, t.draws, t.black_wins,
                 t.white_elo_sum, t.black_elo_positions
          FROM set_totals AS t JOIN pawn_sets AS p ON p.id = t.set_id ORDER BY p.side, p.pawns",
-        "SELECT p.side, p.pawns, s.game_id FROM set_games AS s
-         JOIN pawn_sets AS p ON p.id = s.set_id ORDER BY p.side, p.pawns, s.game_id",
+        "SELECT p.side, p.pawns, s.last_game, s.games FROM set_games AS s
+         JOIN pawn_sets AS p ON p.id = s.set_id ORDER BY p.side, p.pawns",
         "SELECT through FROM derived",
     ] {
         let (x, y) = (query_all(&a, sql), query_all(&b, sql));

@@ -13,7 +13,7 @@ use anyhow::{Result, anyhow};
 use rusqlite::types::Value;
 use rusqlite::{Connection, Statement};
 
-use super::search::{CountPlan, Form, GameCond, RunCond, Search, Side};
+use super::search::{CountPlan, GameCond, RunCond, Search, Side};
 
 /// Threads that read `runs`, each a range of game ids.
 const SCAN_THREADS: i64 = 2;
@@ -111,12 +111,81 @@ pub fn positions(
             )?;
             Ok((stored + tail) as u64)
         }
-        CountPlan::Postings(side) => {
-            let sql = search.count_sql(Form::Postings(side), false);
-            Ok(single(conn, &sql.text, &sql.params)? as u64)
+        CountPlan::Bishops => {
+            let mut total = 0i64;
+            let mut st = conn.prepare("SELECT bishop_pairs, positions FROM bishop_totals")?;
+            let mut rows = st.query([])?;
+            while let Some(r) = rows.next()? {
+                if search.bishops_pass(r.get(0)?) {
+                    total += r.get::<_, i64>(1)?;
+                }
+            }
+            // The games not yet in the totals, from their runs.
+            let mut st = conn.prepare(
+                "SELECT bishop_pairs, sum(last_ply - first_ply + 1) FROM runs
+                 WHERE game_id > (SELECT through FROM derived) GROUP BY bishop_pairs",
+            )?;
+            let mut rows = st.query([])?;
+            while let Some(r) = rows.next()? {
+                if search.bishops_pass(r.get(0)?) {
+                    total += r.get::<_, i64>(1)?;
+                }
+            }
+            Ok(total.max(0) as u64)
         }
+        CountPlan::Postings(side) => postings(conn, search, side),
         CountPlan::Scan => scan(conn, open, search),
     }
+}
+
+/// The plies of the matching runs of the games in `side`'s lists (and the games not yet in
+/// them), read game by game through the key of `runs`.
+fn postings(conn: &Connection, search: &Search, side: Side) -> Result<u64> {
+    let filter = filter(conn, search)?;
+    // The games in the rare side's lists (reading the other side's too costs more than it
+    // saves when that side is common).
+    let mut games: Option<Vec<i64>> = None;
+    for s in [side] {
+        let Some(sets) = search.sets_sql(s) else {
+            continue;
+        };
+        let mut st = conn.prepare(&format!(
+            "SELECT sg.games FROM set_games AS sg WHERE sg.set_id IN (\n{sets}\n)"
+        ))?;
+        bind(&mut st, &search.params())?;
+        let mut rows = st.raw_query();
+        let mut these = Vec::new();
+        while let Some(r) = rows.next()? {
+            these.extend(super::decode_games(r.get_ref(0)?.as_blob()?));
+        }
+        these.sort_unstable();
+        these.dedup();
+        games = Some(match games {
+            None => these,
+            Some(before) => before
+                .into_iter()
+                .filter(|g| these.binary_search(g).is_ok())
+                .collect(),
+        });
+    }
+    let mut games = games.unwrap_or_default();
+    let mut tail =
+        conn.prepare("SELECT id FROM games WHERE id > (SELECT through FROM derived) ORDER BY id")?;
+    for id in tail.query_map([], |r| r.get::<_, i64>(0))? {
+        games.push(id?);
+    }
+    let mut st = conn.prepare(
+        "SELECT game_id, first_ply, last_ply, white_set, black_set, bishop_pairs
+         FROM runs WHERE game_id = ?1",
+    )?;
+    let mut total = 0u64;
+    for g in games {
+        let mut rows = st.query([g])?;
+        while let Some(r) = rows.next()? {
+            total += filter.plies(r)?;
+        }
+    }
+    Ok(total)
 }
 
 /// Everything a scan thread checks per run.
@@ -129,14 +198,8 @@ struct Filter {
     plies: (u32, u32),
 }
 
-fn scan(
-    conn: &Connection,
-    open: &(dyn Fn() -> Result<Connection> + Sync),
-    search: &Search,
-) -> Result<u64> {
+fn filter(conn: &Connection, search: &Search) -> Result<Filter> {
     let params = search.params();
-    let last_game: i64 =
-        conn.query_row("SELECT coalesce(max(id), 0) FROM games", [], |r| r.get(0))?;
     let side = |s: Side| -> Result<Option<IdSet>> {
         search
             .sets_sql(s)
@@ -177,6 +240,51 @@ fn scan(
             .collect(),
         plies: search.plies,
     };
+    Ok(filter)
+}
+
+impl Filter {
+    /// The plies of a run row (`game_id, first_ply, last_ply, white_set, black_set,
+    /// bishop_pairs`) that match, 0 when it does not.
+    #[inline]
+    fn plies(&self, r: &rusqlite::Row<'_>) -> Result<u64> {
+        if let Some(w) = &self.white
+            && !w.contains(r.get(3)?)
+        {
+            return Ok(0);
+        }
+        if let Some(b) = &self.black
+            && !b.contains(r.get(4)?)
+        {
+            return Ok(0);
+        }
+        if !self.bishops.is_empty() {
+            let bp: i64 = r.get(5)?;
+            if self.bishops.iter().any(|&(mask, want)| bp & mask != want) {
+                return Ok(0);
+            }
+        }
+        if let Some(g) = &self.games
+            && !g.contains(r.get(0)?)
+        {
+            return Ok(0);
+        }
+        let first: i64 = r.get(1)?;
+        let last: i64 = r.get(2)?;
+        let lo = first.max(i64::from(self.plies.0));
+        let hi = last.min(i64::from(self.plies.1));
+        Ok(if hi >= lo { (hi - lo + 1) as u64 } else { 0 })
+    }
+}
+
+fn scan(
+    conn: &Connection,
+    open: &(dyn Fn() -> Result<Connection> + Sync),
+    search: &Search,
+) -> Result<u64> {
+    let last_game: i64 =
+        conn.query_row("SELECT coalesce(max(id), 0) FROM games", [], |r| r.get(0))?;
+    let filter = filter(conn, search)?;
     let chunk = last_game / SCAN_THREADS + 1;
     thread::scope(|scope| {
         let scans: Vec<_> = (0..SCAN_THREADS)
@@ -205,34 +313,7 @@ fn scan_slice(conn: &Connection, from: i64, to: i64, f: &Filter) -> Result<u64> 
     let mut rows = st.query([from, to])?;
     let mut total = 0u64;
     while let Some(r) = rows.next()? {
-        if let Some(w) = &f.white
-            && !w.contains(r.get(3)?)
-        {
-            continue;
-        }
-        if let Some(b) = &f.black
-            && !b.contains(r.get(4)?)
-        {
-            continue;
-        }
-        if !f.bishops.is_empty() {
-            let bp: i64 = r.get(5)?;
-            if f.bishops.iter().any(|&(mask, want)| bp & mask != want) {
-                continue;
-            }
-        }
-        if let Some(g) = &f.games
-            && !g.contains(r.get(0)?)
-        {
-            continue;
-        }
-        let first: i64 = r.get(1)?;
-        let last: i64 = r.get(2)?;
-        let lo = first.max(i64::from(f.plies.0));
-        let hi = last.min(i64::from(f.plies.1));
-        if hi >= lo {
-            total += (hi - lo + 1) as u64;
-        }
+        total += f.plies(r)?;
     }
     Ok(total)
 }

@@ -6,11 +6,12 @@
 //! *unfinished*. Readers still answer right (they read the games above `through` from `runs`),
 //! only slower, and say so; the next `pawndex index` or `pawndex migrate` finishes it.
 
-use anyhow::Result;
-use rusqlite::{Connection, params};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 
-/// Pawn sets aggregated per pass over the new runs (a dense table of 9 integers each).
-const SETS_PER_PASS: i64 = 1 << 20;
+use anyhow::{Context, Result, bail};
+use rusqlite::{Connection, OptionalExtension, params};
 
 /// How far the derived tables lag behind the stored games.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -69,84 +70,265 @@ pub fn derive_pending(conn: &Connection) -> Result<()> {
     }
 }
 
-fn derive_range(conn: &Connection, lag: Lag) -> Result<()> {
-    // set_games: one sorted insert (SQLite's external sorter; memory stays bounded).
-    conn.execute(
-        "INSERT OR IGNORE INTO set_games (set_id, game_id)
-         SELECT white_set, game_id FROM runs WHERE game_id > ?1
-         UNION
-         SELECT black_set, game_id FROM runs WHERE game_id > ?1
-         ORDER BY 1, 2",
-        [lag.through],
-    )?;
-    // set_totals: passes over the new runs, each aggregating a range of set ids in a dense
-    // table, then adding it to the stored totals.
-    let (min_set, max_set): (i64, i64) = conn.query_row(
-        "SELECT coalesce(min(id), 1), coalesce(max(id), 0) FROM pawn_sets",
-        [],
-        |r| Ok((r.get(0)?, r.get(1)?)),
-    )?;
-    let mut lo = min_set;
-    while lo <= max_set {
-        let hi = (lo + SETS_PER_PASS - 1).min(max_set);
-        totals_pass(conn, lag.through, lo, hi)?;
-        lo = hi + 1;
-    }
-    conn.execute("UPDATE derived SET through = ?1", [lag.last_game])?;
-    Ok(())
+/// One (pawn set, game) pair of the games being derived, with what the totals need.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+struct Pair {
+    set: u32,
+    game: u32,
+    plies: u32,
+    /// 0 White wins, 1 draw, 2 Black wins, 3 none.
+    outcome: u8,
+    /// 0: no rating.
+    white_elo: u16,
+    black_elo: u16,
 }
 
-/// Adds the totals of the sets `lo..=hi` over the games above `through`.
-fn totals_pass(conn: &Connection, through: i64, lo: i64, hi: i64) -> Result<()> {
-    // positions, games, white wins, draws, black wins, white elo sum, white elo positions,
-    // black elo sum, black elo positions
-    let len = usize::try_from(hi - lo + 1)?;
-    let mut totals = vec![[0i64; 9]; len];
+const PAIR_BYTES: usize = 17;
+
+impl Pair {
+    fn write(&self, out: &mut impl Write) -> std::io::Result<()> {
+        let mut b = [0u8; PAIR_BYTES];
+        b[0..4].copy_from_slice(&self.set.to_le_bytes());
+        b[4..8].copy_from_slice(&self.game.to_le_bytes());
+        b[8..12].copy_from_slice(&self.plies.to_le_bytes());
+        b[12] = self.outcome;
+        b[13..15].copy_from_slice(&self.white_elo.to_le_bytes());
+        b[15..17].copy_from_slice(&self.black_elo.to_le_bytes());
+        out.write_all(&b)
+    }
+
+    fn read(input: &mut impl Read) -> std::io::Result<Option<Pair>> {
+        let mut b = [0u8; PAIR_BYTES];
+        match input.read_exact(&mut b) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
+            Err(e) => return Err(e),
+        }
+        let u32_at = |i: usize| u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
+        Ok(Some(Pair {
+            set: u32_at(0),
+            game: u32_at(4),
+            plies: u32_at(8),
+            outcome: b[12],
+            white_elo: u16::from_le_bytes([b[13], b[14]]),
+            black_elo: u16::from_le_bytes([b[15], b[16]]),
+        }))
+    }
+}
+
+/// Pairs kept in memory before a sorted chunk goes to a temporary file (20 bytes each).
+const PAIRS_IN_MEMORY: usize = 6 << 20;
+
+/// Sorts pairs by (set, game) in bounded memory: sorted chunks spill to temporary files and
+/// are merged at the end.
+struct PairSorter {
+    chunk: Vec<Pair>,
+    spills: Vec<std::fs::File>,
+}
+
+impl PairSorter {
+    fn new() -> PairSorter {
+        PairSorter {
+            chunk: Vec::new(),
+            spills: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, p: Pair) -> Result<()> {
+        self.chunk.push(p);
+        if self.chunk.len() >= PAIRS_IN_MEMORY {
+            self.spill()?;
+        }
+        Ok(())
+    }
+
+    fn spill(&mut self) -> Result<()> {
+        self.chunk.sort_unstable();
+        let mut file = tempfile::tempfile().context("creating a temporary sort file")?;
+        {
+            let mut out = BufWriter::with_capacity(1 << 20, &mut file);
+            for p in &self.chunk {
+                p.write(&mut out)?;
+            }
+            out.flush()?;
+        }
+        file.seek(SeekFrom::Start(0))?;
+        self.spills.push(file);
+        self.chunk.clear();
+        Ok(())
+    }
+
+    /// Every pair in (set, game) order.
+    fn finish(mut self, mut visit: impl FnMut(Pair) -> Result<()>) -> Result<()> {
+        if self.spills.is_empty() {
+            self.chunk.sort_unstable();
+            for p in self.chunk {
+                visit(p)?;
+            }
+            return Ok(());
+        }
+        if !self.chunk.is_empty() {
+            self.spill()?;
+        }
+        self.chunk = Vec::new();
+        let mut readers: Vec<BufReader<std::fs::File>> = self
+            .spills
+            .into_iter()
+            .map(|f| BufReader::with_capacity(1 << 20, f))
+            .collect();
+        let mut heap = BinaryHeap::new();
+        for (i, r) in readers.iter_mut().enumerate() {
+            if let Some(p) = Pair::read(r)? {
+                heap.push(Reverse((p, i)));
+            }
+        }
+        while let Some(Reverse((p, i))) = heap.pop() {
+            visit(p)?;
+            if let Some(next) = Pair::read(&mut readers[i])? {
+                heap.push(Reverse((next, i)));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Appends an unsigned LEB128 varint.
+fn push_varint(out: &mut Vec<u8>, mut v: u64) {
+    loop {
+        let byte = (v & 0x7F) as u8;
+        v >>= 7;
+        if v == 0 {
+            out.push(byte);
+            return;
+        }
+        out.push(byte | 0x80);
+    }
+}
+
+/// The game ids of a `set_games.games` list (LEB128 varints of the differences, the first
+/// from 0). A damaged list ends where it stops making sense (an unterminated or oversized
+/// varint, an id past `i64::MAX`), never with a panic.
+///
+/// ```
+/// assert_eq!(pawndex::store::decode_games(&[3, 1, 0x80, 0x01]), vec![3, 4, 132]);
+/// assert_eq!(pawndex::store::decode_games(&[0xFF]), Vec::<i64>::new());
+/// ```
+#[must_use]
+pub fn decode_games(blob: &[u8]) -> Vec<i64> {
+    let mut out = Vec::with_capacity(blob.len().min(1 << 20));
+    let (mut value, mut shift, mut last) = (0u64, 0u32, 0u64);
+    for &b in blob {
+        if shift > 63 {
+            break;
+        }
+        value |= u64::from(b & 0x7F) << shift;
+        if b & 0x80 != 0 {
+            shift += 7;
+            continue;
+        }
+        let Some(id) = last.checked_add(value).filter(|&id| id <= i64::MAX as u64) else {
+            break;
+        };
+        out.push(id as i64);
+        last = id;
+        value = 0;
+        shift = 0;
+    }
+    out
+}
+
+/// Totals of one set being merged: positions, games, white wins, draws, black wins, white elo
+/// sum, white elo positions, black elo sum, black elo positions.
+type Totals = [i64; 9];
+
+/// The (set, game) pairs of the games above `through`, from their runs in game order, and
+/// their positions by bishop-pair state.
+fn pairs(conn: &Connection, through: i64) -> Result<(PairSorter, [i64; 4])> {
+    let mut sorter = PairSorter::new();
+    let mut bishops = [0i64; 4];
     let mut st = conn.prepare(
         "SELECT g.id, g.result, g.white_elo, g.black_elo, r.white_set, r.black_set,
-                r.last_ply - r.first_ply + 1
+                r.last_ply - r.first_ply + 1, r.bishop_pairs
          FROM games AS g JOIN runs AS r ON r.game_id = g.id
          WHERE g.id > ?1
          ORDER BY g.id, r.first_ply",
     )?;
     let mut rows = st.query([through])?;
-    let mut last = (0i64, 0i64, 0i64);
+    // Per side, the set being followed in the current game (a pawn set occupies one stretch of
+    // a game: a new set id on a side is a new pair).
+    let mut current: [Option<Pair>; 2] = [None, None];
+    let mut game = i64::MIN;
+    let elo = |v: Option<i64>| v.map_or(0, |e| e.clamp(1, i64::from(u16::MAX)) as u16);
     while let Some(r) = rows.next()? {
-        let game: i64 = r.get(0)?;
-        let result = outcome(r.get_ref(1)?.as_str_or_null()?);
-        let white_elo: Option<i64> = r.get(2).ok().flatten();
-        let black_elo: Option<i64> = r.get(3).ok().flatten();
-        let sets: [i64; 2] = [r.get(4)?, r.get(5)?];
-        let plies: i64 = r.get(6)?;
-        if game != last.0 {
-            last = (game, 0, 0);
+        let id: i64 = r.get(0)?;
+        if id != game {
+            for c in current.iter_mut() {
+                if let Some(p) = c.take() {
+                    sorter.push(p)?;
+                }
+            }
+            game = id;
         }
-        for (side, &set) in sets.iter().enumerate() {
-            if set < lo || set > hi {
-                continue;
-            }
-            let t = &mut totals[(set - lo) as usize];
-            t[0] += plies;
-            // A pawn set occupies one stretch of a game: a new set id on this side is a new
-            // (set, game) pair.
-            let seen = if side == 0 { &mut last.1 } else { &mut last.2 };
-            if *seen != set {
-                *seen = set;
-                t[1] += 1;
-            }
-            if result < 3 {
-                t[2 + result] += plies;
-            }
-            if let Some(e) = white_elo {
-                t[5] += e * plies;
-                t[6] += plies;
-            }
-            if let Some(e) = black_elo {
-                t[7] += e * plies;
-                t[8] += plies;
+        let outcome = outcome(r.get_ref(1)?.as_str_or_null()?) as u8;
+        let white_elo = elo(r.get::<_, Option<i64>>(2).ok().flatten());
+        let black_elo = elo(r.get::<_, Option<i64>>(3).ok().flatten());
+        let plies = u32::try_from(r.get::<_, i64>(6)?.max(0)).unwrap_or(u32::MAX);
+        let bishop_pairs: i64 = r.get(7)?;
+        bishops[(bishop_pairs & 3) as usize] += i64::from(plies);
+        for (side, c) in current.iter_mut().enumerate() {
+            let set: i64 = r.get(4 + side)?;
+            let (Ok(set), Ok(game)) = (u32::try_from(set), u32::try_from(id)) else {
+                bail!(
+                    "a run of game {id} names pawn set {set}: ids out of range (the database is \
+                     damaged; run `pawndex check`)"
+                );
+            };
+            match c {
+                Some(p) if p.set == set => p.plies = p.plies.saturating_add(plies),
+                _ => {
+                    if let Some(p) = c.take() {
+                        sorter.push(p)?;
+                    }
+                    *c = Some(Pair {
+                        set,
+                        game,
+                        plies,
+                        outcome,
+                        white_elo,
+                        black_elo,
+                    });
+                }
             }
         }
     }
+    for c in current.iter_mut() {
+        if let Some(p) = c.take() {
+            sorter.push(p)?;
+        }
+    }
+    Ok((sorter, bishops))
+}
+
+fn derive_range(conn: &Connection, lag: Lag) -> Result<()> {
+    let start = std::time::Instant::now();
+    let (sorter, bishops) = pairs(conn, lag.through)?;
+    let read = start.elapsed();
+    {
+        let mut st = conn.prepare(
+            "INSERT INTO bishop_totals VALUES (?1, ?2)
+             ON CONFLICT (bishop_pairs) DO UPDATE SET positions = positions + excluded.positions",
+        )?;
+        for (v, n) in bishops.iter().enumerate() {
+            st.execute(params![v as i64, n])?;
+        }
+    }
+    // In set order: each set's new games appended to its list, its totals added.
+    let append = lag.through > 0;
+    let mut stored_last = conn.prepare("SELECT last_game FROM set_games WHERE set_id = ?1")?;
+    let mut insert =
+        conn.prepare("INSERT INTO set_games (set_id, last_game, games) VALUES (?1, ?2, ?3)")?;
+    let mut extend =
+        conn.prepare("UPDATE set_games SET last_game = ?2, games = games || ?3 WHERE set_id = ?1")?;
     let mut upsert = conn.prepare(
         "INSERT INTO set_totals VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
          ON CONFLICT (set_id) DO UPDATE SET
@@ -160,22 +342,79 @@ fn totals_pass(conn: &Connection, through: i64, lo: i64, hi: i64) -> Result<()> 
              black_elo_sum = black_elo_sum + excluded.black_elo_sum,
              black_elo_positions = black_elo_positions + excluded.black_elo_positions",
     )?;
-    for (i, t) in totals.iter().enumerate() {
-        if t[0] == 0 {
-            continue;
+    // The set being merged: its id, whether it already has a list, the new part of its list
+    // (encoded from its stored last game), the last game and its totals.
+    struct Current {
+        set: u32,
+        stored: bool,
+        list: Vec<u8>,
+        last: u64,
+        totals: Totals,
+    }
+    let mut cur: Option<Current> = None;
+    let mut flush = |c: &Current| -> Result<()> {
+        if c.stored {
+            extend.execute(params![c.set, c.last as i64, c.list])?;
+        } else {
+            insert.execute(params![c.set, c.last as i64, c.list])?;
         }
+        let t = &c.totals;
         upsert.execute(params![
-            lo + i as i64,
-            t[0],
-            t[1],
-            t[2],
-            t[3],
-            t[4],
-            t[5],
-            t[6],
-            t[7],
-            t[8]
+            c.set, t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8]
         ])?;
+        Ok(())
+    };
+    sorter.finish(|p| {
+        if cur.as_ref().is_none_or(|c| c.set != p.set) {
+            if let Some(c) = &cur {
+                flush(c)?;
+            }
+            let stored: Option<i64> = if append {
+                stored_last.query_row([p.set], |r| r.get(0)).optional()?
+            } else {
+                None
+            };
+            cur = Some(Current {
+                set: p.set,
+                stored: stored.is_some(),
+                list: Vec::new(),
+                last: stored.map_or(0, |v| v.max(0) as u64),
+                totals: [0; 9],
+            });
+        }
+        let Some(c) = cur.as_mut() else {
+            return Ok(());
+        };
+        let game = u64::from(p.game);
+        push_varint(&mut c.list, game.saturating_sub(c.last));
+        c.last = game;
+        let plies = i64::from(p.plies);
+        let t = &mut c.totals;
+        t[0] += plies;
+        t[1] += 1;
+        if p.outcome < 3 {
+            t[2 + usize::from(p.outcome)] += plies;
+        }
+        if p.white_elo > 0 {
+            t[5] += i64::from(p.white_elo) * plies;
+            t[6] += plies;
+        }
+        if p.black_elo > 0 {
+            t[7] += i64::from(p.black_elo) * plies;
+            t[8] += plies;
+        }
+        Ok(())
+    })?;
+    if let Some(c) = &cur {
+        flush(c)?;
+    }
+    conn.execute("UPDATE derived SET through = ?1", [lag.last_game])?;
+    if std::env::var_os("PAWNDEX_TIMINGS").is_some() {
+        eprintln!(
+            "timings: derived tables: read and sort {:.1} s, write {:.1} s",
+            read.as_secs_f64(),
+            (start.elapsed() - read).as_secs_f64()
+        );
     }
     Ok(())
 }

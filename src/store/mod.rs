@@ -19,7 +19,7 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 use rusqlite::{Connection, OpenFlags};
 
-pub use derive::{Lag, derive_pending, lag};
+pub use derive::{Lag, decode_games, derive_pending, lag};
 pub use writer::{Stored, Writer};
 
 /// Numbered migrations, applied in order; `PRAGMA user_version` holds how many ran.

@@ -166,6 +166,8 @@ pub struct Sql {
 pub enum CountPlan {
     /// One side's conditions only: add up `set_totals` of its matching sets.
     Totals(Side),
+    /// Bishop-pair conditions only: add up `bishop_totals`.
+    Bishops,
     /// Through `set_games` of this side's rare sets.
     Postings(Side),
     /// Every run, in parallel slices, against bit sets of the matching pawn sets.
@@ -318,12 +320,15 @@ impl Search {
         }
         let mut from = "    FROM runs AS r\n".to_string();
         if let Form::Postings(side) = form {
-            ctes.push(format!(
-                "matching_games AS (\n    SELECT sg.game_id FROM set_games AS sg\n    \
-                 WHERE sg.set_id IN matching_{}\n    UNION\n    \
-                 SELECT g.id FROM games AS g WHERE g.id > (SELECT through FROM derived)\n)",
-                side.name()
-            ));
+            // :games holds the games of set_games of the matching sets of `side` (see
+            // `Search::postings`), as a JSON array.
+            let _ = side;
+            ctes.push(
+                "matching_games AS (\n    SELECT value AS game_id FROM json_each(:games)\n    \
+                 UNION\n    \
+                 SELECT g.id FROM games AS g WHERE g.id > (SELECT through FROM derived)\n)"
+                    .to_string(),
+            );
             from = "    FROM matching_games AS mg\n    JOIN runs AS r ON r.game_id = mg.game_id\n"
                 .to_string();
         }
@@ -373,6 +378,18 @@ impl Search {
         runs.push(')');
         ctes.push(runs);
         format!("WITH {}\n", ctes.join(",\n"))
+    }
+
+    /// Whether a run with this `bishop_pairs` value passes the run conditions.
+    #[must_use]
+    pub fn bishops_pass(&self, bishop_pairs: i64) -> bool {
+        self.runs.iter().all(|c| match *c {
+            RunCond::BishopPair(side, has) => {
+                let bit = if side == Side::White { 1 } else { 2 };
+                (bishop_pairs & bit != 0) == has
+            }
+            RunCond::BishopPairs(v) => bishop_pairs == i64::from(v),
+        })
     }
 
     /// The first and last ply of a run inside the ply range, as SQL over `r`.
@@ -448,6 +465,60 @@ impl Search {
         }
     }
 
+    /// The `:games` parameter of the postings form: the games that reach a matching set of
+    /// `side`, from `set_games`, as a JSON array in ascending order.
+    pub fn postings(&self, conn: &Connection, side: Side) -> Result<(String, Value)> {
+        // Every side with conditions narrows the games: the list is the intersection.
+        let mut games: Option<Vec<i64>> = None;
+        for s in [
+            side,
+            if side == Side::White {
+                Side::Black
+            } else {
+                Side::White
+            },
+        ] {
+            let Some(sets) = self.sets_sql(s) else {
+                continue;
+            };
+            let sql =
+                format!("SELECT sg.games FROM set_games AS sg WHERE sg.set_id IN (\n    {sets}\n)");
+            let mut st = conn.prepare(&sql)?;
+            for (name, value) in self.params() {
+                if let Some(i) = st.parameter_index(&format!(":{name}"))? {
+                    st.raw_bind_parameter(i, value)?;
+                }
+            }
+            let mut rows = st.raw_query();
+            let mut these = Vec::new();
+            while let Some(r) = rows.next()? {
+                these.extend(super::decode_games(r.get_ref(0)?.as_blob()?));
+            }
+            these.sort_unstable();
+            these.dedup();
+            games = Some(match games {
+                None => these,
+                Some(before) => before
+                    .into_iter()
+                    .filter(|g| these.binary_search(g).is_ok())
+                    .collect(),
+            });
+        }
+        let mut games = games.unwrap_or_default();
+        games.sort_unstable();
+        games.dedup();
+        let mut json = String::with_capacity(games.len() * 7 + 2);
+        json.push('[');
+        for (i, g) in games.iter().enumerate() {
+            if i > 0 {
+                json.push(',');
+            }
+            let _ = write!(json, "{g}");
+        }
+        json.push(']');
+        Ok(("games".to_string(), Value::Text(json)))
+    }
+
     /// Estimated games reaching a matching set of `side` (from `set_totals`; an upper bound,
     /// a game counted once per matching set), or `None` without conditions on that side.
     fn estimated_games(&self, conn: &Connection, side: Side) -> Result<Option<i64>> {
@@ -482,8 +553,13 @@ impl Search {
                 best = Some((n, side));
             }
         }
+        // One side: worth it when its sets are rare. Both sides: the games in both lists (their
+        // intersection) are usually far fewer than either, so the lists are worth reading
+        // unless the rarer side is most games.
+        let both = !self.white.is_empty() && !self.black.is_empty();
+        let divisor = if both { 2 } else { 16 };
         Ok(best
-            .filter(|&(n, _)| n.saturating_mul(16) < games)
+            .filter(|&(n, _)| n.saturating_mul(divisor) < games)
             .map(|(_, s)| s))
     }
 
@@ -497,6 +573,14 @@ impl Search {
 
     /// How to count this search's positions.
     pub fn count_plan(&self, conn: &Connection) -> Result<CountPlan> {
+        if self.white.is_empty()
+            && self.black.is_empty()
+            && self.games.is_empty()
+            && !self.ply_range()
+            && !self.runs.is_empty()
+        {
+            return Ok(CountPlan::Bishops);
+        }
         let plain = self.runs.is_empty() && self.games.is_empty() && !self.ply_range();
         if plain {
             match (self.white.is_empty(), self.black.is_empty()) {
@@ -536,7 +620,7 @@ mod tests {
         let post = s
             .rows_sql(Form::Postings(Side::Black), Rows::Positions)
             .text;
-        assert!(post.contains("WHERE sg.set_id IN matching_black"), "{post}");
+        assert!(post.contains("json_each(:games)"), "{post}");
     }
 
     #[test]
