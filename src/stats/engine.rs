@@ -1134,6 +1134,9 @@ pub fn run(
     threads: usize,
     q: &Query,
 ) -> Result<Vec<Group>> {
+    if let Some(groups) = from_set_totals(conn, q)? {
+        return Ok(finish_groups(groups, q));
+    }
     let plan = Plan::new(conn, q)?;
     // Every connection that runs a filter using `phase` needs its own temporary mask table.
     let connect_for = || -> Result<Connection> {
@@ -1196,7 +1199,7 @@ pub fn run(
         }
     }
 
-    let mut out: Vec<Group> = merged
+    let out: Vec<Group> = merged
         .into_iter()
         .map(|((s, g, r), totals)| {
             let values = structures.values(&plan, s);
@@ -1212,6 +1215,11 @@ pub fn run(
             Group { keys, totals }
         })
         .collect();
+    Ok(finish_groups(out, q))
+}
+
+/// Orders the groups by key, or keeps the `--top` ones.
+fn finish_groups(mut out: Vec<Group>, q: &Query) -> Vec<Group> {
     match q.top {
         Some(n) => {
             out.sort_by(|a, b| {
@@ -1224,5 +1232,130 @@ pub fn run(
         }
         None => out.sort_by(|a, b| a.keys.cmp(&b.keys)),
     }
-    Ok(out)
+    out
+}
+
+/// The groups of a per-position count by columns of one side's pawns only, with no filter, ply
+/// range or rating floor, from the per-set aggregates (`set_totals`) and the per-set game lists
+/// (`set_games`) instead of every run. `None` when that does not apply (or the database is
+/// unfinished, when the aggregates do not cover every game).
+fn from_set_totals(conn: &Connection, q: &Query) -> Result<Option<Vec<Group>>> {
+    if q.per != Per::Position
+        || !q.filters.is_empty()
+        || q.plies != PlyRange::ALL
+        || q.min_elo.is_some()
+        || q.by.is_empty()
+    {
+        return Ok(None);
+    }
+    let Some(side) = q.by[0].side() else {
+        return Ok(None);
+    };
+    if q.by
+        .iter()
+        .any(|c| c.level() != Level::Structure || c.side() != Some(side) || *c == Column::PawnFen)
+    {
+        return Ok(None);
+    }
+    let tx = conn.unchecked_transaction()?;
+    let lag = crate::store::lag(&tx)?;
+    if lag.pending() > 0 {
+        return Ok(None);
+    }
+    // Each set's group key, from its raw columns.
+    let mut raw_names: Vec<String> = Vec::new();
+    let mut index: Vec<Vec<usize>> = Vec::new();
+    for c in &q.by {
+        let mut ix = Vec::new();
+        for name in c.structure_sources() {
+            let i = match raw_names.iter().position(|n| *n == name) {
+                Some(i) => i,
+                None => {
+                    raw_names.push(name);
+                    raw_names.len() - 1
+                }
+            };
+            ix.push(i);
+        }
+        index.push(ix);
+    }
+    let mut st = tx.prepare(&sql::set_totals_scan(side, &raw_names))?;
+    let mut rows = st.raw_query();
+    let mut groups: HashMap<Vec<i64>, (Totals, Vec<i64>)> = HashMap::new();
+    let mut raw = vec![0i64; raw_names.len()];
+    let mut sources = Vec::with_capacity(2);
+    while let Some(r) = rows.next()? {
+        let set: i64 = r.get(0)?;
+        for (i, v) in raw.iter_mut().enumerate() {
+            *v = r.get(1 + i)?;
+        }
+        let key: Vec<i64> =
+            q.by.iter()
+                .zip(&index)
+                .map(|(c, ix)| {
+                    sources.clear();
+                    sources.extend(ix.iter().map(|&i| raw[i]));
+                    c.structure_int(&sources)
+                })
+                .collect();
+        let n = 1 + raw.len();
+        let v = |i: usize| -> rusqlite::Result<i64> { r.get(n + i) };
+        let (t, sets) = groups.entry(key).or_default();
+        let add = |x: i64| u64::try_from(x).unwrap_or(0);
+        t.positions += add(v(0)?);
+        t.games += add(v(1)?);
+        t.white_wins += add(v(2)?);
+        t.draws += add(v(3)?);
+        t.black_wins += add(v(4)?);
+        t.white_elo_sum += i128::from(v(5)?);
+        t.white_elo_units += add(v(6)?);
+        t.black_elo_sum += i128::from(v(7)?);
+        t.black_elo_units += add(v(8)?);
+        sets.push(set);
+    }
+    drop(rows);
+    // A group of several sets: its games are the union of their lists (a game reaching two of
+    // them counts once). Only for few such groups: each needs a bit set of all games.
+    let shared = groups.values().filter(|(_, sets)| sets.len() > 1).count();
+    if shared > 16 {
+        return Ok(None);
+    }
+    if shared > 0 {
+        let words = usize::try_from(lag.last_game / 64 + 1).unwrap_or(0);
+        let mut list = tx.prepare(sql::SET_GAMES_OF)?;
+        for (t, sets) in groups.values_mut().filter(|(_, sets)| sets.len() > 1) {
+            let mut seen = vec![0u64; words];
+            let mut games = 0u64;
+            for &set in sets.iter() {
+                let blob: Option<Vec<u8>> =
+                    list.query_row([set], |r| r.get(0))
+                        .map(Some)
+                        .or_else(|e| match e {
+                            rusqlite::Error::QueryReturnedNoRows => Ok(None),
+                            e => Err(e),
+                        })?;
+                for g in crate::store::decode_games(blob.as_deref().unwrap_or_default()) {
+                    let Some(w) = usize::try_from(g / 64).ok().and_then(|i| seen.get_mut(i)) else {
+                        continue;
+                    };
+                    let bit = 1u64 << (g % 64);
+                    if *w & bit == 0 {
+                        *w |= bit;
+                        games += 1;
+                    }
+                }
+            }
+            t.games = games;
+        }
+    }
+    Ok(Some(
+        groups
+            .into_iter()
+            .filter(|(_, (t, _))| t.positions > 0)
+            .map(|(key, (totals, _))| Group {
+                keys: key.into_iter().map(Cell::Int).collect(),
+                totals,
+            })
+            .collect(),
+    ))
 }

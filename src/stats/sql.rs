@@ -337,6 +337,25 @@ pub fn side_scan(side: Side, columns: &[String], filters: &[String]) -> String {
     )
 }
 
+/// Per pawn set of one side: `id`, the listed columns (names of that side), then its
+/// `set_totals` (positions, games, white_wins, draws, black_wins, white_elo_sum,
+/// white_elo_positions, black_elo_sum, black_elo_positions).
+pub fn set_totals_scan(side: Side, columns: &[String]) -> String {
+    let mut cols = "s.id".to_string();
+    for c in columns {
+        let _ = write!(cols, ", s.{c}");
+    }
+    format!(
+        "SELECT {cols}, t.positions, t.games, t.white_wins, t.draws, t.black_wins, \
+         t.white_elo_sum, t.white_elo_positions, t.black_elo_sum, t.black_elo_positions\n\
+         FROM ({}) AS s JOIN set_totals AS t ON t.set_id = s.id",
+        side_source(side)
+    )
+}
+
+/// The game list of one pawn set (see `pawndex::store::decode_games`).
+pub const SET_GAMES_OF: &str = "SELECT games FROM set_games WHERE set_id = ?1";
+
 /// Game scan: `id, result, white_elo, black_elo, fen, chess960` of the games that pass
 /// (`:min_elo`, when bound, needs both Elos at least that).
 pub fn game_scan(filters: &[String], min_elo: bool) -> String {
