@@ -14,9 +14,9 @@ cd "$(dirname "$0")/.."
 corpus=../shared/corpus
 known_pgn_bytes=268555091 # ../shared/corpus/README.md, all four shards uncompressed
 
-target_wall_s=20
-target_db_ratio=1.0
-target_peak_mib=2048
+target_floor_ratio=8   # issue 9: index <= 8x the replay floor of the same run
+target_db_ratio=2.0
+target_peak_mib=1024
 target_query_a_ms=100
 target_query_b_ms=10
 
@@ -110,7 +110,7 @@ echo "summary: ${summary:-(none printed)}"
 echo "floor:   $floor_out"
 echo
 printf '  %-24s %-26s %s\n' "measure" "value" "target"
-printf '  %-24s %-26s %s\n' "wall time" "$wall s" "<= $target_wall_s s   $(verdict "$wall" "$target_wall_s")"
+printf '  %-24s %-26s %s\n' "wall time" "$wall s" "(see pawndex / floor)"
 printf '  %-24s %s\n' "games read/s" "$(per_s "$games_read")"
 printf '  %-24s %s\n' "games indexed/s" "$(per_s "$indexed")"
 printf '  %-24s %s\n' "plies/s (indexed games)" "$(per_s "$plies")"
@@ -119,7 +119,7 @@ printf '  %-24s %s\n' "database bytes" "$(num "$db_bytes") (db + -wal + -shm)"
 printf '  %-24s %s\n' "PGN bytes (uncompressed)" "$(num "$pgn_bytes") ($pgn_bytes_src)"
 printf '  %-24s %-26s %s\n' "database / PGN" "${db_ratio}x" "<= ${target_db_ratio}x   $(verdict "$db_ratio" "$target_db_ratio")"
 printf '  %-24s %s\n' "floor wall time" "$floor_wall s (FLOOR_WORKERS=2)"
-printf '  %-24s %s\n' "pawndex / floor" "${floor_ratio}x"
+printf '  %-24s %-26s %s\n' "pawndex / floor" "${floor_ratio}x" "<= ${target_floor_ratio}x   $(verdict "$floor_ratio" "$target_floor_ratio")"
 
 # --- queries ----------------------------------------------------------------------------------
 q_a='SELECT count(DISTINCT game_id) FROM ply_features WHERE white_quart != 0'

@@ -63,6 +63,27 @@ pub enum Command {
         after_help = "Example:\n  pawndex migrate --db masters.db"
     )]
     Migrate(MigrateArgs),
+    /// Verify a database: SQLite's integrity check and pawndex's own invariants (read-only).
+    #[command(
+        long_about = "Opens a database read-only and verifies it in one read transaction: \
+                      SQLite's integrity check, then pawndex's invariants (runs tile each game's \
+                      plies, every id points to a row of the right kind, pawn-set features equal \
+                      a recomputation, and set_games, set_totals and bishop_totals equal what \
+                      they summarise). Prints one line per problem (the first 5 of each kind) \
+                      and a last line, `ok: …` or `N problem(s) found`. An unfinished database \
+                      (games not yet in the derived tables) is a note, not a problem.\n\nExit \
+                      status: 0 everything holds, 1 a problem was found or the file is not a \
+                      pawndex database.",
+        after_help = "Example:\n  pawndex check --db masters.db"
+    )]
+    Check(CheckArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct CheckArgs {
+    /// Database file to verify (it is not modified)
+    #[arg(long, default_value = "pawndex.db", value_name = "PATH")]
+    pub db: PathBuf,
 }
 
 #[derive(Args, Debug)]
@@ -153,6 +174,8 @@ pub fn main_with_args() -> i32 {
         Command::Find(args) => crate::find::run(args),
         Command::Stats(args) => crate::stats::run(args),
         Command::Migrate(args) => run_migrate(args),
+        Command::Check(args) => crate::store::check::run_to_stdout(&args.db)
+            .map(|ok| if ok { EXIT_OK } else { EXIT_ERROR }),
     };
     match result {
         Ok(code) => code,

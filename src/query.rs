@@ -485,7 +485,7 @@ pub(crate) fn execute(plan: &Plan, params: &[(String, Value)], output: &OutputAr
 }
 
 /// Says in one line when the last `pawndex index` did not finish (answers stay right).
-fn warn_if_unfinished(conn: &Connection, db: &Path) -> Result<()> {
+pub(crate) fn warn_if_unfinished(conn: &Connection, db: &Path) -> Result<()> {
     let lag = store::lag(conn)?;
     if lag.pending() > 0 {
         eprintln!(

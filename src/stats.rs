@@ -265,6 +265,7 @@ fn run_stats(args: StatsArgs) -> Result<i32> {
 
     let connect = || open(&args.db);
     let conn = connect()?;
+    crate::query::warn_if_unfinished(&conn, &args.db)?;
     let threads = match args.threads {
         Some(n) => usize::from(n),
         None => std::thread::available_parallelism().map_or(1, |n| n.get().min(8)),

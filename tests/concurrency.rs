@@ -108,3 +108,87 @@ fn a_second_indexer_on_the_same_database_refuses_clearly() {
     );
     assert_eq!(sample_games, 0, "the refused run wrote nothing");
 }
+
+/// `stats` and `query --count` made while `pawndex index` writes: every run answers from one
+/// snapshot, a prefix of the games (no panic, no mix of two commits). The test asserts that
+/// reads really overlapped the write.
+#[test]
+fn stats_and_counts_during_indexing_read_one_snapshot() {
+    let dir = tempfile::tempdir().unwrap();
+    let pgn = big_pgn(dir.path());
+    let db = dir.path().join("c.db");
+    let mut child = index_command(&db, &[], &[&pgn]).spawn().unwrap();
+    let d = db.to_str().unwrap().to_string();
+    let start = Instant::now();
+    let mut totals = Vec::new();
+    let mut during = 0;
+    while child.try_wait().unwrap().is_none() && start.elapsed() < Duration::from_secs(120) {
+        std::thread::sleep(Duration::from_millis(20));
+        let stats = std::process::Command::new(env!("CARGO_BIN_EXE_pawndex"))
+            .args([
+                "stats",
+                "--by",
+                "white_islands,phase",
+                "--threads",
+                "2",
+                "--db",
+                &d,
+            ])
+            .output()
+            .unwrap();
+        let count = std::process::Command::new(env!("CARGO_BIN_EXE_pawndex"))
+            .args(["query", "white-quart", "--count", "--db", &d])
+            .output()
+            .unwrap();
+        let still_running = child.try_wait().unwrap().is_none();
+        for out in [&stats, &count] {
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(!err.contains("panicked"), "{err}");
+            if !out.status.success() {
+                // Before the schema exists the database is not yet a pawndex database.
+                assert!(
+                    err.contains("not a pawndex database") || err.contains("is empty"),
+                    "{err}"
+                );
+            }
+        }
+        if stats.status.success() {
+            let csv = String::from_utf8_lossy(&stats.stdout).into_owned();
+            let positions: u64 = csv
+                .lines()
+                .skip(1)
+                .map(|l| l.split(',').nth(2).unwrap().parse::<u64>().unwrap())
+                .sum();
+            totals.push(positions);
+            if still_running {
+                during += 1;
+            }
+        }
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        during >= 2,
+        "only {during} stats runs overlapped the index run"
+    );
+    // Every total is the positions of a prefix of the games: one snapshot.
+    let conn = open_db(&db);
+    let mut prefix = vec![0u64];
+    for plies in query_all(&conn, "SELECT plies FROM games ORDER BY id") {
+        let rusqlite::types::Value::Integer(p) = plies[0] else {
+            panic!("plies")
+        };
+        prefix.push(prefix.last().unwrap() + p as u64 + 1);
+    }
+    for t in &totals {
+        assert!(
+            prefix.binary_search(t).is_ok(),
+            "stats counted {t} positions: not the positions of any prefix of the games"
+        );
+    }
+    eprintln!("{} stats runs, {during} during the index run", totals.len());
+}

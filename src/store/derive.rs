@@ -327,8 +327,9 @@ fn derive_range(conn: &Connection, lag: Lag) -> Result<()> {
     let mut stored_last = conn.prepare("SELECT last_game FROM set_games WHERE set_id = ?1")?;
     let mut insert =
         conn.prepare("INSERT INTO set_games (set_id, last_game, games) VALUES (?1, ?2, ?3)")?;
-    let mut extend =
-        conn.prepare("UPDATE set_games SET last_game = ?2, games = games || ?3 WHERE set_id = ?1")?;
+    let mut extend = conn.prepare(
+        "UPDATE set_games SET last_game = ?2, games = CAST(games || ?3 AS BLOB) WHERE set_id = ?1",
+    )?;
     let mut upsert = conn.prepare(
         "INSERT INTO set_totals VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
          ON CONFLICT (set_id) DO UPDATE SET

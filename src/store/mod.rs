@@ -9,6 +9,7 @@
 //! `set_games` and the aggregates `set_totals`, which cover the games up to `derived.through`;
 //! and the view `ply_features`, one row per game and ply.
 
+pub mod check;
 pub mod count;
 mod derive;
 pub mod search;
