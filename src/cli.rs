@@ -181,7 +181,24 @@ pub fn main_with_args() -> i32 {
         Ok(code) => code,
         Err(e) => {
             eprintln!("pawndex: error: {e:#}");
+            if is_corrupt(&e) {
+                eprintln!(
+                    "pawndex: the database file is damaged; whatever this run wrote was rolled \
+                     back. `pawndex check --db PATH` lists what is wrong."
+                );
+            }
             EXIT_ERROR
         }
     }
+}
+
+/// Whether SQLite found a damaged page somewhere in the error's chain.
+fn is_corrupt(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        matches!(
+            c.downcast_ref::<rusqlite::Error>(),
+            Some(rusqlite::Error::SqliteFailure(f, _))
+                if f.code == rusqlite::ErrorCode::DatabaseCorrupt
+        )
+    })
 }

@@ -437,11 +437,9 @@ pub(crate) fn execute(plan: &Plan, params: &[(String, Value)], output: &OutputAr
         Plan::Search(search, rows) => {
             if output.count {
                 let n = if *rows == Rows::Games {
-                    let form = search.rows_form(&conn)?;
+                    let (form, games) = search.rows_form(&conn)?;
                     let mut c = search.count_sql(form, true);
-                    if let Form::Postings(side) = form {
-                        c.params.push(search.postings(&conn, side)?);
-                    }
+                    c.params.extend(games);
                     count_with_sql(&conn, &c.text, &c.params)?
                 } else {
                     let db = output.db.clone();
@@ -451,11 +449,9 @@ pub(crate) fn execute(plan: &Plan, params: &[(String, Value)], output: &OutputAr
                 out.flush()?;
                 return Ok(0);
             }
-            let form = search.rows_form(&conn)?;
+            let (form, games) = search.rows_form(&conn)?;
             let mut sql = search.rows_sql(form, *rows);
-            if let Form::Postings(side) = form {
-                sql.params.push(search.postings(&conn, side)?);
-            }
+            sql.params.extend(games);
             (sql.text, sql.params)
         }
         Plan::Sql(sql) => {

@@ -327,6 +327,36 @@ fn a_damaged_page_is_reported_by_sqlites_integrity_check() {
 }
 
 #[test]
+fn index_refuses_to_add_to_a_damaged_database_and_leaves_it_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = fresh(dir.path());
+    let (root, page_size) = {
+        let conn = Connection::open(&db).unwrap();
+        (
+            one(
+                &conn,
+                "SELECT rootpage FROM sqlite_schema WHERE name = 'pawn_sets_key'",
+            ),
+            one(&conn, "PRAGMA page_size"),
+        )
+    };
+    let mut bytes = std::fs::read(&db).unwrap();
+    let start = usize::try_from((root - 1) * page_size).unwrap();
+    let end = start + usize::try_from(page_size).unwrap();
+    bytes[start..end].fill(0);
+    std::fs::write(&db, &bytes).unwrap();
+    let pgn = format!("{ROOT}/{}", FILES[0]);
+    let run = pawndex(&["index", "-q", "--db", db.to_str().unwrap(), &pgn]);
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("is damaged") && run.stderr.contains("pawndex check"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(std::fs::read(&db).unwrap(), bytes, "file untouched");
+}
+
+#[test]
 fn an_unfinished_database_is_a_note_not_a_problem() {
     let dir = tempfile::tempdir().unwrap();
     // Both files stored, but the derived tables only of the first: what a run killed before

@@ -131,6 +131,32 @@ fn find_agrees_with_the_equivalent_sql_per_position() {
             want.len().to_string(),
             "find {args:?} --count"
         );
+        // Both ways of reading the runs (the choice depends on sizes the fixtures do not have).
+        for plan in ["scan", "lists"] {
+            let mut all = args.clone();
+            all.push("--format");
+            all.push("csv");
+            let rows = db
+                .run_env("find", &all, &[("PAWNDEX_PLAN", plan)])
+                .ok(&format!("PAWNDEX_PLAN={plan} find {all:?}"))
+                .to_string();
+            assert_eq!(
+                positions_of_csv(&rows),
+                want,
+                "PAWNDEX_PLAN={plan} find {args:?}"
+            );
+            let mut all = args.clone();
+            all.push("--count");
+            let count = db
+                .run_env("find", &all, &[("PAWNDEX_PLAN", plan)])
+                .ok(&format!("PAWNDEX_PLAN={plan} find {all:?}"))
+                .to_string();
+            assert_eq!(
+                count.trim(),
+                want.len().to_string(),
+                "PAWNDEX_PLAN={plan} find {all:?}"
+            );
+        }
         nonempty += usize::from(!want.is_empty());
     }
     assert!(nonempty >= cases().len() - 2, "most cases match something");

@@ -7,13 +7,14 @@
 //! appends games and pawn sets, and each part of the count reads games up to the last one it
 //! saw at the start (or one read transaction).
 
+use std::fmt::Write as _;
 use std::thread;
 
 use anyhow::{Result, anyhow};
 use rusqlite::types::Value;
 use rusqlite::{Connection, Statement};
 
-use super::search::{CountPlan, GameCond, RunCond, Search, Side};
+use super::search::{CountPlan, GameCond, MatchingSets, RunCond, Search, Side};
 
 /// Threads that read `runs`, each a range of game ids.
 const SCAN_THREADS: i64 = 2;
@@ -86,7 +87,7 @@ pub fn positions(
     search: &Search,
 ) -> Result<u64> {
     let params = search.params();
-    match search.count_plan(conn)? {
+    match search.count_plan() {
         CountPlan::Totals(side) => {
             let sets = search
                 .sets_sql(side)
@@ -133,57 +134,81 @@ pub fn positions(
             }
             Ok(total.max(0) as u64)
         }
-        CountPlan::Postings(side) => postings(conn, search, side),
-        CountPlan::Scan => scan(conn, open, search),
+        CountPlan::Runs => {
+            let timings = std::env::var_os("PAWNDEX_TIMINGS").is_some();
+            let t = std::time::Instant::now();
+            let sets = search.matching_sets(conn)?;
+            let filter = filter(conn, search, &sets)?;
+            let t_sets = t.elapsed();
+            let games = search.candidate_games(conn, &sets)?;
+            let t_lists = t.elapsed() - t_sets;
+            let n = match &games {
+                Some(games) => candidates(conn, open, &filter, games)?,
+                None => scan(conn, open, &filter)?,
+            };
+            if timings {
+                eprintln!(
+                    "timings: matching sets {:.3} s (white {:?}, black {:?}), game lists {:.3} s \
+                     ({:?} candidate games), runs {:.3} s",
+                    t_sets.as_secs_f64(),
+                    sets.white.as_ref().map(Vec::len),
+                    sets.black.as_ref().map(Vec::len),
+                    t_lists.as_secs_f64(),
+                    games.as_ref().map(Vec::len),
+                    (t.elapsed() - t_sets - t_lists).as_secs_f64()
+                );
+            }
+            Ok(n)
+        }
     }
 }
 
-/// The plies of the matching runs of the games in `side`'s lists (and the games not yet in
-/// them), read game by game through the key of `runs`.
-fn postings(conn: &Connection, search: &Search, side: Side) -> Result<u64> {
-    let filter = filter(conn, search)?;
-    // The games in the rare side's lists (reading the other side's too costs more than it
-    // saves when that side is common).
-    let mut games: Option<Vec<i64>> = None;
-    for s in [side] {
-        let Some(sets) = search.sets_sql(s) else {
-            continue;
-        };
-        let mut st = conn.prepare(&format!(
-            "SELECT sg.games FROM set_games AS sg WHERE sg.set_id IN (\n{sets}\n)"
-        ))?;
-        bind(&mut st, &search.params())?;
-        let mut rows = st.raw_query();
-        let mut these = Vec::new();
-        while let Some(r) = rows.next()? {
-            these.extend(super::decode_games(r.get_ref(0)?.as_blob()?));
+/// The plies of the matching runs of `games`: a lookup per game in the key of `runs`, the
+/// games split between [`SCAN_THREADS`] connections when there are many.
+fn candidates(
+    conn: &Connection,
+    open: &(dyn Fn() -> Result<Connection> + Sync),
+    filter: &Filter,
+    games: &[i64],
+) -> Result<u64> {
+    if games.len() < 4096 {
+        return candidate_slice(conn, filter, games);
+    }
+    let per = games.len().div_ceil(SCAN_THREADS as usize);
+    thread::scope(|scope| {
+        let reads: Vec<_> = games
+            .chunks(per)
+            .map(|slice| scope.spawn(move || candidate_slice(&open()?, filter, slice)))
+            .collect();
+        let mut total = 0;
+        for read in reads {
+            total += read
+                .join()
+                .map_err(|_| anyhow!("a counting thread panicked"))??;
         }
-        these.sort_unstable();
-        these.dedup();
-        games = Some(match games {
-            None => these,
-            Some(before) => before
-                .into_iter()
-                .filter(|g| these.binary_search(g).is_ok())
-                .collect(),
-        });
-    }
-    let mut games = games.unwrap_or_default();
-    let mut tail =
-        conn.prepare("SELECT id FROM games WHERE id > (SELECT through FROM derived) ORDER BY id")?;
-    for id in tail.query_map([], |r| r.get::<_, i64>(0))? {
-        games.push(id?);
-    }
+        Ok(total)
+    })
+}
+
+fn candidate_slice(conn: &Connection, filter: &Filter, games: &[i64]) -> Result<u64> {
+    // One statement for all the games (a lookup each, in key order).
     let mut st = conn.prepare(
-        "SELECT game_id, first_ply, last_ply, white_set, black_set, bishop_pairs
-         FROM runs WHERE game_id = ?1",
+        "SELECT r.game_id, r.first_ply, r.last_ply, r.white_set, r.black_set, r.bishop_pairs
+         FROM json_each(?1) AS c JOIN runs AS r ON r.game_id = c.value",
     )?;
-    let mut total = 0u64;
-    for g in games {
-        let mut rows = st.query([g])?;
-        while let Some(r) = rows.next()? {
-            total += filter.plies(r)?;
+    let mut json = String::with_capacity(games.len() * 7 + 2);
+    json.push('[');
+    for (i, g) in games.iter().enumerate() {
+        if i > 0 {
+            json.push(',');
         }
+        let _ = write!(json, "{g}");
+    }
+    json.push(']');
+    let mut rows = st.query([json])?;
+    let mut total = 0u64;
+    while let Some(r) = rows.next()? {
+        total += filter.plies(r)?;
     }
     Ok(total)
 }
@@ -198,13 +223,16 @@ struct Filter {
     plies: (u32, u32),
 }
 
-fn filter(conn: &Connection, search: &Search) -> Result<Filter> {
+fn filter(conn: &Connection, search: &Search, sets: &MatchingSets) -> Result<Filter> {
     let params = search.params();
-    let side = |s: Side| -> Result<Option<IdSet>> {
-        search
-            .sets_sql(s)
-            .map(|sql| ids(conn, &sql, &params))
-            .transpose()
+    let side = |ids: &Option<Vec<i64>>| -> Option<IdSet> {
+        ids.as_ref().map(|ids| {
+            let mut set = IdSet::default();
+            for &id in ids {
+                set.insert(id);
+            }
+            set
+        })
     };
     let games = if search.games.is_empty() {
         None
@@ -226,8 +254,8 @@ fn filter(conn: &Connection, search: &Search) -> Result<Filter> {
         )?)
     };
     let filter = Filter {
-        white: side(Side::White)?,
-        black: side(Side::Black)?,
+        white: side(&sets.white),
+        black: side(&sets.black),
         games,
         bishops: search
             .runs
@@ -280,17 +308,15 @@ impl Filter {
 fn scan(
     conn: &Connection,
     open: &(dyn Fn() -> Result<Connection> + Sync),
-    search: &Search,
+    filter: &Filter,
 ) -> Result<u64> {
     let last_game: i64 =
         conn.query_row("SELECT coalesce(max(id), 0) FROM games", [], |r| r.get(0))?;
-    let filter = filter(conn, search)?;
     let chunk = last_game / SCAN_THREADS + 1;
     thread::scope(|scope| {
         let scans: Vec<_> = (0..SCAN_THREADS)
             .map(|i| {
                 let (from, to) = (i * chunk + 1, ((i + 1) * chunk).min(last_game));
-                let filter = &filter;
                 scope.spawn(move || scan_slice(&open()?, from, to, filter))
             })
             .collect();

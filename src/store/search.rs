@@ -5,8 +5,8 @@
 //! Two ways to read the matching runs:
 //! - **scan**: every run in key order (game, ply), each checked against the matching pawn sets
 //!   (SQLite keeps them in an ephemeral index); first rows come at once;
-//! - **postings**: the games that reach a matching set of one side, from `set_games` (plus the
-//!   games not yet in it), then only those games' runs; chosen when that side's sets are rare.
+//! - **postings**: the games that reach a matching set of each side whose sets are rare, from
+//!   `set_games` (plus the games not yet in it), then only those games' runs.
 
 use std::fmt::Write as _;
 
@@ -151,7 +151,8 @@ pub enum Rows {
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Form {
     Scan,
-    Postings(Side),
+    /// Through the `:games` parameter (see [`Search::rows_form`]).
+    Postings,
 }
 
 /// SQL with the parameters it needs.
@@ -168,10 +169,10 @@ pub enum CountPlan {
     Totals(Side),
     /// Bishop-pair conditions only: add up `bishop_totals`.
     Bishops,
-    /// Through `set_games` of this side's rare sets.
-    Postings(Side),
-    /// Every run, in parallel slices, against bit sets of the matching pawn sets.
-    Scan,
+    /// Read the runs: only the candidate games' when a side's sets are rare (through
+    /// `set_games`), else every run in parallel slices, each against bit sets of the matching
+    /// pawn sets.
+    Runs,
 }
 
 fn like_pattern(name: &str) -> String {
@@ -319,10 +320,9 @@ impl Search {
             }
         }
         let mut from = "    FROM runs AS r\n".to_string();
-        if let Form::Postings(side) = form {
-            // :games holds the games of set_games of the matching sets of `side` (see
-            // `Search::postings`), as a JSON array.
-            let _ = side;
+        if form == Form::Postings {
+            // :games holds the candidate games (see `Search::candidate_games`), as a JSON
+            // array.
             ctes.push(
                 "matching_games AS (\n    SELECT value AS game_id FROM json_each(:games)\n    \
                  UNION\n    \
@@ -465,34 +465,127 @@ impl Search {
         }
     }
 
-    /// The `:games` parameter of the postings form: the games that reach a matching set of
-    /// `side`, from `set_games`, as a JSON array in ascending order.
-    pub fn postings(&self, conn: &Connection, side: Side) -> Result<(String, Value)> {
-        // Every side with conditions narrows the games: the list is the intersection.
-        let mut games: Option<Vec<i64>> = None;
-        for s in [
-            side,
-            if side == Side::White {
-                Side::Black
-            } else {
-                Side::White
-            },
-        ] {
-            let Some(sets) = self.sets_sql(s) else {
+    /// The pawn sets each side's conditions match, in one pass over `pawn_sets` (an exact
+    /// structure is one lookup in `pawn_sets_key` instead).
+    pub fn matching_sets(&self, conn: &Connection) -> Result<MatchingSets> {
+        let exact = self
+            .white
+            .iter()
+            .chain(&self.black)
+            .any(|c| matches!(c, SetCond::Exactly(_)));
+        let mut sets = MatchingSets::default();
+        if !self.white.is_empty() && !self.black.is_empty() && !exact {
+            // Both sides in one pass: each condition on its own line (they end in comments).
+            let mut sql = String::from("SELECT s.side, s.id\nFROM pawn_sets AS s\nWHERE ");
+            for side in [Side::White, Side::Black] {
+                if side == Side::Black {
+                    sql.push_str("\n   OR ");
+                }
+                let _ = write!(sql, "(s.side = {}", side.code());
+                for c in self.side(side) {
+                    let _ = write!(sql, "\n      AND {}", c.sql(side));
+                }
+                sql.push_str("\n)");
+            }
+            let (mut white, mut black) = (Vec::new(), Vec::new());
+            let mut st = conn.prepare(&sql)?;
+            let mut rows = st.query([])?;
+            while let Some(r) = rows.next()? {
+                match r.get::<_, i64>(0)? {
+                    0 => white.push(r.get(1)?),
+                    1 => black.push(r.get(1)?),
+                    _ => {}
+                }
+            }
+            white.sort_unstable();
+            black.sort_unstable();
+            sets.white = Some(white);
+            sets.black = Some(black);
+            return Ok(sets);
+        }
+        let params = self.params();
+        for side in [Side::White, Side::Black] {
+            let Some(sql) = self.sets_sql(side) else {
                 continue;
             };
-            let sql =
-                format!("SELECT sg.games FROM set_games AS sg WHERE sg.set_id IN (\n    {sets}\n)");
             let mut st = conn.prepare(&sql)?;
-            for (name, value) in self.params() {
+            for (name, value) in &params {
                 if let Some(i) = st.parameter_index(&format!(":{name}"))? {
                     st.raw_bind_parameter(i, value)?;
                 }
             }
+            let mut ids = Vec::new();
             let mut rows = st.raw_query();
-            let mut these = Vec::new();
             while let Some(r) = rows.next()? {
-                these.extend(super::decode_games(r.get_ref(0)?.as_blob()?));
+                ids.push(r.get::<_, i64>(0)?);
+            }
+            ids.sort_unstable();
+            match side {
+                Side::White => sets.white = Some(ids),
+                Side::Black => sets.black = Some(ids),
+            }
+        }
+        Ok(sets)
+    }
+
+    /// The games that can hold a match, ascending: those in the `set_games` lists of a matching
+    /// set of every side whose matching sets are rare (the intersection when both are), plus
+    /// the games not yet in the lists. `None` when no side is rare enough for the lists to beat
+    /// reading every run.
+    pub fn candidate_games(
+        &self,
+        conn: &Connection,
+        sets: &MatchingSets,
+    ) -> Result<Option<Vec<i64>>> {
+        let (through, last): (i64, i64) = conn.query_row(
+            "SELECT (SELECT through FROM derived), (SELECT coalesce(max(id), 0) FROM games)",
+            [],
+            |r| Ok((r.get::<_, Option<i64>>(0)?.unwrap_or(0), r.get(1)?)),
+        )?;
+        // One side: its lists must be rare (otherwise set_totals or a scan is as fast). Both
+        // sides: their intersection is usually far smaller than either list.
+        let both = sets.white.is_some() && sets.black.is_some();
+        let mut limit = usize::try_from(last / if both { 2 } else { 16 }).unwrap_or(0);
+        // For tests and measurements: PAWNDEX_PLAN=scan or =lists forces one way.
+        let forced = std::env::var("PAWNDEX_PLAN").ok();
+        match forced.as_deref() {
+            Some("scan") => return Ok(None),
+            Some("lists") => limit = usize::MAX,
+            _ => {}
+        }
+        let mut sides: Vec<&[i64]> = [&sets.white, &sets.black]
+            .into_iter()
+            .flatten()
+            .map(Vec::as_slice)
+            .collect();
+        sides.sort_by_key(|ids| ids.len());
+        let mut list = conn.prepare("SELECT games FROM set_games WHERE set_id = ?1")?;
+        let mut games: Option<Vec<i64>> = None;
+        'sides: for ids in sides {
+            // Every set holds at least one game: more sets than the limit cannot be rare.
+            if ids.len() > limit {
+                continue;
+            }
+            // A second side narrows the first one's games only if reading its lists (one
+            // lookup per set) costs less than reading those games' runs.
+            if limit != usize::MAX && games.as_ref().is_some_and(|g| ids.len() > g.len() / 2) {
+                continue;
+            }
+            let mut these = Vec::new();
+            let mut check_at = limit.max(1024);
+            for &id in ids {
+                let mut rows = list.query([id])?;
+                if let Some(r) = rows.next()? {
+                    these.extend(super::decode_games(r.get_ref(0)?.as_blob()?));
+                }
+                if these.len() > check_at {
+                    these.sort_unstable();
+                    these.dedup();
+                    if these.len() > limit {
+                        continue 'sides;
+                    }
+                    check_at = these.len().saturating_mul(2).max(limit);
+                }
             }
             these.sort_unstable();
             these.dedup();
@@ -504,96 +597,69 @@ impl Search {
                     .collect(),
             });
         }
-        let mut games = games.unwrap_or_default();
-        games.sort_unstable();
-        games.dedup();
-        let mut json = String::with_capacity(games.len() * 7 + 2);
-        json.push('[');
-        for (i, g) in games.iter().enumerate() {
-            if i > 0 {
-                json.push(',');
-            }
-            let _ = write!(json, "{g}");
-        }
-        json.push(']');
-        Ok(("games".to_string(), Value::Text(json)))
-    }
-
-    /// Estimated games reaching a matching set of `side` (from `set_totals`; an upper bound,
-    /// a game counted once per matching set), or `None` without conditions on that side.
-    fn estimated_games(&self, conn: &Connection, side: Side) -> Result<Option<i64>> {
-        let Some(sets) = self.sets_sql(side) else {
+        let Some(mut games) = games else {
             return Ok(None);
         };
-        let sql = format!(
-            "SELECT coalesce(sum(t.games), 0) FROM set_totals AS t WHERE t.set_id IN (\n    {sets}\n)"
-        );
-        let mut st = conn.prepare(&sql)?;
-        for (name, value) in self.params() {
-            if let Some(i) = st.parameter_index(&format!(":{name}"))? {
-                st.raw_bind_parameter(i, value)?;
-            }
+        let mut tail = conn.prepare("SELECT id FROM games WHERE id > ?1 ORDER BY id")?;
+        for id in tail.query_map([through], |r| r.get::<_, i64>(0))? {
+            games.push(id?);
         }
-        let mut rows = st.raw_query();
-        let n: i64 = match rows.next()? {
-            Some(r) => r.get(0)?,
-            None => 0,
-        };
-        Ok(Some(n))
+        Ok(Some(games))
     }
 
-    /// The side whose sets are rare enough to read through `set_games`, if any.
-    fn rare_side(&self, conn: &Connection) -> Result<Option<Side>> {
-        let games: i64 = conn.query_row("SELECT count(*) FROM games", [], |r| r.get(0))?;
-        let mut best: Option<(i64, Side)> = None;
-        for side in [Side::White, Side::Black] {
-            if let Some(n) = self.estimated_games(conn, side)?
-                && best.is_none_or(|(b, _)| n < b)
-            {
-                best = Some((n, side));
+    /// How to read this search's rows: through the candidate games when some side is rare
+    /// (with the `:games` parameter that form needs), else a scan of the runs.
+    pub fn rows_form(&self, conn: &Connection) -> Result<(Form, Option<(String, Value)>)> {
+        let sets = self.matching_sets(conn)?;
+        Ok(match self.candidate_games(conn, &sets)? {
+            Some(games) => {
+                let mut json = String::with_capacity(games.len() * 7 + 2);
+                json.push('[');
+                for (i, g) in games.iter().enumerate() {
+                    if i > 0 {
+                        json.push(',');
+                    }
+                    let _ = write!(json, "{g}");
+                }
+                json.push(']');
+                (
+                    Form::Postings,
+                    Some(("games".to_string(), Value::Text(json))),
+                )
             }
-        }
-        // One side: worth it when its sets are rare. Both sides: the games in both lists (their
-        // intersection) are usually far fewer than either, so the lists are worth reading
-        // unless the rarer side is most games.
-        let both = !self.white.is_empty() && !self.black.is_empty();
-        let divisor = if both { 2 } else { 16 };
-        Ok(best
-            .filter(|&(n, _)| n.saturating_mul(divisor) < games)
-            .map(|(_, s)| s))
-    }
-
-    /// The form that reads this search's rows fastest.
-    pub fn rows_form(&self, conn: &Connection) -> Result<Form> {
-        Ok(match self.rare_side(conn)? {
-            Some(side) => Form::Postings(side),
-            None => Form::Scan,
+            None => (Form::Scan, None),
         })
     }
 
-    /// How to count this search's positions.
-    pub fn count_plan(&self, conn: &Connection) -> Result<CountPlan> {
+    /// How to count this search's positions (see [`CountPlan`]).
+    #[must_use]
+    pub fn count_plan(&self) -> CountPlan {
         if self.white.is_empty()
             && self.black.is_empty()
             && self.games.is_empty()
             && !self.ply_range()
             && !self.runs.is_empty()
         {
-            return Ok(CountPlan::Bishops);
+            return CountPlan::Bishops;
         }
         let plain = self.runs.is_empty() && self.games.is_empty() && !self.ply_range();
         if plain {
             match (self.white.is_empty(), self.black.is_empty()) {
-                (false, true) => return Ok(CountPlan::Totals(Side::White)),
-                (true, false) => return Ok(CountPlan::Totals(Side::Black)),
+                (false, true) => return CountPlan::Totals(Side::White),
+                (true, false) => return CountPlan::Totals(Side::Black),
                 _ => {}
             }
         }
-        Ok(match self.rare_side(conn)? {
-            Some(side) => CountPlan::Postings(side),
-            None => CountPlan::Scan,
-        })
+        CountPlan::Runs
     }
+}
+
+/// The pawn sets matching each side's conditions (ascending ids); `None` for a side without
+/// conditions.
+#[derive(Debug, Default)]
+pub struct MatchingSets {
+    pub white: Option<Vec<i64>>,
+    pub black: Option<Vec<i64>>,
 }
 
 #[cfg(test)]
@@ -617,9 +683,7 @@ mod tests {
         assert!(sql.contains("r.white_set IN matching_white"), "{sql}");
         assert!(sql.contains("r.black_set IN matching_black"), "{sql}");
         assert!(!sql.contains("set_games"));
-        let post = s
-            .rows_sql(Form::Postings(Side::Black), Rows::Positions)
-            .text;
+        let post = s.rows_sql(Form::Postings, Rows::Positions).text;
         assert!(post.contains("json_each(:games)"), "{post}");
     }
 

@@ -67,8 +67,14 @@ impl Out {
 
 /// Runs `pawndex ARGS` in `dir`.
 pub fn pawndex_in(dir: &Path, args: &[&str]) -> Out {
+    pawndex_env(dir, args, &[])
+}
+
+/// Runs `pawndex ARGS` in `dir` with extra environment variables.
+pub fn pawndex_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Out {
     let out = Command::new(BIN)
         .args(args)
+        .envs(env.iter().copied())
         .current_dir(dir)
         .stdin(Stdio::null())
         .output()
@@ -136,6 +142,14 @@ impl Db {
         let mut all = vec![command, "--db", db.as_str()];
         all.extend_from_slice(args);
         pawndex(&all)
+    }
+
+    /// [`Db::run`] with extra environment variables.
+    pub fn run_env(&self, command: &str, args: &[&str], env: &[(&str, &str)]) -> Out {
+        let db = self.arg();
+        let mut all = vec![command, "--db", db.as_str()];
+        all.extend_from_slice(args);
+        pawndex_env(Path::new(ROOT), &all, env)
     }
 
     pub fn conn(&self) -> Connection {
