@@ -7,14 +7,13 @@
 //! appends games and pawn sets, and each part of the count reads games up to the last one it
 //! saw at the start (or one read transaction).
 
-use std::fmt::Write as _;
 use std::thread;
 
 use anyhow::{Result, anyhow};
 use rusqlite::types::Value;
 use rusqlite::{Connection, Statement};
 
-use super::search::{CountPlan, GameCond, MatchingSets, RunCond, Search, Side};
+use super::search::{CountPlan, GameCond, MatchingSets, RunCond, Search, Side, json_array};
 
 /// Threads that read `runs`, each a range of game ids.
 const SCAN_THREADS: i64 = 2;
@@ -196,16 +195,7 @@ fn candidate_slice(conn: &Connection, filter: &Filter, games: &[i64]) -> Result<
         "SELECT r.game_id, r.first_ply, r.last_ply, r.white_set, r.black_set, r.bishop_pairs
          FROM json_each(?1) AS c JOIN runs AS r ON r.game_id = c.value",
     )?;
-    let mut json = String::with_capacity(games.len() * 7 + 2);
-    json.push('[');
-    for (i, g) in games.iter().enumerate() {
-        if i > 0 {
-            json.push(',');
-        }
-        let _ = write!(json, "{g}");
-    }
-    json.push(']');
-    let mut rows = st.query([json])?;
+    let mut rows = st.query([json_array(games)])?;
     let mut total = 0u64;
     while let Some(r) = rows.next()? {
         total += filter.plies(r)?;

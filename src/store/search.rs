@@ -612,21 +612,10 @@ impl Search {
     pub fn rows_form(&self, conn: &Connection) -> Result<(Form, Option<(String, Value)>)> {
         let sets = self.matching_sets(conn)?;
         Ok(match self.candidate_games(conn, &sets)? {
-            Some(games) => {
-                let mut json = String::with_capacity(games.len() * 7 + 2);
-                json.push('[');
-                for (i, g) in games.iter().enumerate() {
-                    if i > 0 {
-                        json.push(',');
-                    }
-                    let _ = write!(json, "{g}");
-                }
-                json.push(']');
-                (
-                    Form::Postings,
-                    Some(("games".to_string(), Value::Text(json))),
-                )
-            }
+            Some(games) => (
+                Form::Postings,
+                Some(("games".to_string(), Value::Text(json_array(&games)))),
+            ),
             None => (Form::Scan, None),
         })
     }
@@ -652,6 +641,21 @@ impl Search {
         }
         CountPlan::Runs
     }
+}
+
+/// Ids as a JSON array (SQLite's `json_each` reads it).
+#[must_use]
+pub fn json_array(ids: &[i64]) -> String {
+    let mut json = String::with_capacity(ids.len() * 7 + 2);
+    json.push('[');
+    for (i, id) in ids.iter().enumerate() {
+        if i > 0 {
+            json.push(',');
+        }
+        let _ = write!(json, "{id}");
+    }
+    json.push(']');
+    json
 }
 
 /// The pawn sets matching each side's conditions (ascending ids); `None` for a side without
