@@ -481,6 +481,8 @@ enum StructureKeys {
         sides: Box<[Option<SideKeys>; 2]>,
         /// Only these keys count (the candidates of `--top` over whole structures).
         keep: Option<std::collections::HashSet<u64>>,
+        /// Only runs whose White and Black sets are both in these bit sets count.
+        keep_sets: Option<Box<[Vec<u64>; 2]>>,
     },
 }
 
@@ -528,7 +530,16 @@ impl StructureKeys {
     fn key(&self, white_set: i64, black_set: i64) -> Option<u64> {
         match self {
             StructureKeys::All => Some(0),
-            StructureKeys::Sides { sides, keep } => {
+            StructureKeys::Sides {
+                sides,
+                keep,
+                keep_sets,
+            } => {
+                if let Some(sets) = keep_sets
+                    && !(in_bits(&sets[0], white_set) && in_bits(&sets[1], black_set))
+                {
+                    return None;
+                }
                 let part = |side: &Option<SideKeys>, id: i64| match side {
                     Some(k) => k.key_of.get(id),
                     None => Some(0),
@@ -680,6 +691,7 @@ impl StructureKeys {
         Ok(StructureKeys::Sides {
             sides: Box::new(sides),
             keep: None,
+            keep_sets: None,
         })
     }
 }
@@ -1164,13 +1176,61 @@ pub fn run(
     let (mut structures, games) = (structures?, games?);
     let parts = id_slices(games.first_id, games.last_id, threads);
 
+    let aggregate = |structures: &StructureKeys| -> Result<Vec<Group>> {
+        let per_slice = scan_slices(&connect_for, &parts, |c, slice| {
+            let mut agg = Aggregator::new(&plan, structures, &games);
+            scan_positions(c, &plan, slice, |run| agg.add_run(run))?;
+            Ok(agg.finish())
+        })?;
+        let mut merged: HashMap<FullKey, Totals> = HashMap::new();
+        for groups in per_slice {
+            for (key, totals) in groups {
+                merged.entry(key).or_default().merge(&totals);
+            }
+        }
+        Ok(merged
+            .into_iter()
+            .map(|((s, g, r), totals)| {
+                let values = structures.values(&plan, s);
+                let keys = plan
+                    .parts
+                    .iter()
+                    .map(|part| match *part {
+                        Part::Structure(i) => values[i].clone(),
+                        Part::Game(i) => games.tuples[g as usize][i].clone(),
+                        Part::Run(i) => Cell::Int(r[i]),
+                    })
+                    .collect();
+                Group { keys, totals }
+            })
+            .collect())
+    };
+
     let whole_structures = plan.structure_unique
         && plan.game_columns.is_empty()
         && plan.run_columns.is_empty()
         && q.top.is_some();
     if let (true, Some(n)) = (whole_structures, q.top) {
-        // Ranking millions of structures: count units per structure first, then group only
-        // the structures that can make the top.
+        // Ranking millions of structures. A structure's units are at most those of each of
+        // its two pawn sets (`set_totals`): first only the structures whose sets both have at
+        // least `floor` units are grouped; when the n-th of them has at least `floor` units,
+        // no other structure can reach it and the ranking is exact.
+        if let Some((floor, sets)) = top_sets(conn, &plan, n, max_set)? {
+            if let StructureKeys::Sides { keep_sets, .. } = &mut structures {
+                *keep_sets = Some(Box::new(sets));
+            }
+            let out = aggregate(&structures)?;
+            let mut units: Vec<u64> = out.iter().map(|g| g.totals.units(q.per)).collect();
+            units.sort_unstable_by(|a, b| b.cmp(a));
+            if n > 0 && units.get(n - 1).is_some_and(|&u| u >= floor) {
+                return Ok(finish_groups(out, q));
+            }
+            if let StructureKeys::Sides { keep_sets, .. } = &mut structures {
+                *keep_sets = None;
+            }
+        }
+        // Else count units per structure first, then group only the structures that can
+        // make the top.
         let counters = scan_slices(&connect_for, &parts, |c, slice| {
             let mut counter = StructureCounter::new(plan.per);
             scan_positions(c, &plan, slice, |run| {
@@ -1186,36 +1246,67 @@ pub fn run(
             *keep = Some(counter.candidates(n));
         }
     }
+    let out = aggregate(&structures)?;
+    Ok(finish_groups(out, q))
+}
 
-    let per_slice = scan_slices(&connect_for, &parts, |c, slice| {
-        let mut agg = Aggregator::new(&plan, &structures, &games);
-        scan_positions(c, &plan, slice, |run| agg.add_run(run))?;
-        Ok(agg.finish())
-    })?;
-    let mut merged: HashMap<FullKey, Totals> = HashMap::new();
-    for groups in per_slice {
-        for (key, totals) in groups {
-            merged.entry(key).or_default().merge(&totals);
+/// Whether bit `id` is set.
+#[inline]
+fn in_bits(bits: &[u64], id: i64) -> bool {
+    usize::try_from(id).is_ok_and(|i| bits.get(i / 64).is_some_and(|w| w & (1 << (i % 64)) != 0))
+}
+
+/// Pawn sets per side that `--top n` over whole structures needs to group first: those with
+/// at least `floor` units in `set_totals`, `floor` chosen so that about 2,048 sets of each side
+/// qualify. `None` when the aggregates do not cover every game (an unfinished database).
+fn top_sets(
+    conn: &Connection,
+    plan: &Plan,
+    n: usize,
+    max_set: i64,
+) -> Result<Option<(u64, [Vec<u64>; 2])>> {
+    const SETS_PER_SIDE: usize = 2048;
+    // PAWNDEX_PLAN=scan: the counting pass instead (for tests and measurements).
+    if std::env::var("PAWNDEX_PLAN").is_ok_and(|p| p == "scan")
+        || crate::store::lag(conn)?.pending() > 0
+        || n == 0
+        || n > SETS_PER_SIDE / 4
+    {
+        return Ok(None);
+    }
+    let Ok(size) = usize::try_from(max_set) else {
+        return Ok(None);
+    };
+    let mut units: [Vec<(u64, usize)>; 2] = [Vec::new(), Vec::new()];
+    let mut st = conn.prepare(sql::SET_UNITS)?;
+    let mut rows = st.raw_query();
+    while let Some(r) = rows.next()? {
+        let (id, side): (i64, i64) = (r.get(0)?, r.get(1)?);
+        let u: i64 = r.get(if plan.per == Per::Game { 3 } else { 2 })?;
+        if let (Ok(id), Ok(side), Ok(u)) =
+            (usize::try_from(id), usize::try_from(side), u64::try_from(u))
+            && id <= size
+            && side < 2
+        {
+            units[side].push((u, id));
         }
     }
-
-    let out: Vec<Group> = merged
-        .into_iter()
-        .map(|((s, g, r), totals)| {
-            let values = structures.values(&plan, s);
-            let keys = plan
-                .parts
-                .iter()
-                .map(|part| match *part {
-                    Part::Structure(i) => values[i].clone(),
-                    Part::Game(i) => games.tuples[g as usize][i].clone(),
-                    Part::Run(i) => Cell::Int(r[i]),
-                })
-                .collect();
-            Group { keys, totals }
-        })
-        .collect();
-    Ok(finish_groups(out, q))
+    let mut floor = 1u64;
+    for side in &mut units {
+        if side.len() > SETS_PER_SIDE {
+            side.select_nth_unstable_by(SETS_PER_SIDE - 1, |a, b| b.0.cmp(&a.0));
+            floor = floor.max(side[SETS_PER_SIDE - 1].0);
+        }
+    }
+    let mut bits = [vec![0u64; size / 64 + 1], vec![0u64; size / 64 + 1]];
+    for (side, list) in units.iter().enumerate() {
+        for &(u, id) in list {
+            if u >= floor {
+                bits[side][id / 64] |= 1 << (id % 64);
+            }
+        }
+    }
+    Ok(Some((floor, bits)))
 }
 
 /// Orders the groups by key, or keeps the `--top` ones.

@@ -353,6 +353,10 @@ pub fn set_totals_scan(side: Side, columns: &[String]) -> String {
     )
 }
 
+/// Per pawn set: `id, side` and its `set_totals` positions and games.
+pub const SET_UNITS: &str = "SELECT s.id, s.side, t.positions, t.games
+FROM pawn_sets AS s JOIN set_totals AS t ON t.set_id = s.id";
+
 /// The game list of one pawn set (see `pawndex::store::decode_games`).
 pub const SET_GAMES_OF: &str = "SELECT games FROM set_games WHERE set_id = ?1";
 

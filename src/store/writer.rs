@@ -355,12 +355,28 @@ impl Writer {
     /// Final step of a run: commit, build the derived tables for the new games, refresh
     /// planner statistics, and leave one self-contained file (WAL folded in, rollback journal).
     pub fn finish(mut self) -> Result<()> {
+        let t0 = std::time::Instant::now();
         self.commit()?;
+        self.conn.pragma_update(None, "mmap_size", 0)?;
+        let t_commit = t0.elapsed();
         derive::derive_pending(&self.conn)?;
+        let t_derive = t0.elapsed() - t_commit;
+        let start = std::time::Instant::now();
         derive::write_planner_statistics(&self.conn)?;
+        let statistics = start.elapsed();
         self.conn
             .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
             .optional()?;
+        if std::env::var_os("PAWNDEX_TIMINGS").is_some() {
+            eprintln!(
+                "timings: last commit {:.1} s, derived tables {:.1} s, planner statistics {:.1} s, \
+                 checkpoint {:.1} s",
+                t_commit.as_secs_f64(),
+                t_derive.as_secs_f64(),
+                statistics.as_secs_f64(),
+                (start.elapsed() - statistics).as_secs_f64()
+            );
+        }
         // Back to a rollback journal: the finished database is one file that opens from a
         // read-only directory or medium. A reader still open keeps it in WAL mode (busy).
         let _ = self
