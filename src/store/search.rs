@@ -611,12 +611,17 @@ impl Search {
     /// (with the `:games` parameter that form needs), else a scan of the runs.
     pub fn rows_form(&self, conn: &Connection) -> Result<(Form, Option<(String, Value)>)> {
         let sets = self.matching_sets(conn)?;
+        let last: i64 =
+            conn.query_row("SELECT coalesce(max(id), 0) FROM games", [], |r| r.get(0))?;
+        let forced = std::env::var("PAWNDEX_PLAN").is_ok_and(|p| p == "lists");
+        // Rows come in (game, ply) order either way; a scan yields its first rows at once, so
+        // the candidates must be few to be worth their lists.
         Ok(match self.candidate_games(conn, &sets)? {
-            Some(games) => (
+            Some(games) if forced || (games.len() as i64).saturating_mul(8) < last => (
                 Form::Postings,
                 Some(("games".to_string(), Value::Text(json_array(&games)))),
             ),
-            None => (Form::Scan, None),
+            _ => (Form::Scan, None),
         })
     }
 
