@@ -27,5 +27,5 @@ matching_runs AS (
 )
 SELECT r.game_id, n.n AS ply
 FROM matching_runs AS r
-JOIN ply_numbers AS n ON n.n BETWEEN r.first_ply AND r.last_ply
+CROSS JOIN ply_numbers AS n ON n.n BETWEEN r.first_ply AND r.last_ply
 ORDER BY r.game_id, r.first_ply, n.n;

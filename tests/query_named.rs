@@ -336,3 +336,57 @@ fn params_bind_integers_hex_and_text() {
     assert!(!want.is_empty());
     assert_eq!(got, want);
 }
+
+/// Every named query keeps the plan that yields its first rows at once (runs in key order, no
+/// sort, no automatic index) when the planner believes the database is as large as the masters
+/// one: SQLite's own choice there once scanned `ply_numbers` first, built an index over 11M runs
+/// and sorted every match (47 s for `white-bishop-pair --limit 100`).
+#[test]
+fn named_queries_keep_their_plan_on_large_statistics() {
+    let db = Db::fixtures();
+    let conn = rusqlite::Connection::open(&db.path).unwrap();
+    conn.execute_batch(
+        "DELETE FROM sqlite_stat1;
+         INSERT INTO sqlite_stat1 VALUES
+           ('games', NULL, '327605'), ('games', 'games_hash', '327605 1'),
+           ('game_summary', NULL, '327605'), ('runs', 'runs', '11135950 33 1'),
+           ('pawn_sets', NULL, '850828'), ('pawn_sets', 'pawn_sets_key', '850828 1 1'),
+           ('set_totals', NULL, '850828'), ('set_games', 'set_games', '850828 1 1');
+         ANALYZE sqlite_schema;",
+    )
+    .unwrap();
+    drop(conn);
+    let conn = rusqlite::Connection::open(&db.path).unwrap();
+    let mut checked = 0;
+    for entry in std::fs::read_dir(root_path("queries")).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let mut st = conn
+            .prepare(&format!(
+                "EXPLAIN QUERY PLAN {}",
+                text.trim().trim_end_matches(';')
+            ))
+            .unwrap();
+        let zeros = vec![0i64; st.parameter_count()];
+        let plan: Vec<String> = st
+            .query_map(rusqlite::params_from_iter(zeros), |r| r.get::<_, String>(3))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        for step in &plan {
+            assert!(
+                !step.contains("AUTOMATIC") && !step.contains("TEMP B-TREE FOR ORDER BY"),
+                "{}: {plan:#?}",
+                path.display()
+            );
+        }
+        assert!(
+            plan.iter()
+                .any(|s| s.starts_with("SCAN r") || s.starts_with("SEARCH r")),
+            "{}: {plan:#?}",
+            path.display()
+        );
+        checked += 1;
+    }
+    assert!(checked >= 20);
+}

@@ -418,7 +418,7 @@ impl Search {
                 let _ = write!(
                     sql,
                     "SELECT r.game_id, n.n AS ply\nFROM matching_runs AS r\n\
-                     JOIN ply_numbers AS n ON n.n BETWEEN {first} AND {last}\n\
+                     CROSS JOIN ply_numbers AS n ON n.n BETWEEN {first} AND {last}\n\
                      ORDER BY r.game_id, r.first_ply, n.n"
                 );
             }
@@ -426,7 +426,7 @@ impl Search {
                 let _ = write!(
                     sql,
                     "SELECT r.game_id, n.n AS ply, {columns}\nFROM matching_runs AS r\n\
-                     JOIN ply_numbers AS n ON n.n BETWEEN {first} AND {last}\n\
+                     CROSS JOIN ply_numbers AS n ON n.n BETWEEN {first} AND {last}\n\
                      JOIN games AS g ON g.id = r.game_id\nORDER BY r.game_id, r.first_ply, n.n"
                 );
             }
