@@ -302,10 +302,10 @@ fn a_foreign_sqlite_database_is_refused() {
     );
 }
 
-#[test]
-fn a_damaged_page_is_reported_by_sqlites_integrity_check() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = fresh(dir.path());
+/// A fresh copy of the base database in `dir` with the root page of `pawn_sets_key` zeroed,
+/// and its bytes.
+fn with_zeroed_index_page(dir: &Path) -> (PathBuf, Vec<u8>) {
+    let db = fresh(dir);
     let (root, page_size) = {
         let conn = Connection::open(&db).unwrap();
         (
@@ -321,6 +321,13 @@ fn a_damaged_page_is_reported_by_sqlites_integrity_check() {
     let end = start + usize::try_from(page_size).unwrap();
     bytes[start..end].fill(0);
     std::fs::write(&db, &bytes).unwrap();
+    (db, bytes)
+}
+
+#[test]
+fn a_damaged_page_is_reported_by_sqlites_integrity_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, bytes) = with_zeroed_index_page(dir.path());
     let run = check(&db);
     expect_problems(&run, &["sqlite: "]);
     assert_eq!(std::fs::read(&db).unwrap(), bytes, "file untouched");
@@ -329,22 +336,7 @@ fn a_damaged_page_is_reported_by_sqlites_integrity_check() {
 #[test]
 fn index_refuses_to_add_to_a_damaged_database_and_leaves_it_alone() {
     let dir = tempfile::tempdir().unwrap();
-    let db = fresh(dir.path());
-    let (root, page_size) = {
-        let conn = Connection::open(&db).unwrap();
-        (
-            one(
-                &conn,
-                "SELECT rootpage FROM sqlite_schema WHERE name = 'pawn_sets_key'",
-            ),
-            one(&conn, "PRAGMA page_size"),
-        )
-    };
-    let mut bytes = std::fs::read(&db).unwrap();
-    let start = usize::try_from((root - 1) * page_size).unwrap();
-    let end = start + usize::try_from(page_size).unwrap();
-    bytes[start..end].fill(0);
-    std::fs::write(&db, &bytes).unwrap();
+    let (db, bytes) = with_zeroed_index_page(dir.path());
     let pgn = format!("{ROOT}/{}", FILES[0]);
     let run = pawndex(&["index", "-q", "--db", db.to_str().unwrap(), &pgn]);
     assert_eq!(run.code, Some(1), "{}", run.stderr);
