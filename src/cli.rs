@@ -52,14 +52,15 @@ pub enum Command {
     Find(crate::find::FindArgs),
     /// Statistics of features against results, ratings and game phase, as CSV and charts.
     Stats(crate::stats::StatsArgs),
-    /// Upgrade a database to this pawndex's schema and finish an interrupted run's work.
+    /// Upgrade a database, finish an interrupted run's work, merge appended games.
     #[command(
         long_about = "Upgrades a database written by an older pawndex to the current schema, in \
                       place and in one transaction (killed at any moment, the file holds the old \
                       database or the new one), then builds what an interrupted `pawndex index` \
-                      left unbuilt (the set_games index and set_totals aggregates). `pawndex \
-                      index` does the same before adding games.\n\nExit status: 0 success, \
-                      1 error.",
+                      left unbuilt (the set_games index and set_totals aggregates) and merges \
+                      the unmerged tail (the few games an append leaves out of them, which reads \
+                      take from the runs). `pawndex index` upgrades and finishes the same way \
+                      before adding games.\n\nExit status: 0 success, 1 error.",
         after_help = "Example:\n  pawndex migrate --db masters.db"
     )]
     Migrate(MigrateArgs),
@@ -71,7 +72,8 @@ pub enum Command {
                       a recomputation, and set_games, set_totals and bishop_totals equal what \
                       they summarise). Prints one line per problem (the first 5 of each kind) \
                       and a last line, `ok: …` or `N problem(s) found`. An unfinished database \
-                      (games not yet in the derived tables) is a note, not a problem.\n\nExit \
+                      (games of an interrupted run not yet in the derived tables) is a note, \
+                      not a problem.\n\nExit \
                       status: 0 everything holds, 1 a problem was found or the file is not a \
                       pawndex database.",
         after_help = "Example:\n  pawndex check --db masters.db"

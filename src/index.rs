@@ -377,7 +377,7 @@ pub fn run(opts: &IndexOptions, stop: Arc<AtomicBool>) -> Result<Summary> {
         )
     })?;
     let t_finish = Instant::now();
-    writer.finish()?;
+    writer.finish(false)?;
     if std::env::var_os("PAWNDEX_TIMINGS").is_some() {
         eprintln!(
             "timings: load {:.1} s, finish {:.1} s",

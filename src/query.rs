@@ -483,12 +483,12 @@ pub(crate) fn execute(plan: &Plan, params: &[(String, Value)], output: &OutputAr
 /// Says in one line when the last `pawndex index` did not finish (answers stay right).
 pub(crate) fn warn_if_unfinished(conn: &Connection, db: &Path) -> Result<()> {
     let lag = store::lag(conn)?;
-    if lag.pending() > 0 {
+    if lag.unfinished() > 0 {
         eprintln!(
             "pawndex: note: {} was not finished by its last `pawndex index` ({} games not yet in \
              the derived tables; answers are complete but slower); run `pawndex migrate --db {}`",
             db.display(),
-            lag.pending(),
+            lag.unfinished(),
             db.display()
         );
     }

@@ -124,10 +124,17 @@ fn index_upgrades_a_v1_database_before_adding_games() {
     let run = index(&old, &[], &[&root_path("tests/fixtures/chess960.pgn")]);
     run.expect_code(0, "index into a v1 database");
     let conn = open_db(&old);
-    assert_eq!(version(&old), 2);
+    assert_eq!(version(&old), 3);
     assert!(count(&conn, "SELECT count(*) FROM games") > games_before);
     assert_eq!(
-        count(&conn, "SELECT through FROM derived"),
+        count(&conn, "SELECT finished FROM derived"),
+        count(&conn, "SELECT max(id) FROM games")
+    );
+    // `pawndex migrate` merges whatever the run left in the unmerged tail.
+    let (code, _, stderr) = pawndex(&["migrate", "--db", old.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(
+        count(&open_db(&old), "SELECT through FROM derived"),
         count(&conn, "SELECT max(id) FROM games")
     );
 }

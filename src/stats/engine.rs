@@ -1267,8 +1267,9 @@ fn top_sets(
 ) -> Result<Option<(u64, [Vec<u64>; 2])>> {
     const SETS_PER_SIDE: usize = 2048;
     // PAWNDEX_PLAN=scan: the counting pass instead (for tests and measurements).
+    let lag = crate::store::lag(conn)?;
     if std::env::var("PAWNDEX_PLAN").is_ok_and(|p| p == "scan")
-        || crate::store::lag(conn)?.pending() > 0
+        || lag.pending() > crate::store::TAIL_MAX_GAMES
         || n == 0
         || n > SETS_PER_SIDE / 4
     {
@@ -1277,12 +1278,23 @@ fn top_sets(
     let Ok(size) = usize::try_from(max_set) else {
         return Ok(None);
     };
+    // The unmerged tail's units per set, added to the stored ones.
+    let mut tail: HashMap<i64, i64> = HashMap::new();
+    if lag.pending() > 0 {
+        for a in crate::store::tail_sets(conn, lag.through)? {
+            tail.insert(
+                i64::from(a.set),
+                a.totals[usize::from(plan.per == Per::Game)],
+            );
+        }
+    }
     let mut units: [Vec<(u64, usize)>; 2] = [Vec::new(), Vec::new()];
     let mut st = conn.prepare(sql::SET_UNITS)?;
     let mut rows = st.raw_query();
     while let Some(r) = rows.next()? {
         let (id, side): (i64, i64) = (r.get(0)?, r.get(1)?);
-        let u: i64 = r.get(if plan.per == Per::Game { 3 } else { 2 })?;
+        let stored: Option<i64> = r.get(if plan.per == Per::Game { 3 } else { 2 })?;
+        let u = stored.unwrap_or(0) + tail.get(&id).copied().unwrap_or(0);
         if let (Ok(id), Ok(side), Ok(u)) =
             (usize::try_from(id), usize::try_from(side), u64::try_from(u))
             && id <= size
@@ -1350,8 +1362,16 @@ fn from_set_totals(conn: &Connection, q: &Query) -> Result<Option<Vec<Group>>> {
     }
     let tx = conn.unchecked_transaction()?;
     let lag = crate::store::lag(&tx)?;
-    if lag.pending() > 0 {
+    // The games above `derived.through` (the unmerged tail) are added set by set; a long
+    // unfinished stretch is left to the scan.
+    if lag.pending() > crate::store::TAIL_MAX_GAMES {
         return Ok(None);
+    }
+    let mut tail: HashMap<i64, crate::store::SetAggregate> = HashMap::new();
+    if lag.pending() > 0 {
+        for a in crate::store::tail_sets(&tx, lag.through)? {
+            tail.insert(i64::from(a.set), a);
+        }
     }
     // Each set's group key, from its raw columns.
     let mut raw_names: Vec<String> = Vec::new();
@@ -1390,7 +1410,15 @@ fn from_set_totals(conn: &Connection, q: &Query) -> Result<Option<Vec<Group>>> {
                 })
                 .collect();
         let n = 1 + raw.len();
-        let v = |i: usize| -> rusqlite::Result<i64> { r.get(n + i) };
+        let extra = tail.get(&set).map(|a| &a.totals);
+        // The stored totals (none for a set only the tail reaches) plus the tail's.
+        let v = |i: usize| -> rusqlite::Result<i64> {
+            let stored: Option<i64> = r.get(n + i)?;
+            Ok(stored.unwrap_or(0) + extra.map_or(0, |t| t[i]))
+        };
+        if v(0)? == 0 {
+            continue;
+        }
         let (t, sets) = groups.entry(key).or_default();
         let add = |x: i64| u64::try_from(x).unwrap_or(0);
         t.positions += add(v(0)?);
@@ -1425,7 +1453,12 @@ fn from_set_totals(conn: &Connection, q: &Query) -> Result<Option<Vec<Group>>> {
                             rusqlite::Error::QueryReturnedNoRows => Ok(None),
                             e => Err(e),
                         })?;
-                for g in crate::store::decode_games(blob.as_deref().unwrap_or_default()) {
+                let tail_games = tail.get(&set).map_or(&[][..], |a| &a.games[..]);
+                let stored = crate::store::decode_games(blob.as_deref().unwrap_or_default());
+                for g in stored
+                    .into_iter()
+                    .chain(tail_games.iter().map(|&g| i64::from(g)))
+                {
                     let Some(w) = usize::try_from(g / 64).ok().and_then(|i| seen.get_mut(i)) else {
                         continue;
                     };

@@ -339,7 +339,8 @@ pub fn side_scan(side: Side, columns: &[String], filters: &[String]) -> String {
 
 /// Per pawn set of one side: `id`, the listed columns (names of that side), then its
 /// `set_totals` (positions, games, white_wins, draws, black_wins, white_elo_sum,
-/// white_elo_positions, black_elo_sum, black_elo_positions).
+/// white_elo_positions, black_elo_sum, black_elo_positions; NULL for a set that only the
+/// unmerged tail reaches).
 pub fn set_totals_scan(side: Side, columns: &[String]) -> String {
     let mut cols = "s.id".to_string();
     for c in columns {
@@ -348,14 +349,15 @@ pub fn set_totals_scan(side: Side, columns: &[String]) -> String {
     format!(
         "SELECT {cols}, t.positions, t.games, t.white_wins, t.draws, t.black_wins, \
          t.white_elo_sum, t.white_elo_positions, t.black_elo_sum, t.black_elo_positions\n\
-         FROM ({}) AS s JOIN set_totals AS t ON t.set_id = s.id",
+         FROM ({}) AS s LEFT JOIN set_totals AS t ON t.set_id = s.id",
         side_source(side)
     )
 }
 
-/// Per pawn set: `id, side` and its `set_totals` positions and games.
+/// Per pawn set: `id, side` and its `set_totals` positions and games (NULL for a set that only
+/// the unmerged tail reaches).
 pub const SET_UNITS: &str = "SELECT s.id, s.side, t.positions, t.games
-FROM pawn_sets AS s JOIN set_totals AS t ON t.set_id = s.id";
+FROM pawn_sets AS s LEFT JOIN set_totals AS t ON t.set_id = s.id";
 
 /// The game list of one pawn set (see `pawndex::store::decode_games`).
 pub const SET_GAMES_OF: &str = "SELECT games FROM set_games WHERE set_id = ?1";

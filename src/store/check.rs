@@ -5,8 +5,9 @@
 //! snapshot, even while `pawndex index` writes. First SQLite's own `PRAGMA integrity_check`
 //! (pages, records, indexes; up to 100 messages), then pawndex's invariants:
 //!
-//! - `derived`: one row; `through` a non-negative integer, not past the last game. Games above
-//!   it are a *note* (an unfinished database), not a problem.
+//! - `derived`: one row; `through` and `finished` non-negative integers, not past the last
+//!   game. Games above both (stored by a run that did not finish) are a *note* (an unfinished
+//!   database), not a problem; games above `through` only are the unmerged tail (by design).
 //! - `games`: ids in 1..=2^32-1 (the derived tables store them as 32-bit), `plies` an integer in
 //!   0..=16,384, `moves` two bytes per ply, one `game_summary` row each and at least one run;
 //!   `ply_numbers` holds 0..=the longest game (the view expands runs through it).
@@ -129,7 +130,9 @@ impl Summary {
     }
 }
 
-/// The note for an unfinished database: `pending` games above `derived.through`.
+/// The note for an unfinished database: `pending` games stored by a run that did not finish
+/// (above `derived.finished` and `derived.through`). Games of the unmerged tail (above
+/// `through`, not above `finished`) are by design and get no note.
 #[must_use]
 pub fn unfinished_note(pending: i64, db: &Path) -> String {
     let games = if pending == 1 { "game" } else { "games" };
@@ -370,10 +373,25 @@ fn derived_row(conn: &Connection, f: &mut Findings, db: &Path) -> Result<Option<
     if rows == 0 {
         return Ok(None);
     }
-    let (through, shown) = conn.query_row("SELECT through FROM derived LIMIT 1", [], |r| {
-        let v = r.get_ref(0)?;
-        Ok((int(v), show(v)))
-    })?;
+    let ((through, shown), (finished, shown_finished)) =
+        conn.query_row("SELECT through, finished FROM derived LIMIT 1", [], |r| {
+            let (t, f) = (r.get_ref(0)?, r.get_ref(1)?);
+            Ok(((int(t), show(t)), (int(f), show(f))))
+        })?;
+    let Some(finished) = finished.filter(|&t| t >= 0) else {
+        f.problem(&DERIVED, || {
+            format!("derived: finished is {shown_finished}, not a game id")
+        })?;
+        return Ok(None);
+    };
+    if finished > last_game {
+        f.problem(&DERIVED, || {
+            format!(
+                "derived: finished is {finished} but the last game is {last_game} (no run stored \
+                 those games)"
+            )
+        })?;
+    }
     let Some(through) = through.filter(|&t| t >= 0) else {
         f.problem(&DERIVED, || {
             format!("derived: through is {shown}, not a game id")
@@ -387,8 +405,8 @@ fn derived_row(conn: &Connection, f: &mut Findings, db: &Path) -> Result<Option<
                  later would never enter the derived tables)"
             )
         })?;
-    } else if through < last_game {
-        f.note(unfinished_note(last_game.saturating_sub(through), db))?;
+    } else if last_game > finished.max(through) {
+        f.note(unfinished_note(last_game - finished.max(through), db))?;
     }
     Ok(Some(through))
 }

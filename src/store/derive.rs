@@ -2,9 +2,15 @@
 //! set, positions, games, results and Elo sums), built after a load for the games above
 //! `derived.through`, in one transaction with the new `through`.
 //!
-//! A run killed before this step leaves `through` behind the last game: the database is then
-//! *unfinished*. Readers still answer right (they read the games above `through` from `runs`),
-//! only slower, and say so; the next `pawndex index` or `pawndex migrate` finishes it.
+//! Readers read the games above `through` from `runs` themselves, so the derived tables may lag
+//! behind the games in two ways:
+//! - the *unmerged tail*: a run that adds few games compared with the database leaves them out
+//!   (merging them would rewrite pages all over the derived tables: an append would cost what
+//!   the database holds, not what it adds). The tail is bounded (see [`merge_due`]); the run
+//!   that takes it over the bound merges it, and `pawndex migrate` merges it at once.
+//! - an *unfinished* database: a run killed before its end leaves games above
+//!   `derived.finished`. Readers still answer right, only slower, and say so; the next
+//!   `pawndex index` or `pawndex migrate` finishes it.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -18,30 +24,65 @@ use rusqlite::{Connection, OptionalExtension, params};
 pub struct Lag {
     /// The derived tables cover the games with id <= through.
     pub through: i64,
+    /// The last game stored by a run that completed.
+    pub finished: i64,
     /// The last stored game.
     pub last_game: i64,
 }
 
 impl Lag {
-    /// Games stored but not yet in the derived tables.
+    /// Games stored but not in the derived tables (the unmerged tail and any unfinished games):
+    /// readers read them from `runs`.
     #[must_use]
     pub fn pending(self) -> i64 {
         (self.last_game - self.through).max(0)
+    }
+
+    /// Games stored by a run that did not complete (killed before its end).
+    #[must_use]
+    pub fn unfinished(self) -> i64 {
+        (self.last_game - self.finished.max(self.through)).max(0)
     }
 }
 
 /// Reads the lag (one read; call it inside the reader's transaction for a consistent view).
 pub fn lag(conn: &Connection) -> Result<Lag> {
     Ok(conn.query_row(
-        "SELECT (SELECT through FROM derived), (SELECT coalesce(max(id), 0) FROM games)",
+        "SELECT through, finished, (SELECT coalesce(max(id), 0) FROM games) FROM derived",
         [],
         |r| {
             Ok(Lag {
                 through: r.get(0)?,
-                last_game: r.get(1)?,
+                finished: r.get(1)?,
+                last_game: r.get(2)?,
             })
         },
     )?)
+}
+
+/// The unmerged tail holds at most this many games...
+pub const TAIL_MAX_GAMES: i64 = 50_000;
+/// ...and at most this fraction (1/n) of the merged games.
+pub const TAIL_MAX_FRACTION: i64 = 16;
+
+/// Must a run that leaves `lag` merge the games above `through` into the derived tables? Yes
+/// unless they are few against the merged games: at most [`TAIL_MAX_GAMES`] and at most
+/// 1/[`TAIL_MAX_FRACTION`] of them. Readers read the tail from `runs`, so its size bounds what
+/// it adds to a read (at most about 1.4M runs on top of any database).
+///
+/// ```
+/// use pawndex::store::{Lag, merge_due};
+/// let lag = |through, last_game| Lag { through, finished: last_game, last_game };
+/// assert!(merge_due(lag(0, 10)));               // a fresh database: always
+/// assert!(!merge_due(lag(4_000_000, 4_004_742))); // a week of games on 4M: the tail
+/// assert!(merge_due(lag(4_000_000, 4_050_001))); // more than 50,000 games
+/// assert!(merge_due(lag(1_600, 1_701)));         // more than 1/16 of the merged games
+/// ```
+#[must_use]
+pub fn merge_due(lag: Lag) -> bool {
+    let pending = lag.pending();
+    pending > 0
+        && (pending > TAIL_MAX_GAMES || pending.saturating_mul(TAIL_MAX_FRACTION) > lag.through)
 }
 
 /// Outcome of a game for the totals: 0 White wins, 1 draw, 2 Black wins, 3 none.
@@ -54,14 +95,20 @@ fn outcome(result: Option<&str>) -> usize {
     }
 }
 
-/// Builds the derived tables for every game above `derived.through`.
-pub fn derive_pending(conn: &Connection) -> Result<()> {
-    let lag = lag(conn)?;
-    if lag.pending() == 0 {
-        return Ok(());
-    }
+/// The last step of a completed run: merges the games above `derived.through` into the
+/// derived tables when [`merge_due`] (always with `merge_all`), and records every stored game
+/// as finished, in one transaction.
+pub fn finish_run(conn: &Connection, merge_all: bool) -> Result<()> {
     conn.execute_batch("BEGIN IMMEDIATE")?;
-    match derive_range(conn, lag) {
+    let work = || -> Result<()> {
+        let lag = lag(conn)?;
+        if lag.pending() > 0 && (merge_all || merge_due(lag)) {
+            derive_range(conn, lag)?;
+        }
+        conn.execute("UPDATE derived SET finished = ?1", [lag.last_game])?;
+        Ok(())
+    };
+    match work() {
         Ok(()) => Ok(conn.execute_batch("COMMIT")?),
         Err(e) => {
             let _ = conn.execute_batch("ROLLBACK");
@@ -239,7 +286,7 @@ pub fn decode_games(blob: &[u8]) -> Vec<i64> {
 
 /// Totals of one set being merged: positions, games, white wins, draws, black wins, white elo
 /// sum, white elo positions, black elo sum, black elo positions.
-type Totals = [i64; 9];
+pub type Totals = [i64; 9];
 
 /// The (set, game) pairs of the games above `through`, from their runs in game order, and
 /// their positions by bishop-pair state.
@@ -309,6 +356,67 @@ fn pairs(conn: &Connection, through: i64) -> Result<(PairSorter, [i64; 4])> {
     Ok((sorter, bishops))
 }
 
+/// What some games give one pawn set: its totals and its games, ascending.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SetAggregate {
+    pub set: u32,
+    /// Positions, games, White wins, draws, Black wins (positions of games with that result),
+    /// White Elo sum and positions with a White Elo, the same for Black: the columns of
+    /// `set_totals` after `set_id`.
+    pub totals: Totals,
+    pub games: Vec<u32>,
+}
+
+/// Visits the pairs of a sorter set by set, each with what its games give it.
+fn fold_sets(sorter: PairSorter, mut visit: impl FnMut(&SetAggregate) -> Result<()>) -> Result<()> {
+    let mut cur: Option<SetAggregate> = None;
+    sorter.finish(|p| {
+        if cur.as_ref().is_some_and(|c| c.set != p.set)
+            && let Some(c) = cur.take()
+        {
+            visit(&c)?;
+        }
+        let c = cur.get_or_insert_with(|| SetAggregate {
+            set: p.set,
+            ..SetAggregate::default()
+        });
+        c.games.push(p.game);
+        let plies = i64::from(p.plies);
+        let t = &mut c.totals;
+        t[0] += plies;
+        t[1] += 1;
+        if p.outcome < 3 {
+            t[2 + usize::from(p.outcome)] += plies;
+        }
+        if p.white_elo > 0 {
+            t[5] += i64::from(p.white_elo) * plies;
+            t[6] += plies;
+        }
+        if p.black_elo > 0 {
+            t[7] += i64::from(p.black_elo) * plies;
+            t[8] += plies;
+        }
+        Ok(())
+    })?;
+    if let Some(c) = &cur {
+        visit(c)?;
+    }
+    Ok(())
+}
+
+/// What the games above `through` (the unmerged tail, and any unfinished games) give each
+/// pawn set, in set order: what readers add to `set_totals` and `set_games`. Its size follows
+/// those games; callers read it only for a tail of at most [`TAIL_MAX_GAMES`] games.
+pub fn tail_sets(conn: &Connection, through: i64) -> Result<Vec<SetAggregate>> {
+    let (sorter, _) = pairs(conn, through)?;
+    let mut out = Vec::new();
+    fold_sets(sorter, |a| {
+        out.push(a.clone());
+        Ok(())
+    })?;
+    Ok(out)
+}
+
 fn derive_range(conn: &Connection, lag: Lag) -> Result<()> {
     let start = std::time::Instant::now();
     let (sorter, bishops) = pairs(conn, lag.through)?;
@@ -343,72 +451,31 @@ fn derive_range(conn: &Connection, lag: Lag) -> Result<()> {
              black_elo_sum = black_elo_sum + excluded.black_elo_sum,
              black_elo_positions = black_elo_positions + excluded.black_elo_positions",
     )?;
-    // The set being merged: its id, whether it already has a list, the new part of its list
-    // (encoded from its stored last game), the last game and its totals.
-    struct Current {
-        set: u32,
-        stored: bool,
-        list: Vec<u8>,
-        last: u64,
-        totals: Totals,
-    }
-    let mut cur: Option<Current> = None;
-    let mut flush = |c: &Current| -> Result<()> {
-        if c.stored {
-            extend.execute(params![c.set, c.last as i64, c.list])?;
+    let mut list = Vec::new();
+    fold_sets(sorter, |a| {
+        // The new part of the list, encoded from the set's stored last game.
+        let stored: Option<i64> = if append {
+            stored_last.query_row([a.set], |r| r.get(0)).optional()?
         } else {
-            insert.execute(params![c.set, c.last as i64, c.list])?;
+            None
+        };
+        let mut last = stored.map_or(0, |v| v.max(0) as u64);
+        list.clear();
+        for &game in &a.games {
+            push_varint(&mut list, u64::from(game).saturating_sub(last));
+            last = u64::from(game);
         }
-        let t = &c.totals;
+        if stored.is_some() {
+            extend.execute(params![a.set, last as i64, list])?;
+        } else {
+            insert.execute(params![a.set, last as i64, list])?;
+        }
+        let t = &a.totals;
         upsert.execute(params![
-            c.set, t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8]
+            a.set, t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8]
         ])?;
         Ok(())
-    };
-    sorter.finish(|p| {
-        if cur.as_ref().is_none_or(|c| c.set != p.set) {
-            if let Some(c) = &cur {
-                flush(c)?;
-            }
-            let stored: Option<i64> = if append {
-                stored_last.query_row([p.set], |r| r.get(0)).optional()?
-            } else {
-                None
-            };
-            cur = Some(Current {
-                set: p.set,
-                stored: stored.is_some(),
-                list: Vec::new(),
-                last: stored.map_or(0, |v| v.max(0) as u64),
-                totals: [0; 9],
-            });
-        }
-        let Some(c) = cur.as_mut() else {
-            return Ok(());
-        };
-        let game = u64::from(p.game);
-        push_varint(&mut c.list, game.saturating_sub(c.last));
-        c.last = game;
-        let plies = i64::from(p.plies);
-        let t = &mut c.totals;
-        t[0] += plies;
-        t[1] += 1;
-        if p.outcome < 3 {
-            t[2 + usize::from(p.outcome)] += plies;
-        }
-        if p.white_elo > 0 {
-            t[5] += i64::from(p.white_elo) * plies;
-            t[6] += plies;
-        }
-        if p.black_elo > 0 {
-            t[7] += i64::from(p.black_elo) * plies;
-            t[8] += plies;
-        }
-        Ok(())
     })?;
-    if let Some(c) = &cur {
-        flush(c)?;
-    }
     conn.execute("UPDATE derived SET through = ?1", [lag.last_game])?;
     if std::env::var_os("PAWNDEX_TIMINGS").is_some() {
         eprintln!(

@@ -6,8 +6,10 @@
 //! Layout (version 2, see `migrations/0002_storage_v2.sql`): `games`, `game_summary`,
 //! `rejects`; each distinct pawn set of one side once in `pawn_sets` with its features; `runs`
 //! of plies with unchanged (White set, Black set, piece-set, bishop pairs); the inverted index
-//! `set_games` and the aggregates `set_totals`, which cover the games up to `derived.through`;
-//! and the view `ply_features`, one row per game and ply.
+//! `set_games` and the aggregates `set_totals`, which cover the games up to `derived.through`
+//! (version 3, `migrations/0003_unmerged_tail.sql`: a small append leaves its games above it, in
+//! the unmerged tail that readers take from `runs`; `derived.finished` tells it from an
+//! interrupted run); and the view `ply_features`, one row per game and ply.
 
 pub mod check;
 pub mod count;
@@ -20,7 +22,9 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 use rusqlite::{Connection, OpenFlags};
 
-pub use derive::{Lag, decode_games, derive_pending, lag};
+pub use derive::{
+    Lag, SetAggregate, TAIL_MAX_GAMES, decode_games, finish_run, lag, merge_due, tail_sets,
+};
 pub use writer::{Stored, Writer};
 
 /// Numbered migrations, applied in order; `PRAGMA user_version` holds how many ran.
@@ -28,6 +32,7 @@ pub use writer::{Stored, Writer};
 pub const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0001_init.sql"),
     include_str!("../../migrations/0002_storage_v2.sql"),
+    include_str!("../../migrations/0003_unmerged_tail.sql"),
 ];
 
 /// The schema version this binary writes.
@@ -245,8 +250,9 @@ pub fn open_read_only(path: &Path) -> Result<Connection> {
     Ok(conn)
 }
 
-/// Upgrades a database to the current schema and finishes any derived work an interrupted run
-/// left (`pawndex migrate`). Returns the schema version found before.
+/// Upgrades a database to the current schema, finishes any derived work an interrupted run
+/// left and merges the unmerged tail (`pawndex migrate`). Returns the schema version found
+/// before.
 pub fn upgrade(path: &Path) -> Result<i64> {
     if !existing_sqlite(path)? {
         bail!("database {} does not exist", path.display());
@@ -257,7 +263,7 @@ pub fn upgrade(path: &Path) -> Result<i64> {
         check_pawndex(&conn, path)?
     };
     let conn = open_for_writing(path)?;
-    Writer::new(conn, false)?.finish()?;
+    Writer::new(conn, false)?.finish(true)?;
     Ok(before)
 }
 

@@ -352,14 +352,15 @@ impl Writer {
         Ok(Stored::Rejected)
     }
 
-    /// Final step of a run: commit, build the derived tables for the new games, refresh
+    /// Final step of a run: commit, merge the new games into the derived tables (unless they
+    /// stay in the unmerged tail, see [`derive::merge_due`]; always with `merge_all`), refresh
     /// planner statistics, and leave one self-contained file (WAL folded in, rollback journal).
-    pub fn finish(mut self) -> Result<()> {
+    pub fn finish(mut self, merge_all: bool) -> Result<()> {
         let t0 = std::time::Instant::now();
         self.commit()?;
         self.conn.pragma_update(None, "mmap_size", 0)?;
         let t_commit = t0.elapsed();
-        derive::derive_pending(&self.conn)?;
+        derive::finish_run(&self.conn, merge_all)?;
         let t_derive = t0.elapsed() - t_commit;
         let start = std::time::Instant::now();
         derive::write_planner_statistics(&self.conn)?;
