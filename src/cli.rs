@@ -96,8 +96,12 @@ pub struct MigrateArgs {
 }
 
 fn run_migrate(args: MigrateArgs) -> Result<i32> {
-    let before = crate::store::upgrade(&args.db)?;
+    let (before, merged) = crate::store::upgrade(&args.db)?;
     let now = crate::store::SCHEMA_VERSION;
+    if merged > 0 {
+        let games = if merged == 1 { "game" } else { "games" };
+        eprintln!("pawndex: {} {games} merged into the derived tables", merged);
+    }
     if before < now {
         eprintln!(
             "pawndex: {} upgraded from schema version {before} to {now}",

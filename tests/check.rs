@@ -527,6 +527,11 @@ fn a_small_append_stays_in_the_unmerged_tail_and_reads_agree() {
     // `pawndex migrate` merges the tail; then the derived tables equal the one run's.
     let run = pawndex(&["migrate", "--db", db.to_str().unwrap()]);
     assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("1 game merged into the derived tables"),
+        "{}",
+        run.stderr
+    );
     let conn = Connection::open(&db).unwrap();
     assert_eq!(one(&conn, "SELECT through FROM derived"), 22);
     assert_eq!(

@@ -252,8 +252,8 @@ pub fn open_read_only(path: &Path) -> Result<Connection> {
 
 /// Upgrades a database to the current schema, finishes any derived work an interrupted run
 /// left and merges the unmerged tail (`pawndex migrate`). Returns the schema version found
-/// before.
-pub fn upgrade(path: &Path) -> Result<i64> {
+/// before and the games merged into the derived tables.
+pub fn upgrade(path: &Path) -> Result<(i64, i64)> {
     if !existing_sqlite(path)? {
         bail!("database {} does not exist", path.display());
     }
@@ -263,8 +263,9 @@ pub fn upgrade(path: &Path) -> Result<i64> {
         check_pawndex(&conn, path)?
     };
     let conn = open_for_writing(path)?;
+    let merged = lag(&conn)?.pending();
     Writer::new(conn, false)?.finish(true)?;
-    Ok(before)
+    Ok((before, merged))
 }
 
 #[cfg(test)]
