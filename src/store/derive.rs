@@ -98,12 +98,19 @@ fn outcome(result: Option<&str>) -> usize {
 /// The last step of a completed run: merges the games above `derived.through` into the
 /// derived tables when [`merge_due`] (always with `merge_all`), and records every stored game
 /// as finished, in one transaction.
-pub fn finish_run(conn: &Connection, merge_all: bool) -> Result<()> {
+///
+/// `collected`: the pairs of the games this run stored, if it collected them (they must run
+/// from its first game to the last stored game).
+pub fn finish_run(
+    conn: &Connection,
+    merge_all: bool,
+    collected: Option<PairCollector>,
+) -> Result<()> {
     conn.execute_batch("BEGIN IMMEDIATE")?;
     let work = || -> Result<()> {
         let lag = lag(conn)?;
         if lag.pending() > 0 && (merge_all || merge_due(lag)) {
-            derive_range(conn, lag)?;
+            derive_range(conn, lag, collected)?;
         }
         conn.execute("UPDATE derived SET finished = ?1", [lag.last_game])?;
         Ok(())
@@ -288,72 +295,155 @@ pub fn decode_games(blob: &[u8]) -> Vec<i64> {
 /// sum, white elo positions, black elo sum, black elo positions.
 pub type Totals = [i64; 9];
 
-/// The (set, game) pairs of the games above `through`, from their runs in game order, and
-/// their positions by bishop-pair state.
-fn pairs(conn: &Connection, through: i64) -> Result<(PairSorter, [i64; 4])> {
-    let mut sorter = PairSorter::new();
-    let mut bishops = [0i64; 4];
-    let mut st = conn.prepare(
-        "SELECT g.id, g.result, g.white_elo, g.black_elo, r.white_set, r.black_set,
-                r.last_ply - r.first_ply + 1, r.bishop_pairs
-         FROM games AS g JOIN runs AS r ON r.game_id = g.id
-         WHERE g.id > ?1
-         ORDER BY g.id, r.first_ply",
-    )?;
-    let mut rows = st.query([through])?;
-    // Per side, the set being followed in the current game (a pawn set occupies one stretch of
-    // a game: a new set id on a side is a new pair).
-    let mut current: [Option<Pair>; 2] = [None, None];
-    let mut game = i64::MIN;
-    let elo = |v: Option<i64>| v.map_or(0, |e| e.clamp(1, i64::from(u16::MAX)) as u16);
-    while let Some(r) = rows.next()? {
-        let id: i64 = r.get(0)?;
-        if id != game {
-            for c in current.iter_mut() {
-                if let Some(p) = c.take() {
-                    sorter.push(p)?;
-                }
-            }
-            game = id;
+/// Collects the (set, game) pairs of games given one after the other, run by run in ply
+/// order, and their positions by bishop-pair state. The writer feeds it the games it stores
+/// (so that a fresh load builds the derived tables without reading its runs back); [`pairs`]
+/// feeds it runs read from the database.
+pub struct PairCollector {
+    sorter: PairSorter,
+    bishops: [i64; 4],
+    /// Per side, the set being followed in the current game (a pawn set occupies one stretch
+    /// of a game: a new set id on a side is a new pair).
+    current: [Option<Pair>; 2],
+    game: u32,
+    outcome: u8,
+    white_elo: u16,
+    black_elo: u16,
+    /// The first game fed, if any.
+    first_game: Option<i64>,
+}
+
+impl PairCollector {
+    #[must_use]
+    pub fn new() -> PairCollector {
+        PairCollector {
+            sorter: PairSorter::new(),
+            bishops: [0; 4],
+            current: [None, None],
+            game: 0,
+            outcome: 3,
+            white_elo: 0,
+            black_elo: 0,
+            first_game: None,
         }
-        let outcome = outcome(r.get_ref(1)?.as_str_or_null()?) as u8;
-        let white_elo = elo(r.get::<_, Option<i64>>(2).ok().flatten());
-        let black_elo = elo(r.get::<_, Option<i64>>(3).ok().flatten());
-        let plies = u32::try_from(r.get::<_, i64>(6)?.max(0)).unwrap_or(u32::MAX);
-        let bishop_pairs: i64 = r.get(7)?;
-        bishops[(bishop_pairs & 3) as usize] += i64::from(plies);
-        for (side, c) in current.iter_mut().enumerate() {
-            let set: i64 = r.get(4 + side)?;
-            let (Ok(set), Ok(game)) = (u32::try_from(set), u32::try_from(id)) else {
+    }
+
+    fn flush_current(&mut self) -> Result<()> {
+        for side in 0..2 {
+            if let Some(p) = self.current[side].take() {
+                self.sorter.push(p)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Starts a game: its id, result text and ratings as stored in `games`.
+    pub fn start_game(
+        &mut self,
+        id: i64,
+        result: Option<&str>,
+        white_elo: Option<i64>,
+        black_elo: Option<i64>,
+    ) -> Result<()> {
+        self.flush_current()?;
+        let Ok(game) = u32::try_from(id) else {
+            bail!(
+                "game id {id} is out of range (the database is damaged; run `pawndex check`)"
+            );
+        };
+        let elo = |v: Option<i64>| v.map_or(0, |e| e.clamp(1, i64::from(u16::MAX)) as u16);
+        self.game = game;
+        self.outcome = outcome(result) as u8;
+        self.white_elo = elo(white_elo);
+        self.black_elo = elo(black_elo);
+        self.first_game.get_or_insert(id);
+        Ok(())
+    }
+
+    /// Adds a run of the current game.
+    pub fn add_run(
+        &mut self,
+        white_set: i64,
+        black_set: i64,
+        plies: i64,
+        bishop_pairs: i64,
+    ) -> Result<()> {
+        let plies = u32::try_from(plies.max(0)).unwrap_or(u32::MAX);
+        self.bishops[(bishop_pairs & 3) as usize] += i64::from(plies);
+        for (side, set) in [white_set, black_set].into_iter().enumerate() {
+            let Ok(set) = u32::try_from(set) else {
                 bail!(
-                    "a run of game {id} names pawn set {set}: ids out of range (the database is \
-                     damaged; run `pawndex check`)"
+                    "a run of game {} names pawn set {set}: ids out of range (the database is \
+                     damaged; run `pawndex check`)",
+                    self.game
                 );
             };
-            match c {
+            match &mut self.current[side] {
                 Some(p) if p.set == set => p.plies = p.plies.saturating_add(plies),
-                _ => {
+                c => {
                     if let Some(p) = c.take() {
-                        sorter.push(p)?;
+                        self.sorter.push(p)?;
                     }
                     *c = Some(Pair {
                         set,
-                        game,
+                        game: self.game,
                         plies,
-                        outcome,
-                        white_elo,
-                        black_elo,
+                        outcome: self.outcome,
+                        white_elo: self.white_elo,
+                        black_elo: self.black_elo,
                     });
                 }
             }
         }
+        Ok(())
     }
-    for c in current.iter_mut() {
-        if let Some(p) = c.take() {
-            sorter.push(p)?;
+
+    /// The first game fed, if any.
+    #[must_use]
+    pub fn first_game(&self) -> Option<i64> {
+        self.first_game
+    }
+
+    fn finish(mut self) -> Result<(PairSorter, [i64; 4])> {
+        self.flush_current()?;
+        Ok((self.sorter, self.bishops))
+    }
+}
+
+impl Default for PairCollector {
+    fn default() -> Self {
+        PairCollector::new()
+    }
+}
+
+/// Feeds `collector` the runs of the games in `from..=to` from the database, in game order.
+fn pairs(conn: &Connection, collector: &mut PairCollector, from: i64, to: i64) -> Result<()> {
+    if from > to {
+        return Ok(());
+    }
+    let mut st = conn.prepare(
+        "SELECT g.id, g.result, g.white_elo, g.black_elo, r.white_set, r.black_set,
+                r.last_ply - r.first_ply + 1, r.bishop_pairs
+         FROM games AS g JOIN runs AS r ON r.game_id = g.id
+         WHERE g.id BETWEEN ?1 AND ?2
+         ORDER BY g.id, r.first_ply",
+    )?;
+    let mut rows = st.query([from, to])?;
+    let mut game = None;
+    while let Some(r) = rows.next()? {
+        let id: i64 = r.get(0)?;
+        if game != Some(id) {
+            collector.start_game(
+                id,
+                r.get_ref(1)?.as_str_or_null()?,
+                r.get::<_, Option<i64>>(2).ok().flatten(),
+                r.get::<_, Option<i64>>(3).ok().flatten(),
+            )?;
+            game = Some(id);
         }
+        collector.add_run(r.get(4)?, r.get(5)?, r.get(6)?, r.get(7)?)?;
     }
-    Ok((sorter, bishops))
+    Ok(())
 }
 
 /// What some games give one pawn set: its totals and its games, ascending.
@@ -408,7 +498,9 @@ fn fold_sets(sorter: PairSorter, mut visit: impl FnMut(&SetAggregate) -> Result<
 /// pawn set, in set order: what readers add to `set_totals` and `set_games`. Its size follows
 /// those games; callers read it only for a tail of at most [`TAIL_MAX_GAMES`] games.
 pub fn tail_sets(conn: &Connection, through: i64) -> Result<Vec<SetAggregate>> {
-    let (sorter, _) = pairs(conn, through)?;
+    let mut collector = PairCollector::new();
+    pairs(conn, &mut collector, through.saturating_add(1), i64::MAX)?;
+    let (sorter, _) = collector.finish()?;
     let mut out = Vec::new();
     fold_sets(sorter, |a| {
         out.push(a.clone());
@@ -417,9 +509,17 @@ pub fn tail_sets(conn: &Connection, through: i64) -> Result<Vec<SetAggregate>> {
     Ok(out)
 }
 
-fn derive_range(conn: &Connection, lag: Lag) -> Result<()> {
+/// Merges the games above `lag.through` into the derived tables. `collected` holds the pairs
+/// of the games this run stored (from its first game to the last); the games before it are
+/// read from the database.
+fn derive_range(conn: &Connection, lag: Lag, collected: Option<PairCollector>) -> Result<()> {
     let start = std::time::Instant::now();
-    let (sorter, bishops) = pairs(conn, lag.through)?;
+    let mut collector = collected.unwrap_or_default();
+    let read_to = collector
+        .first_game()
+        .map_or(lag.last_game, |first| first.saturating_sub(1));
+    pairs(conn, &mut collector, lag.through.saturating_add(1), read_to)?;
+    let (sorter, bishops) = collector.finish()?;
     let read = start.elapsed();
     {
         let mut st = conn.prepare(

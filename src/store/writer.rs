@@ -69,6 +69,9 @@ pub struct Writer {
     /// Rows waiting for a multi-row INSERT (far fewer statement executions than row by row).
     pending_runs: Vec<[i64; RUN_COLUMNS]>,
     pending_sets: Vec<[i64; SET_COLUMNS]>,
+    /// The (set, game) pairs of the games stored, for the derived tables at the end (so that
+    /// they need not be read back from the runs).
+    pairs: derive::PairCollector,
 }
 
 const RUN_COLUMNS: usize = 7;
@@ -128,6 +131,7 @@ impl Writer {
             in_transaction: false,
             pending_runs: Vec::new(),
             pending_sets: Vec::new(),
+            pairs: derive::PairCollector::new(),
         })
     }
 
@@ -310,9 +314,21 @@ impl Writer {
             }
             st.raw_execute()?;
         }
+        self.pairs.start_game(
+            game_id,
+            t.result.as_deref(),
+            elo(&t.white_elo),
+            elo(&t.black_elo),
+        )?;
         for run in &g.runs {
             let white = self.set_id(run.white_pawns, 0)?;
             let black = self.set_id(run.black_pawns, 1)?;
+            self.pairs.add_run(
+                white,
+                black,
+                i64::from(run.last_ply) - i64::from(run.first_ply) + 1,
+                run.bishop_pairs.into(),
+            )?;
             self.pending_runs.push([
                 game_id,
                 run.first_ply.into(),
@@ -360,7 +376,8 @@ impl Writer {
         self.commit()?;
         self.conn.pragma_update(None, "mmap_size", 0)?;
         let t_commit = t0.elapsed();
-        derive::finish_run(&self.conn, merge_all)?;
+        let pairs = std::mem::take(&mut self.pairs);
+        derive::finish_run(&self.conn, merge_all, Some(pairs))?;
         let t_derive = t0.elapsed() - t_commit;
         let start = std::time::Instant::now();
         derive::write_planner_statistics(&self.conn)?;
