@@ -140,6 +140,11 @@ struct Pair {
 const PAIR_BYTES: usize = 17;
 
 impl Pair {
+    /// The sort key: (set, game) is unique among the pairs of one merge.
+    fn key(&self) -> u64 {
+        (u64::from(self.set) << 32) | u64::from(self.game)
+    }
+
     fn write(&self, out: &mut impl Write) -> std::io::Result<()> {
         let mut b = [0u8; PAIR_BYTES];
         b[0..4].copy_from_slice(&self.set.to_le_bytes());
@@ -197,7 +202,7 @@ impl PairSorter {
     }
 
     fn spill(&mut self) -> Result<()> {
-        self.chunk.sort_unstable();
+        self.chunk.sort_unstable_by_key(Pair::key);
         let mut file = tempfile::tempfile().context("creating a temporary sort file")?;
         {
             let mut out = BufWriter::with_capacity(1 << 20, &mut file);
@@ -215,7 +220,7 @@ impl PairSorter {
     /// Every pair in (set, game) order.
     fn finish(mut self, mut visit: impl FnMut(Pair) -> Result<()>) -> Result<()> {
         if self.spills.is_empty() {
-            self.chunk.sort_unstable();
+            self.chunk.sort_unstable_by_key(Pair::key);
             for p in self.chunk {
                 visit(p)?;
             }
@@ -233,13 +238,13 @@ impl PairSorter {
         let mut heap = BinaryHeap::new();
         for (i, r) in readers.iter_mut().enumerate() {
             if let Some(p) = Pair::read(r)? {
-                heap.push(Reverse((p, i)));
+                heap.push(Reverse((p.key(), i, p)));
             }
         }
-        while let Some(Reverse((p, i))) = heap.pop() {
+        while let Some(Reverse((_, i, p))) = heap.pop() {
             visit(p)?;
             if let Some(next) = Pair::read(&mut readers[i])? {
-                heap.push(Reverse((next, i)));
+                heap.push(Reverse((next.key(), i, next)));
             }
         }
         Ok(())
@@ -347,9 +352,7 @@ impl PairCollector {
     ) -> Result<()> {
         self.flush_current()?;
         let Ok(game) = u32::try_from(id) else {
-            bail!(
-                "game id {id} is out of range (the database is damaged; run `pawndex check`)"
-            );
+            bail!("game id {id} is out of range (the database is damaged; run `pawndex check`)");
         };
         let elo = |v: Option<i64>| v.map_or(0, |e| e.clamp(1, i64::from(u16::MAX)) as u16);
         self.game = game;
