@@ -178,73 +178,112 @@ impl Pair {
 /// Pairs kept in memory before a sorted chunk goes to a temporary file (20 bytes each).
 const PAIRS_IN_MEMORY: usize = 6 << 20;
 
-/// Sorts pairs by (set, game) in bounded memory: sorted chunks spill to temporary files and
-/// are merged at the end.
+/// Sorts pairs by (set, game) in bounded memory: sorted chunks spill to temporary files (sorted
+/// and written by a background thread while pairs keep coming, one chunk at a time) and are
+/// merged at the end with the last chunk, which stays in memory.
 struct PairSorter {
+    /// Pairs per chunk ([`PAIRS_IN_MEMORY`]; smaller in tests).
+    limit: usize,
     chunk: Vec<Pair>,
     spills: Vec<std::fs::File>,
+    spilling: Option<std::thread::JoinHandle<Result<std::fs::File>>>,
+}
+
+/// Sorts a chunk and writes it to a temporary file, rewound.
+fn write_sorted(mut chunk: Vec<Pair>) -> Result<std::fs::File> {
+    chunk.sort_unstable_by_key(Pair::key);
+    let mut file = tempfile::tempfile().context("creating a temporary sort file")?;
+    {
+        let mut out = BufWriter::with_capacity(1 << 20, &mut file);
+        for p in &chunk {
+            p.write(&mut out)?;
+        }
+        out.flush()?;
+    }
+    file.seek(SeekFrom::Start(0))?;
+    Ok(file)
 }
 
 impl PairSorter {
     fn new() -> PairSorter {
+        PairSorter::with_limit(PAIRS_IN_MEMORY)
+    }
+
+    fn with_limit(limit: usize) -> PairSorter {
         PairSorter {
+            limit: limit.max(1),
             chunk: Vec::new(),
             spills: Vec::new(),
+            spilling: None,
         }
     }
 
     fn push(&mut self, p: Pair) -> Result<()> {
         self.chunk.push(p);
-        if self.chunk.len() >= PAIRS_IN_MEMORY {
+        if self.chunk.len() >= self.limit {
             self.spill()?;
+        }
+        Ok(())
+    }
+
+    /// Waits for the chunk being spilled, if any.
+    fn join_spill(&mut self) -> Result<()> {
+        if let Some(h) = self.spilling.take() {
+            let file = h
+                .join()
+                .map_err(|_| anyhow::anyhow!("the sort thread failed"))??;
+            self.spills.push(file);
         }
         Ok(())
     }
 
     fn spill(&mut self) -> Result<()> {
-        self.chunk.sort_unstable_by_key(Pair::key);
-        let mut file = tempfile::tempfile().context("creating a temporary sort file")?;
-        {
-            let mut out = BufWriter::with_capacity(1 << 20, &mut file);
-            for p in &self.chunk {
-                p.write(&mut out)?;
-            }
-            out.flush()?;
-        }
-        file.seek(SeekFrom::Start(0))?;
-        self.spills.push(file);
-        self.chunk.clear();
+        self.join_spill()?;
+        let chunk = std::mem::replace(&mut self.chunk, Vec::with_capacity(self.limit));
+        self.spilling = Some(
+            std::thread::Builder::new()
+                .name("sort".into())
+                .spawn(move || write_sorted(chunk))?,
+        );
         Ok(())
     }
 
     /// Every pair in (set, game) order.
     fn finish(mut self, mut visit: impl FnMut(Pair) -> Result<()>) -> Result<()> {
+        use rayon::slice::ParallelSliceMut;
+        self.join_spill()?;
+        let mut last = std::mem::take(&mut self.chunk);
+        last.par_sort_unstable_by_key(Pair::key);
         if self.spills.is_empty() {
-            self.chunk.sort_unstable_by_key(Pair::key);
-            for p in self.chunk {
+            for p in last {
                 visit(p)?;
             }
             return Ok(());
         }
-        if !self.chunk.is_empty() {
-            self.spill()?;
-        }
-        self.chunk = Vec::new();
         let mut readers: Vec<BufReader<std::fs::File>> = self
             .spills
             .into_iter()
             .map(|f| BufReader::with_capacity(1 << 20, f))
             .collect();
+        // Sources 0..readers.len() are the files, the last one the chunk in memory.
+        let readers_count = readers.len();
+        let mut memory = last.into_iter();
+        let mut next = |i: usize| -> Result<Option<Pair>> {
+            Ok(match readers.get_mut(i) {
+                Some(r) => Pair::read(r)?,
+                None => memory.next(),
+            })
+        };
         let mut heap = BinaryHeap::new();
-        for (i, r) in readers.iter_mut().enumerate() {
-            if let Some(p) = Pair::read(r)? {
+        for i in 0..=readers_count {
+            if let Some(p) = next(i)? {
                 heap.push(Reverse((p.key(), i, p)));
             }
         }
         while let Some(Reverse((_, i, p))) = heap.pop() {
             visit(p)?;
-            if let Some(next) = Pair::read(&mut readers[i])? {
-                heap.push(Reverse((next.key(), i, next)));
+            if let Some(p) = next(i)? {
+                heap.push(Reverse((p.key(), i, p)));
             }
         }
         Ok(())
@@ -648,4 +687,44 @@ pub fn write_planner_statistics(conn: &Connection) -> Result<()> {
     }
     tx.commit()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Pairs come out in (set, game) order, every one once, whether they stay in memory or
+    /// spill to several files (sorted in the background) and merge with the last chunk.
+    #[test]
+    fn the_sorter_orders_pairs_through_spills() {
+        for limit in [100, 333, 4999, 1 << 20] {
+            let mut sorter = PairSorter::with_limit(limit);
+            let mut x = 0x2545_F491_4F6C_DD1Du64;
+            let mut want = Vec::new();
+            for game in 0..5_000u32 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let p = Pair {
+                    set: (x % 300) as u32,
+                    game,
+                    plies: (x >> 20) as u32 % 50,
+                    outcome: (x >> 40) as u8 % 4,
+                    white_elo: (x >> 44) as u16,
+                    black_elo: 7,
+                };
+                want.push(p);
+                sorter.push(p).unwrap();
+            }
+            want.sort_unstable_by_key(Pair::key);
+            let mut got = Vec::new();
+            sorter
+                .finish(|p| {
+                    got.push(p);
+                    Ok(())
+                })
+                .unwrap();
+            assert_eq!(got, want, "limit {limit}");
+        }
+    }
 }

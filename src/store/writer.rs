@@ -95,6 +95,8 @@ pub struct Writer {
     keep_duplicates: bool,
     /// (pawns, side) -> pawn set id.
     sets: Cache<(u64, u8), i64>,
+    /// Per side, the last pawn set asked for and its id.
+    last_set: [Option<(u64, i64)>; 2],
     next_set_id: i64,
     /// Hashes of stored games (the value is unused).
     hashes: Cache<i64, ()>,
@@ -159,6 +161,7 @@ impl Writer {
             conn,
             keep_duplicates,
             sets: Cache::new(SET_CACHE, no_sets),
+            last_set: [None, None],
             next_set_id,
             hashes: Cache::new(HASH_CACHE, no_games),
             ply_numbers,
@@ -239,6 +242,21 @@ impl Writer {
 
     /// The id of a pawn set of one side (0 White, 1 Black), stored on first sight.
     fn set_id(&mut self, pawns: u64, side: u8) -> Result<i64> {
+        // Consecutive runs mostly keep one side's pawns (a run ends when either side's pawns,
+        // the piece-set or the bishop pairs change).
+        let last = &mut self.last_set[usize::from(side & 1)];
+        if let Some((p, id)) = *last
+            && p == pawns
+        {
+            return Ok(id);
+        }
+        let id = self.lookup_set(pawns, side)?;
+        self.last_set[usize::from(side & 1)] = Some((pawns, id));
+        Ok(id)
+    }
+
+    /// [`Self::set_id`] through the cache and the index.
+    fn lookup_set(&mut self, pawns: u64, side: u8) -> Result<i64> {
         if let Some(&id) = self.sets.map.get(&(pawns, side)) {
             return Ok(id);
         }
