@@ -586,11 +586,13 @@ impl StructureKeys {
     }
 
     /// Reads each side's pawn sets in `threads` slices of ids, each on its own connection.
+    /// With `only`, just the sets in those bit sets (White, Black) get a key.
     fn load(
         connect: &(dyn Fn() -> Result<Connection> + Sync),
         plan: &Plan,
         threads: usize,
         max_id: i64,
+        only: Option<&[Vec<u64>; 2]>,
     ) -> Result<StructureKeys> {
         let filtered = plan.side_filters.iter().any(|f| !f.is_empty());
         if plan.structure_columns.is_empty() && !filtered {
@@ -653,6 +655,9 @@ impl StructureKeys {
                 let mut sources = Vec::with_capacity(2);
                 while let Some(r) = rows.next()? {
                     let id: i64 = r.get(0)?;
+                    if only.is_some_and(|bits| !in_bits(&bits[side_index(side)], id)) {
+                        continue;
+                    }
                     for (i, v) in raw_values.iter_mut().enumerate() {
                         *v = r.get(i + 1)?;
                     }
@@ -1168,12 +1173,26 @@ pub fn run(
         tx.finish()?;
         (range, max_set)
     };
+    let t0 = std::time::Instant::now();
+    let whole_structures = plan.structure_unique
+        && plan.game_columns.is_empty()
+        && plan.run_columns.is_empty()
+        && q.top.is_some();
+    // `--top` over whole structures: the pawn sets to group first (see below), known before
+    // the pawn sets are read, so that only those get a key.
+    let top_first = match (whole_structures, q.top) {
+        (true, Some(n)) => top_sets(conn, &plan, n, max_set)?,
+        _ => None,
+    };
+    timing("top sets", t0);
     let (structures, games) = std::thread::scope(|scope| {
         let games = scope.spawn(|| Games::load(&connect()?, &plan, game_range));
-        let structures = StructureKeys::load(connect, &plan, threads, max_set);
+        let only = top_first.as_ref().map(|(_, sets)| sets);
+        let structures = StructureKeys::load(connect, &plan, threads, max_set, only);
         (structures, games.join().expect("the game scan panicked"))
     });
     let (mut structures, games) = (structures?, games?);
+    timing("pawn sets and games loaded", t0);
     let parts = id_slices(games.first_id, games.last_id, threads);
 
     let aggregate = |structures: &StructureKeys| -> Result<Vec<Group>> {
@@ -1206,28 +1225,24 @@ pub fn run(
             .collect())
     };
 
-    let whole_structures = plan.structure_unique
-        && plan.game_columns.is_empty()
-        && plan.run_columns.is_empty()
-        && q.top.is_some();
     if let (true, Some(n)) = (whole_structures, q.top) {
         // Ranking millions of structures. A structure's units are at most those of each of
         // its two pawn sets (`set_totals`): first only the structures whose sets both have at
         // least `floor` units are grouped; when the n-th of them has at least `floor` units,
         // no other structure can reach it and the ranking is exact.
-        if let Some((floor, sets)) = top_sets(conn, &plan, n, max_set)? {
+        if let Some((floor, sets)) = top_first {
             if let StructureKeys::Sides { keep_sets, .. } = &mut structures {
                 *keep_sets = Some(Box::new(sets));
             }
             let out = aggregate(&structures)?;
+            timing("runs of the top sets grouped", t0);
             let mut units: Vec<u64> = out.iter().map(|g| g.totals.units(q.per)).collect();
             units.sort_unstable_by(|a, b| b.cmp(a));
             if n > 0 && units.get(n - 1).is_some_and(|&u| u >= floor) {
                 return Ok(finish_groups(out, q));
             }
-            if let StructureKeys::Sides { keep_sets, .. } = &mut structures {
-                *keep_sets = None;
-            }
+            // Not exact: every pawn set's key is needed.
+            structures = StructureKeys::load(connect, &plan, threads, max_set, None)?;
         }
         // Else count units per structure first, then group only the structures that can
         // make the top.
@@ -1248,6 +1263,13 @@ pub fn run(
     }
     let out = aggregate(&structures)?;
     Ok(finish_groups(out, q))
+}
+
+/// With `PAWNDEX_TIMINGS` set: the time since `start` at a step, on stderr.
+fn timing(step: &str, start: std::time::Instant) {
+    if std::env::var_os("PAWNDEX_TIMINGS").is_some() {
+        eprintln!("timings: {step}: {:.2} s", start.elapsed().as_secs_f64());
+    }
 }
 
 /// Whether bit `id` is set.
