@@ -816,6 +816,26 @@ struct RunRow {
     bishop_pairs: i64,
 }
 
+/// An integer column of a scan row, with no more checks than its type (the scans read
+/// millions of rows: rusqlite's `get` costs a quarter of the time).
+#[inline]
+fn int(r: &rusqlite::Row<'_>, i: usize) -> Result<i64> {
+    match r.get_ref(i)? {
+        rusqlite::types::ValueRef::Integer(v) => Ok(v),
+        other => anyhow::bail!(
+            "column {i} of a run holds {:?}, not an integer: the database is damaged (run \
+             `pawndex check`)",
+            other.data_type()
+        ),
+    }
+}
+
+/// A ply number of a run, saturated into `u32` (a damaged value stays in range).
+#[inline]
+fn small(v: i64) -> u32 {
+    u32::try_from(v.max(0)).unwrap_or(u32::MAX)
+}
+
 /// Streams the runs of games `first..=last` that pass the position filters, in game order.
 fn scan_positions(
     conn: &Connection,
@@ -846,13 +866,13 @@ fn scan_positions(
         bishop_pairs: 0,
     };
     while let Some(r) = rows.next()? {
-        run.game_id = r.get(0)?;
-        run.white_set = r.get(1)?;
-        run.black_set = r.get(2)?;
+        run.game_id = int(r, 0)?;
+        run.white_set = int(r, 1)?;
+        run.black_set = int(r, 2)?;
         let mut i = 3;
         if cols.weight_only {
             // A damaged row (last_ply < first_ply) weighs nothing rather than wrapping around.
-            let weight: i64 = r.get(3)?;
+            let weight = int(r, 3)?;
             if weight < 1 {
                 continue;
             }
@@ -860,19 +880,19 @@ fn scan_positions(
             run.last_ply = u32::try_from(weight - 1).unwrap_or(u32::MAX);
             i += 1;
         } else {
-            run.first_ply = r.get(3)?;
-            run.last_ply = r.get(4)?;
+            run.first_ply = small(int(r, 3)?);
+            run.last_ply = small(int(r, 4)?);
             if run.last_ply < run.first_ply {
                 continue;
             }
             i += 2;
         }
         if cols.missing {
-            run.missing = r.get(i)?;
+            run.missing = int(r, i)?;
             i += 1;
         }
         if cols.bishop_pairs {
-            run.bishop_pairs = r.get(i)?;
+            run.bishop_pairs = int(r, i)?;
         }
         visit(&run);
     }
@@ -1287,7 +1307,7 @@ fn top_sets(
     n: usize,
     max_set: i64,
 ) -> Result<Option<(u64, [Vec<u64>; 2])>> {
-    const SETS_PER_SIDE: usize = 2048;
+    const SETS_PER_SIDE: usize = 512;
     // PAWNDEX_PLAN=scan: the counting pass instead (for tests and measurements).
     let lag = crate::store::lag(conn)?;
     if std::env::var("PAWNDEX_PLAN").is_ok_and(|p| p == "scan")
@@ -1297,30 +1317,44 @@ fn top_sets(
     {
         return Ok(None);
     }
-    let Ok(size) = usize::try_from(max_set) else {
+    // Ids come from the file: a wild one sizes nothing here (the key load refuses it).
+    let Some(size) = usize::try_from(max_set)
+        .ok()
+        .filter(|&m| m <= (u32::MAX >> 2) as usize)
+    else {
         return Ok(None);
     };
-    // The unmerged tail's units per set, added to the stored ones.
-    let mut tail: HashMap<i64, i64> = HashMap::new();
+    // Units per set id: the stored ones (`set_totals`) plus the unmerged tail's; then each
+    // set's side. Two plain scans (a join would look up 850k rows one by one).
+    let per_game = plan.per == Per::Game;
+    let mut units_of = vec![0u64; size + 1];
+    let mut add = |id: i64, u: i64| {
+        if let (Ok(id), Ok(u)) = (usize::try_from(id), u64::try_from(u))
+            && let Some(slot) = units_of.get_mut(id)
+        {
+            *slot = slot.saturating_add(u);
+        }
+    };
     if lag.pending() > 0 {
         for a in crate::store::tail_sets(conn, lag.through)? {
-            tail.insert(
-                i64::from(a.set),
-                a.totals[usize::from(plan.per == Per::Game)],
-            );
+            add(i64::from(a.set), a.totals[usize::from(per_game)]);
         }
     }
+    let mut st = conn.prepare(sql::SET_TOTAL_UNITS)?;
+    let mut rows = st.raw_query();
+    while let Some(r) = rows.next()? {
+        add(r.get(0)?, r.get(if per_game { 2 } else { 1 })?);
+    }
+    drop(rows);
     let mut units: [Vec<(u64, usize)>; 2] = [Vec::new(), Vec::new()];
-    let mut st = conn.prepare(sql::SET_UNITS)?;
+    let mut st = conn.prepare(sql::SET_SIDES)?;
     let mut rows = st.raw_query();
     while let Some(r) = rows.next()? {
         let (id, side): (i64, i64) = (r.get(0)?, r.get(1)?);
-        let stored: Option<i64> = r.get(if plan.per == Per::Game { 3 } else { 2 })?;
-        let u = stored.unwrap_or(0) + tail.get(&id).copied().unwrap_or(0);
-        if let (Ok(id), Ok(side), Ok(u)) =
-            (usize::try_from(id), usize::try_from(side), u64::try_from(u))
-            && id <= size
+        if let (Ok(id), Ok(side)) = (usize::try_from(id), usize::try_from(side))
+            && let Some(&u) = units_of.get(id)
             && side < 2
+            && u > 0
         {
             units[side].push((u, id));
         }

@@ -354,10 +354,11 @@ pub fn set_totals_scan(side: Side, columns: &[String]) -> String {
     )
 }
 
-/// Per pawn set: `id, side` and its `set_totals` positions and games (NULL for a set that only
-/// the unmerged tail reaches).
-pub const SET_UNITS: &str = "SELECT s.id, s.side, t.positions, t.games
-FROM pawn_sets AS s LEFT JOIN set_totals AS t ON t.set_id = s.id";
+/// Per pawn set with aggregates: `set_id`, its positions and games (`set_totals`).
+pub const SET_TOTAL_UNITS: &str = "SELECT set_id, positions, games FROM set_totals";
+
+/// Per pawn set: `id, side`.
+pub const SET_SIDES: &str = "SELECT id, side FROM pawn_sets";
 
 /// The game list of one pawn set (see `pawndex::store::decode_games`).
 pub const SET_GAMES_OF: &str = "SELECT games FROM set_games WHERE set_id = ?1";
