@@ -1262,6 +1262,7 @@ pub fn run(
                 return Ok(finish_groups(out, q));
             }
             // Not exact: every pawn set's key is needed.
+            timing("top sets not exact, counting every structure", t0);
             structures = StructureKeys::load(connect, &plan, threads, max_set, None)?;
         }
         // Else count units per structure first, then group only the structures that can
@@ -1310,7 +1311,7 @@ fn top_sets(
     const SETS_PER_SIDE: usize = 512;
     // PAWNDEX_PLAN=scan: the counting pass instead (for tests and measurements).
     let lag = crate::store::lag(conn)?;
-    if std::env::var("PAWNDEX_PLAN").is_ok_and(|p| p == "scan")
+    if crate::store::forced_plan() == Some(crate::store::ForcedPlan::Scan)
         || lag.pending() > crate::store::TAIL_MAX_GAMES
         || n == 0
         || n > SETS_PER_SIDE / 4

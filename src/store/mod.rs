@@ -27,6 +27,25 @@ pub use derive::{
 };
 pub use writer::{Stored, Writer};
 
+/// A way of reading forced from outside, for tests and measurements: `PAWNDEX_PLAN=scan`
+/// (scan the runs, never the game lists or the top-sets shortcut) or `PAWNDEX_PLAN=lists`
+/// (the game lists whenever they apply).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum ForcedPlan {
+    Scan,
+    Lists,
+}
+
+/// The plan `PAWNDEX_PLAN` forces, if any (one place reads the variable).
+#[must_use]
+pub fn forced_plan() -> Option<ForcedPlan> {
+    match std::env::var("PAWNDEX_PLAN").ok()?.as_str() {
+        "scan" => Some(ForcedPlan::Scan),
+        "lists" => Some(ForcedPlan::Lists),
+        _ => None,
+    }
+}
+
 /// Numbered migrations, applied in order; `PRAGMA user_version` holds how many ran.
 /// Append only: never edit or remove one that has shipped.
 pub const MIGRATIONS: &[&str] = &[

@@ -546,12 +546,10 @@ impl Search {
         // sides: their intersection is usually far smaller than either list.
         let both = sets.white.is_some() && sets.black.is_some();
         let mut limit = usize::try_from(last / if both { 2 } else { 16 }).unwrap_or(0);
-        // For tests and measurements: PAWNDEX_PLAN=scan or =lists forces one way.
-        let forced = std::env::var("PAWNDEX_PLAN").ok();
-        match forced.as_deref() {
-            Some("scan") => return Ok(None),
-            Some("lists") => limit = usize::MAX,
-            _ => {}
+        match super::forced_plan() {
+            Some(super::ForcedPlan::Scan) => return Ok(None),
+            Some(super::ForcedPlan::Lists) => limit = usize::MAX,
+            None => {}
         }
         let mut sides: Vec<&[i64]> = [&sets.white, &sets.black]
             .into_iter()
@@ -613,7 +611,7 @@ impl Search {
         let sets = self.matching_sets(conn)?;
         let last: i64 =
             conn.query_row("SELECT coalesce(max(id), 0) FROM games", [], |r| r.get(0))?;
-        let forced = std::env::var("PAWNDEX_PLAN").is_ok_and(|p| p == "lists");
+        let forced = super::forced_plan() == Some(super::ForcedPlan::Lists);
         // Rows come in (game, ply) order either way; a scan yields its first rows at once, so
         // the candidates must be few to be worth their lists.
         Ok(match self.candidate_games(conn, &sets)? {
