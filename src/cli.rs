@@ -26,7 +26,7 @@ pub const EXIT_INTERRUPTED: i32 = 130;
                   features for every ply (islands, dispersion, distortion, duos, trios, quarts, \
                   bishop pairs, piece-set) and stores them in an indexed SQLite database, so \
                   that structure questions become index lookups.",
-    after_help = "Examples:\n  pawndex index games.pgn.zst\n  pawndex query white-isolated-queen-pawn --limit 10\n  pawndex find --white islands>=3 --result 1-0 --per game --format pgn > games.pgn\n  pawndex stats --report islands-vs-score --chart islands.svg"
+    after_help = "Examples:\n  pawndex index games.pgn.zst\n  pawndex query white-isolated-queen-pawn --limit 10\n  pawndex find --white 'islands>=3' --result 1-0 --per game --format pgn > games.pgn\n  pawndex stats --report islands-vs-score --chart islands.svg"
 )]
 pub struct Cli {
     #[command(subcommand)]

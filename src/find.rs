@@ -23,16 +23,17 @@ use crate::store::search::{
 FEATURE (for --white and --black):
   duo, trio, quart             the side has such a group of pawns side by side
   bishop-pair, no-bishop-pair  the side has (not) a bishop on each colour
-  islands>=N, islands=N, …     also <=, <, >, != ; and dispersion, distortion
+  'islands>=N', islands=N, …   also <=, <, >, != ; and dispersion, distortion (quote a
+                               comparison with < or >: the shell reads them as redirections)
 
 Exit status: 0 success, 1 error, 2 bad command line (the message names the argument).
 
 Examples:
-  pawndex find --white quart --black islands>=3 --limit 20
+  pawndex find --white quart --black 'islands>=3' --limit 20
   pawndex find --pawns \"wd4 we3 bd5 bc6\" --no-pawns \"wc be\" --per game
   pawndex find --structure \"rnbqkbnr/pp3ppp/2p5/3p4/3P4/4P3/PP3PPP/RNBQKBNR w KQkq - 0 5\"
   pawndex find --white bishop-pair --black no-bishop-pair --ply 40.. --result 1-0 --count
-  pawndex find --player Carlsen --white islands>=3 --per game --format pgn > games.pgn"
+  pawndex find --player Carlsen --white 'islands>=3' --per game --format pgn > games.pgn"
 )]
 pub struct FindArgs {
     /// A White feature (repeatable): duo, trio, quart, bishop-pair, no-bishop-pair, islands=N,
