@@ -1300,8 +1300,9 @@ fn in_bits(bits: &[u64], id: i64) -> bool {
 }
 
 /// Pawn sets per side that `--top n` over whole structures needs to group first: those with
-/// at least `floor` units in `set_totals`, `floor` chosen so that about 2,048 sets of each side
-/// qualify. `None` when the aggregates do not cover every game (an unfinished database).
+/// at least `floor` units in `set_totals`, `floor` chosen so that about 512 sets of each side
+/// qualify (the unmerged tail added). `None` when more than 50,000 games are outside the
+/// aggregates (an unfinished database), or with `PAWNDEX_PLAN=scan`.
 fn top_sets(
     conn: &Connection,
     plan: &Plan,
