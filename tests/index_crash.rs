@@ -226,6 +226,10 @@ fn killed_runs_leave_whole_games_and_resume_to_the_same_database() {
         snapshots.push((what, snapshot));
     }
     eprintln!("{kills} runs killed; {stored} games stored before the final run");
+    assert!(
+        kills >= 1,
+        "no run was killed (each finished before its kill moment): nothing was tested"
+    );
 
     // Finish the job.
     let run = index(&db, &["--threads", "2"], &[pgn]);
