@@ -8,14 +8,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use anyhow::Result;
 use clap::{Args, Parser, Subcommand};
 
-use crate::index::{self, IndexOptions};
+use crate::ingest::{self as index, IndexOptions};
 
 /// Exit code: success.
-pub const EXIT_OK: i32 = 0;
+const EXIT_OK: i32 = 0;
 /// Exit code: an error (a fatal one, or some input could not be read; the rest is stored).
-pub const EXIT_ERROR: i32 = 1;
+const EXIT_ERROR: i32 = 1;
 /// Exit code: stopped by Ctrl-C after a commit.
-pub const EXIT_INTERRUPTED: i32 = 130;
+const EXIT_INTERRUPTED: i32 = 130;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -28,13 +28,13 @@ pub const EXIT_INTERRUPTED: i32 = 130;
                   that structure questions become index lookups.",
     after_help = "Examples:\n  pawndex index games.pgn.zst\n  pawndex query white-isolated-queen-pawn --limit 10\n  pawndex find --white 'islands>=3' --result 1-0 --per game --format pgn > games.pgn\n  pawndex stats --report islands-vs-score --chart islands.svg"
 )]
-pub struct Cli {
+struct Cli {
     #[command(subcommand)]
-    pub command: Command,
+    command: Command,
 }
 
 #[derive(Subcommand, Debug)]
-pub enum Command {
+enum Command {
     /// Build or extend a pawn-structure database from PGN files.
     #[command(
         long_about = "Reads PGN (plain, .gz, .bz2 or .zst, recognised by their first bytes, or - \
@@ -49,7 +49,7 @@ pub enum Command {
     /// Run a named query, a .sql file or ad-hoc SQL against the database.
     Query(crate::query::QueryArgs),
     /// Search positions by pawn-structure filters, without writing SQL.
-    Find(crate::find::FindArgs),
+    Find(crate::query::find::FindArgs),
     /// Statistics of features against results, ratings and game phase, as CSV and charts.
     Stats(crate::stats::StatsArgs),
     /// Upgrade a database, finish an interrupted run's work, merge appended games.
@@ -82,17 +82,17 @@ pub enum Command {
 }
 
 #[derive(Args, Debug)]
-pub struct CheckArgs {
+struct CheckArgs {
     /// Database file to verify (it is not modified)
     #[arg(long, default_value = "pawndex.db", value_name = "PATH")]
-    pub db: PathBuf,
+    db: PathBuf,
 }
 
 #[derive(Args, Debug)]
-pub struct MigrateArgs {
+struct MigrateArgs {
     /// Database file to upgrade
     #[arg(long, default_value = "pawndex.db", value_name = "PATH")]
-    pub db: PathBuf,
+    db: PathBuf,
 }
 
 fn run_migrate(args: MigrateArgs) -> Result<i32> {
@@ -117,22 +117,22 @@ fn run_migrate(args: MigrateArgs) -> Result<i32> {
 }
 
 #[derive(Args, Debug)]
-pub struct IndexArgs {
+struct IndexArgs {
     /// PGN files (plain, .gz, .bz2, .zst), or - for standard input
     #[arg(required = true, value_name = "FILE")]
-    pub files: Vec<String>,
+    files: Vec<String>,
     /// Database file to create or extend
     #[arg(long, default_value = "pawndex.db", value_name = "PATH")]
-    pub db: PathBuf,
+    db: PathBuf,
     /// Replay threads (default: every core)
     #[arg(long, value_name = "N")]
-    pub threads: Option<usize>,
+    threads: Option<usize>,
     /// No progress bar and no summary (errors are still printed)
     #[arg(long, short)]
-    pub quiet: bool,
+    quiet: bool,
     /// Store games even when an identical game is already in the database
     #[arg(long)]
-    pub keep_duplicates: bool,
+    keep_duplicates: bool,
 }
 
 fn run_index(args: IndexArgs) -> Result<i32> {
@@ -177,7 +177,7 @@ pub fn main_with_args() -> i32 {
     let result = match cli.command {
         Command::Index(args) => run_index(args),
         Command::Query(args) => crate::query::run(args),
-        Command::Find(args) => crate::find::run(args),
+        Command::Find(args) => crate::query::find::run(args),
         Command::Stats(args) => crate::stats::run(args),
         Command::Migrate(args) => run_migrate(args),
         Command::Check(args) => crate::store::check::run_to_stdout(&args.db)

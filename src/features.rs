@@ -2,7 +2,7 @@
 //!
 //! Squares are little-endian rank-file, as in shakmaty: a1 = 0, b1 = 1, …,
 //! h1 = 7, a2 = 8, …, h8 = 63. The exact definitions are the contract in
-//! `spec/features.md`; every kernel here is set-wise (shifts and masks, no
+//! `docs/features.md`; every kernel here is set-wise (shifts and masks, no
 //! per-square loops) because it runs for every ply of every indexed game.
 //!
 //! In the board diagrams rank 8 is at the top, `1` marks a member of the set

@@ -1,19 +1,26 @@
 //! pawndex: a pawn-structure search database for chess games.
 //!
-//! The ingestion pipeline reads PGN ([`reader`], over [`input`]), replays each game and computes
-//! per-ply features ([`replay`], with the pure kernels in [`features`]) and writes SQLite
-//! ([`store`]); [`index`] wires the three stages together.
+//! The layers, top to bottom: [`cli`] parses the command line; `ingest` reads PGN, replays each
+//! game and computes its per-ply features; `store` owns the SQLite schema and every SQL text;
+//! `query` (named queries, `find`, export) and `stats` read the database. The chess concepts
+//! they share sit flat beside them: [`features`] (the pure pawn-structure kernels), `pieceset`
+//! (which starting pieces remain), `moves` (the stored move encoding) and [`outcome`] (results,
+//! the tag roster, side names).
+//!
+//! The library's API is the command line ([`cli::main_with_args`]) plus the pieces its tests and
+//! doc-tests use: the feature kernels, the outcome rules and the ingest stages.
 
 pub mod cli;
-pub mod export;
 pub mod features;
-pub mod find;
-pub mod index;
-pub mod input;
-pub mod moves;
-pub mod output;
-pub mod query;
-pub mod reader;
-pub mod replay;
-pub mod stats;
-pub mod store;
+mod ingest;
+mod moves;
+pub mod outcome;
+mod pieceset;
+mod query;
+mod stats;
+mod store;
+
+/// The ingest stages, for tests that drive them directly (the fuzz test).
+pub use ingest::input::Counting;
+pub use ingest::reader::PgnGames;
+pub use ingest::replay::{Replayed, replay};

@@ -93,7 +93,8 @@ pub fn decode(pos: &Chess, code: u16) -> Option<Move> {
 }
 
 /// Iterates over the codes of a `games.moves` blob.
-pub fn codes(blob: &[u8]) -> impl Iterator<Item = u16> + '_ {
+#[cfg(test)]
+fn codes(blob: &[u8]) -> impl Iterator<Item = u16> + '_ {
     blob.chunks_exact(2)
         .map(|c| u16::from_le_bytes([c[0], c[1]]))
 }
@@ -119,21 +120,27 @@ mod tests {
     }
 
     #[test]
-    fn every_legal_move_round_trips() {
+    fn every_legal_move_round_trips_and_no_other_code_decodes() {
         let fens = [
             "r3k2r/pPpp1ppp/8/3Pp3/8/8/PPP2PPP/R3K2R w KQkq e6 0 1",
             "4k3/1P6/8/8/8/8/6p1/4K2R b K - 0 1",
+            "rn2k1r1/ppp1pp1p/3p2p1/5bn1/P7/2N2B2/1PPPPP2/2BNK1RR w Gkq - 4 11",
         ];
         for fen in fens {
+            let mode = if fen.contains("Gkq") {
+                CastlingMode::Chess960
+            } else {
+                CastlingMode::Standard
+            };
             let pos: Chess = Fen::from_ascii(fen.as_bytes())
                 .unwrap()
-                .into_position(CastlingMode::Standard)
+                .into_position(mode)
                 .unwrap();
-            let legal = pos.legal_moves();
-            assert!(!legal.is_empty());
-            for m in &legal {
+            for m in &pos.legal_moves() {
                 assert_eq!(decode(&pos, encode(m)), Some(*m), "{fen}: {m:?}");
             }
+            // A code of no legal move decodes to nothing.
+            assert_eq!(decode(&pos, 0), None);
         }
     }
 

@@ -11,9 +11,7 @@ use std::process::Command;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 
-use pawndex::input::Counting;
-use pawndex::reader::PgnGames;
-use pawndex::replay::{Replayed, replay};
+use pawndex::{Counting, PgnGames, Replayed, replay};
 use proptest::prelude::*;
 
 fn seed_pgn() -> Vec<u8> {

@@ -7,9 +7,7 @@ use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 
 use libfuzzer_sys::fuzz_target;
-use pawndex::input::Counting;
-use pawndex::reader::PgnGames;
-use pawndex::replay::{Replayed, replay};
+use pawndex::{Counting, PgnGames, Replayed, replay};
 
 fuzz_target!(|data: &[u8]| {
     let decoded = Arc::new(AtomicU64::new(0));

@@ -326,12 +326,12 @@ impl PieceMasks {
     };
 
     /// Masks for a game that starts from `fen`: the slots are assigned as the indexer does
-    /// ([`crate::replay::initial_slots`]) and each slot takes the type of the piece that stood
+    /// ([`crate::pieceset::initial_slots`]) and each slot takes the type of the piece that stood
     /// on its square in the start position.
     pub fn from_fen(fen: &str, chess960: bool) -> Result<PieceMasks> {
         let fen = Fen::from_ascii(fen.as_bytes()).with_context(|| format!("start FEN {fen}"))?;
         let board = &fen.as_setup().board;
-        let (slots, _) = crate::replay::initial_slots(board, chess960)
+        let (slots, _) = crate::pieceset::initial_slots(board, chess960)
             .map_err(|e| anyhow::anyhow!("start FEN {fen}: {e}"))?;
         let mut masks = PieceMasks {
             queens: [0; 2],

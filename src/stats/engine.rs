@@ -10,6 +10,8 @@ use anyhow::{Context, Result};
 use clap::ValueEnum;
 use rusqlite::Connection;
 
+use crate::outcome::Outcome;
+
 use super::UsageError;
 use super::columns::{self, Cell, Column, Level, OPENING_LAST_PLY, Phase, PieceMasks};
 use super::sql::{self, Joins};
@@ -101,26 +103,6 @@ impl Totals {
 pub struct Group {
     pub keys: Vec<Cell>,
     pub totals: Totals,
-}
-
-/// A game's result, from `games.result`: only `1-0`, `0-1` and `1/2-1/2` are results.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-enum Outcome {
-    Unknown,
-    WhiteWins,
-    Draw,
-    BlackWins,
-}
-
-impl Outcome {
-    fn parse(result: Option<&str>) -> Outcome {
-        match result.map(str::trim) {
-            Some("1-0") => Outcome::WhiteWins,
-            Some("0-1") => Outcome::BlackWins,
-            Some("1/2-1/2") => Outcome::Draw,
-            _ => Outcome::Unknown,
-        }
-    }
 }
 
 // ---------------------------------------------------------------------------------------------

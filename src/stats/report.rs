@@ -50,17 +50,6 @@ pub struct Definition {
 }
 
 impl Report {
-    pub fn name(self) -> &'static str {
-        match self {
-            Report::IslandsVsScore => "islands-vs-score",
-            Report::BishopPairByElo => "bishop-pair-by-elo",
-            Report::DispersionByPhase => "dispersion-by-phase",
-            Report::DistortionByPhase => "distortion-by-phase",
-            Report::PhalanxByPly => "phalanx-by-ply",
-            Report::TopStructures => "top-structures",
-        }
-    }
-
     pub fn definition(self) -> Definition {
         use Side::{Black, White};
         let base = Definition {

@@ -38,7 +38,8 @@ use rusqlite::{Connection, Row, params};
 
 use super::decode_games;
 use crate::features::SideFeatures;
-use crate::reader::MAX_PLIES;
+use crate::ingest::reader::MAX_PLIES;
+use crate::outcome::Outcome;
 
 /// Examples printed per kind of problem.
 const EXAMPLES: u64 = 5;
@@ -948,16 +949,6 @@ fn encoded_len(ids: &[i64]) -> Option<usize> {
     Some(len)
 }
 
-/// Outcome of a game as derive.rs counts it: 0 White wins, 1 draw, 2 Black wins.
-fn outcome(result: ValueRef<'_>) -> Option<usize> {
-    match result {
-        ValueRef::Text(b"1-0") => Some(0),
-        ValueRef::Text(b"1/2-1/2") => Some(1),
-        ValueRef::Text(b"0-1") => Some(2),
-        _ => None,
-    }
-}
-
 /// An Elo as derive.rs counts it: an integer, clamped to 1..=65535; anything else is unrated.
 fn elo(v: ValueRef<'_>) -> Option<i64> {
     int(v).map(|e| e.clamp(1, i64::from(u16::MAX)))
@@ -1053,7 +1044,10 @@ fn gather(
         if acc.is_empty() {
             continue;
         }
-        let outcome = outcome(r.get_ref(6)?);
+        let outcome = match Outcome::parse_bytes(r.get_ref(6)?.as_bytes_or_null().ok().flatten()) {
+            Outcome::Unknown => None,
+            o => Some(o.index()),
+        };
         let white_elo = elo(r.get_ref(7)?);
         let black_elo = elo(r.get_ref(8)?);
         for col in [3, 4] {

@@ -19,6 +19,8 @@ use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use anyhow::{Context, Result, bail};
 use rusqlite::{Connection, OptionalExtension, params};
 
+use crate::outcome::Outcome;
+
 /// How far the derived tables lag behind the stored games.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Lag {
@@ -69,30 +71,11 @@ pub const TAIL_MAX_FRACTION: i64 = 16;
 /// unless they are few against the merged games: at most [`TAIL_MAX_GAMES`] and at most
 /// 1/[`TAIL_MAX_FRACTION`] of them. Readers read the tail from `runs`, so its size bounds what
 /// it adds to a read (at most about 1.4M runs on top of any database).
-///
-/// ```
-/// use pawndex::store::{Lag, merge_due};
-/// let lag = |through, last_game| Lag { through, finished: last_game, last_game };
-/// assert!(merge_due(lag(0, 10)));               // a fresh database: always
-/// assert!(!merge_due(lag(4_000_000, 4_004_742))); // a week of games on 4M: the tail
-/// assert!(merge_due(lag(4_000_000, 4_050_001))); // more than 50,000 games
-/// assert!(merge_due(lag(1_600, 1_701)));         // more than 1/16 of the merged games
-/// ```
 #[must_use]
 pub fn merge_due(lag: Lag) -> bool {
     let pending = lag.pending();
     pending > 0
         && (pending > TAIL_MAX_GAMES || pending.saturating_mul(TAIL_MAX_FRACTION) > lag.through)
-}
-
-/// Outcome of a game for the totals: 0 White wins, 1 draw, 2 Black wins, 3 none.
-fn outcome(result: Option<&str>) -> usize {
-    match result {
-        Some("1-0") => 0,
-        Some("1/2-1/2") => 1,
-        Some("0-1") => 2,
-        _ => 3,
-    }
 }
 
 /// The last step of a completed run: merges the games above `derived.through` into the
@@ -306,11 +289,6 @@ fn push_varint(out: &mut Vec<u8>, mut v: u64) {
 /// The game ids of a `set_games.games` list (LEB128 varints of the differences, the first
 /// from 0). A damaged list ends where it stops making sense (an unterminated or oversized
 /// varint, an id past `i64::MAX`), never with a panic.
-///
-/// ```
-/// assert_eq!(pawndex::store::decode_games(&[3, 1, 0x80, 0x01]), vec![3, 4, 132]);
-/// assert_eq!(pawndex::store::decode_games(&[0xFF]), Vec::<i64>::new());
-/// ```
 #[must_use]
 pub fn decode_games(blob: &[u8]) -> Vec<i64> {
     let mut out = Vec::with_capacity(blob.len().min(1 << 20));
@@ -395,7 +373,7 @@ impl PairCollector {
         };
         let elo = |v: Option<i64>| v.map_or(0, |e| e.clamp(1, i64::from(u16::MAX)) as u16);
         self.game = game;
-        self.outcome = outcome(result) as u8;
+        self.outcome = Outcome::parse(result).index() as u8;
         self.white_elo = elo(white_elo);
         self.black_elo = elo(black_elo);
         self.first_game.get_or_insert(id);
@@ -692,6 +670,26 @@ pub fn write_planner_statistics(conn: &Connection) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_small_append_stays_in_the_tail_and_a_large_one_merges() {
+        let lag = |through, last_game| Lag {
+            through,
+            finished: last_game,
+            last_game,
+        };
+        assert!(merge_due(lag(0, 10))); // a fresh database: always
+        assert!(!merge_due(lag(4_000_000, 4_004_742))); // a week of games on 4M: the tail
+        assert!(merge_due(lag(4_000_000, 4_050_001))); // more than 50,000 games
+        assert!(merge_due(lag(1_600, 1_701))); // more than 1/16 of the merged games
+        assert!(!merge_due(lag(1_600, 1_600))); // nothing pending
+    }
+
+    #[test]
+    fn game_lists_decode_and_stop_at_damage() {
+        assert_eq!(decode_games(&[3, 1, 0x80, 0x01]), vec![3, 4, 132]);
+        assert_eq!(decode_games(&[0xFF]), Vec::<i64>::new());
+    }
 
     /// Pairs come out in (set, game) order, every one once, whether they stay in memory or
     /// spill to several files (sorted in the background) and merge with the last chunk.

@@ -22,9 +22,7 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 use rusqlite::{Connection, OpenFlags};
 
-pub use derive::{
-    Lag, SetAggregate, TAIL_MAX_GAMES, decode_games, finish_run, lag, merge_due, tail_sets,
-};
+pub use derive::{SetAggregate, TAIL_MAX_GAMES, decode_games, lag, tail_sets};
 pub use writer::{Stored, Writer};
 
 /// A way of reading forced from outside, for tests and measurements: `PAWNDEX_PLAN=scan`

@@ -13,7 +13,8 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use super::derive;
 use crate::features::SideFeatures;
-use crate::replay::{GameRecord, Reject, roster};
+use crate::ingest::replay::{GameRecord, Reject};
+use crate::outcome::roster;
 
 /// Pawn sets (of both sides) kept in the id cache at most (about 40 bytes each).
 const SET_CACHE: usize = 2_000_000;
@@ -25,7 +26,6 @@ const HASH_CACHE: usize = 4_000_000;
 pub enum Stored {
     Indexed,
     Duplicate,
-    Rejected,
 }
 
 /// A hasher for the caches' integer keys (pawn bitboards, game hashes): one multiply per
@@ -401,7 +401,7 @@ impl Writer {
     }
 
     /// Records a rejected game (once per source and offset, so re-runs add nothing).
-    pub fn add_reject(&mut self, r: &Reject, source: &str) -> Result<Stored> {
+    pub fn add_reject(&mut self, r: &Reject, source: &str) -> Result<()> {
         self.begin()?;
         self.conn
             .prepare_cached(
@@ -417,7 +417,7 @@ impl Writer {
                 r.ply,
                 r.reason
             ])?;
-        Ok(Stored::Rejected)
+        Ok(())
     }
 
     /// Final step of a run: commit, merge the new games into the derived tables (unless they

@@ -1,6 +1,6 @@
 //! Shared helpers for the integration tests: running the real `pawndex` binary, reading the
 //! SQLite database it writes, naive square-by-square reference versions of every per-ply value
-//! in `/work/shared/spec/features.md`, an independent replay of the stored moves, a seeded random
+//! in `docs/features.md`, an independent replay of the stored moves, a seeded random
 //! legal-game generator, and a tiny reader for `tests/fixtures/expected.json`.
 //!
 //! Nothing here calls into the `pawndex` library: every expected value is recomputed from the
@@ -324,7 +324,7 @@ pub fn check_whole_games(conn: &Connection) -> usize {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Naive reference features (spec: /work/shared/spec/features.md)
+// Naive reference features (spec: docs/features.md)
 // ---------------------------------------------------------------------------------------------
 
 fn has(bb: u64, file: usize, rank: usize) -> bool {

@@ -89,11 +89,6 @@ impl<R: Read> Read for ErrorTrap<R> {
 
 /// An opened input, ready for the PGN reader.
 pub struct Input {
-    /// The name as given on the command line (`-` for stdin).
-    pub name: String,
-    pub compression: Compression,
-    /// File size in bytes, when known (not for stdin or pipes).
-    pub size: Option<u64>,
     /// Bytes read from the file so far (compressed bytes for compressed input).
     pub raw_read: Arc<AtomicU64>,
     /// Decompressed bytes produced so far.
@@ -103,20 +98,10 @@ pub struct Input {
     pub reader: Box<dyn Read + Send>,
 }
 
-impl Input {
-    /// The first I/O or decompression error seen on this input.
-    pub fn trapped_error(&self) -> Option<String> {
-        self.trapped
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
-    }
-}
-
 /// Opens `name` (a path, or `-` for stdin) and wraps it in the right decoder.
 pub fn open(name: &str) -> io::Result<Input> {
-    let (raw, size): (Box<dyn Read + Send>, Option<u64>) = if name == "-" {
-        (Box::new(io::stdin()), None)
+    let raw: Box<dyn Read + Send> = if name == "-" {
+        Box::new(io::stdin())
     } else {
         let path = Path::new(name);
         let file = File::open(path)?;
@@ -124,8 +109,7 @@ pub fn open(name: &str) -> io::Result<Input> {
         if meta.is_dir() {
             return Err(io::Error::other("is a directory"));
         }
-        let size = meta.is_file().then_some(meta.len());
-        (Box::new(file), size)
+        Box::new(file)
     };
     let raw_read = Arc::new(AtomicU64::new(0));
     let decoded = Arc::new(AtomicU64::new(0));
@@ -152,9 +136,6 @@ pub fn open(name: &str) -> io::Result<Input> {
         count: decoded.clone(),
     });
     Ok(Input {
-        name: name.to_string(),
-        compression,
-        size,
         raw_read,
         decoded,
         trapped,

@@ -309,35 +309,6 @@ mod tests {
     }
 
     #[test]
-    fn fast_decode_agrees_with_the_legal_move_search() {
-        let fens = [
-            "r3k2r/pPpp1ppp/8/3Pp3/8/8/PPP2PPP/R3K2R w KQkq e6 0 1",
-            "4k3/1P6/8/8/8/8/6p1/4K2R b K - 0 1",
-            "rn2k1r1/ppp1pp1p/3p2p1/5bn1/P7/2N2B2/1PPPPP2/2BNK1RR w Gkq - 4 11",
-        ];
-        for fen in fens {
-            let mode = if fen.contains("Gkq") {
-                CastlingMode::Chess960
-            } else {
-                CastlingMode::Standard
-            };
-            let pos: Chess = Fen::from_ascii(fen.as_bytes())
-                .unwrap()
-                .into_position(mode)
-                .unwrap();
-            for m in &pos.legal_moves() {
-                assert_eq!(
-                    moves::decode(&pos, moves::encode(m)),
-                    Some(*m),
-                    "{fen}: {m:?}"
-                );
-            }
-            // A code of no legal move decodes to nothing.
-            assert_eq!(moves::decode(&pos, 0), None);
-        }
-    }
-
-    #[test]
     fn pgn_has_tags_numbers_marks_and_result() {
         let mut g = stored(None, false, "e4 e5 Nf3 Nc6 Bb5 a6");
         g.white = Some("A \"B\" C\\D".into());

@@ -12,7 +12,7 @@ use clap::{Args, ValueEnum};
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, Row, Statement};
 
-use crate::export::{self, Cursor, StoredGame};
+use crate::query::export::{self, Cursor, StoredGame};
 
 /// How results are written.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]

@@ -13,8 +13,10 @@ use shakmaty::{
 };
 
 use crate::features;
+use crate::ingest::reader::{RawGame, ReadProblem, Tags};
 use crate::moves;
-use crate::reader::{RawGame, ReadProblem, Tags};
+use crate::outcome::roster;
+use crate::pieceset::{NO_SLOT, initial_slots, move_slots};
 
 /// Per-ply values that stay the same for a stretch of plies.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -106,105 +108,6 @@ pub struct Reject {
 pub enum Replayed {
     Game(Box<GameRecord>),
     Rejected(Reject),
-}
-
-const NO_SLOT: u8 = u8::MAX;
-
-/// The standard start's piece on each home square, for slot assignment.
-fn standard_home_role(sq: Square) -> Option<(Color, Role)> {
-    let back = [
-        Role::Rook,
-        Role::Knight,
-        Role::Bishop,
-        Role::Queen,
-        Role::King,
-        Role::Bishop,
-        Role::Knight,
-        Role::Rook,
-    ];
-    let i = u32::from(sq) as usize;
-    match i {
-        0..=7 => Some((Color::White, back[i])),
-        8..=15 => Some((Color::White, Role::Pawn)),
-        48..=55 => Some((Color::Black, Role::Pawn)),
-        56..=63 => Some((Color::Black, back[i - 56])),
-        _ => None,
-    }
-}
-
-/// The slot a home square gives (white a1..h2 -> 0..15, black a7..h8 -> 16..31).
-fn home_slot(sq: Square) -> u8 {
-    let i = u32::from(sq) as u8;
-    if i < 16 { i } else { i - 32 }
-}
-
-/// Piece-set slots for a start position: square -> slot (or `NO_SLOT`), and the piece-set.
-pub fn initial_slots(board: &Board, chess960: bool) -> Result<([u8; 64], u32), String> {
-    let mut slots = [NO_SLOT; 64];
-    let mut used: u32 = 0;
-    for sq in board.occupied() {
-        let piece = board.piece_at(sq).expect("occupied square");
-        let on_home = match standard_home_role(sq) {
-            Some((color, role)) if color == piece.color => {
-                role == piece.role
-                    || (chess960 && role != Role::Pawn && sq.rank() == color.backrank())
-            }
-            _ => false,
-        };
-        if on_home {
-            let slot = home_slot(sq);
-            slots[u32::from(sq) as usize] = slot;
-            used |= 1 << slot;
-        }
-    }
-    for sq in board.occupied() {
-        if slots[u32::from(sq) as usize] != NO_SLOT {
-            continue;
-        }
-        let color = board.color_at(sq).expect("occupied square");
-        let range = match color {
-            Color::White => 0..16,
-            Color::Black => 16..32,
-        };
-        let Some(slot) = range.clone().find(|s| used & (1 << s) == 0) else {
-            return Err(format!("more than 16 {color} pieces"));
-        };
-        slots[u32::from(sq) as usize] = slot as u8;
-        used |= 1 << slot;
-    }
-    Ok((slots, used))
-}
-
-/// Moves slot ownership for one move and returns the slots it captured (as a bitmask).
-fn move_slots(slots: &mut [u8; 64], m: &Move, turn: Color) -> u32 {
-    let mut captured = 0u32;
-    let mut take = |slots: &mut [u8; 64], sq: Square| {
-        let s = std::mem::replace(&mut slots[u32::from(sq) as usize], NO_SLOT);
-        if s != NO_SLOT {
-            captured |= 1 << s;
-        }
-    };
-    match *m {
-        Move::Normal { from, to, .. } => {
-            take(slots, to);
-            slots[u32::from(to) as usize] =
-                std::mem::replace(&mut slots[u32::from(from) as usize], NO_SLOT);
-        }
-        Move::EnPassant { from, to } => {
-            take(slots, Square::from_coords(to.file(), from.rank()));
-            slots[u32::from(to) as usize] =
-                std::mem::replace(&mut slots[u32::from(from) as usize], NO_SLOT);
-        }
-        Move::Castle { king, rook } => {
-            let side = CastlingSide::from_queen_side(rook < king);
-            let k = std::mem::replace(&mut slots[u32::from(king) as usize], NO_SLOT);
-            let r = std::mem::replace(&mut slots[u32::from(rook) as usize], NO_SLOT);
-            slots[u32::from(side.king_to(turn)) as usize] = k;
-            slots[u32::from(side.rook_to(turn)) as usize] = r;
-        }
-        Move::Put { .. } => {}
-    }
-    captured
 }
 
 /// Per-ply values of a position (pieceset tracked by the caller).
@@ -318,19 +221,6 @@ fn game_hash(tags: &Tags, fen: Option<&str>, moves: &[u8]) -> i64 {
     h as i64
 }
 
-/// The seven-tag roster, in PGN order.
-pub fn roster(tags: &Tags) -> [Option<&str>; 7] {
-    [
-        tags.event.as_deref(),
-        tags.site.as_deref(),
-        tags.date.as_deref(),
-        tags.round.as_deref(),
-        tags.white.as_deref(),
-        tags.black.as_deref(),
-        tags.result.as_deref(),
-    ]
-}
-
 fn reject(game: &RawGame, ply: Option<u32>, category: &'static str, reason: String) -> Replayed {
     Replayed::Rejected(Reject {
         offset: game.offset,
@@ -430,7 +320,10 @@ pub fn replay(game: RawGame) -> Replayed {
             return reject(&game, None, "cut off by a read error", reason);
         }
         Some(ReadProblem::TooLong) => {
-            let reason = format!("game longer than {} plies", crate::reader::MAX_PLIES);
+            let reason = format!(
+                "game longer than {} plies",
+                crate::ingest::reader::MAX_PLIES
+            );
             return reject(&game, None, "game too long", reason);
         }
         _ => {}
@@ -559,21 +452,21 @@ pub fn replay(game: RawGame) -> Replayed {
     }))
 }
 
-/// Expands runs into one value tuple per ply: (white pawns, black pawns, pieceset, pairs).
-pub fn expand_runs(runs: &[Run]) -> Vec<(u64, u64, u32, u8)> {
-    let mut out = Vec::new();
-    for r in runs {
-        for _ in r.first_ply..=r.last_ply {
-            out.push((r.white_pawns, r.black_pawns, r.pieceset, r.bishop_pairs));
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::reader::Tags;
+    use crate::ingest::reader::Tags;
+
+    /// Expands runs into one value tuple per ply: (white pawns, black pawns, pieceset, pairs).
+    fn expand_runs(runs: &[Run]) -> Vec<(u64, u64, u32, u8)> {
+        let mut out = Vec::new();
+        for r in runs {
+            for _ in r.first_ply..=r.last_ply {
+                out.push((r.white_pawns, r.black_pawns, r.pieceset, r.bishop_pairs));
+            }
+        }
+        out
+    }
 
     fn raw(sans: &str, fen: Option<&str>, variant: Option<&str>) -> RawGame {
         RawGame {

@@ -10,7 +10,8 @@ use rusqlite::types::Value;
 use shakmaty::fen::Fen;
 use shakmaty::{Board, Color, File, Square};
 
-use crate::output::OutputArgs;
+use crate::outcome::side_name;
+use crate::query::output::OutputArgs;
 use crate::query::{self, usage};
 use crate::store::search::{
     Form, GameCond, Group, Measure, Op, Rows, RunCond, Search, SetCond, Side, Sql,
@@ -80,13 +81,6 @@ pub enum Per {
     Position,
     /// One row per game, at its first matching ply
     Game,
-}
-
-fn side_name(color: Color) -> &'static str {
-    match color {
-        Color::White => "white",
-        Color::Black => "black",
-    }
 }
 
 fn side_of(color: Color) -> Side {

@@ -160,7 +160,7 @@ pub struct PgnGames<R: Read> {
 
 impl<R: Read> PgnGames<R> {
     /// `decoded` counts the bytes `inner` has produced; `trapped` holds the first error of the
-    /// underlying stream (see [`crate::input::ErrorTrap`]).
+    /// underlying stream (see [`crate::ingest::input::ErrorTrap`]).
     pub fn new(inner: R, decoded: Arc<AtomicU64>, trapped: Arc<Mutex<Option<String>>>) -> Self {
         let reader = Reader::build(inner)
             .set_supported_tag_line_length(TAG_LINE_BYTES)
@@ -265,7 +265,7 @@ mod tests {
 
     fn read_all(pgn: &str) -> Vec<RawGame> {
         let decoded = Arc::new(AtomicU64::new(0));
-        let counting = crate::input::Counting::new(pgn.as_bytes(), decoded.clone());
+        let counting = crate::ingest::input::Counting::new(pgn.as_bytes(), decoded.clone());
         let mut games = PgnGames::new(counting, decoded, Arc::new(Mutex::new(None)));
         let mut out = Vec::new();
         while let Some(g) = games.next_game().unwrap() {

@@ -22,9 +22,9 @@ use crossbeam_channel::{Receiver, Sender, bounded};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 
-use crate::input;
-use crate::reader::{PgnGames, RawGame};
-use crate::replay::{Replayed, replay};
+use crate::ingest::input;
+use crate::ingest::reader::{PgnGames, RawGame};
+use crate::ingest::replay::{Replayed, replay};
 use crate::store::{self, Stored, Writer};
 
 /// Games per batch handed between stages.
