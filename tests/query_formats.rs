@@ -418,3 +418,43 @@ fn each_format_writes_the_same_positions() {
     let pgn = db.run("query", &["black-three-islands", "--format", "pgn"]);
     assert_eq!(read_pgn(pgn.ok("pgn")).len(), games.len());
 }
+
+#[test]
+fn pgn_export_keeps_the_order_of_the_rows() {
+    let db = Db::fixtures();
+    // The games' events in the order of `ORDER BY order`, from the PGN export and from SQL.
+    let events = |order: &str| -> (Vec<String>, Vec<String>) {
+        let sql = format!("SELECT id AS game_id, event FROM games ORDER BY {order}");
+        let pgn = db
+            .run("query", &["--sql", &sql, "--format", "pgn"])
+            .ok("pgn export")
+            .to_string();
+        let exported = read_pgn(&pgn)
+            .iter()
+            .map(|g| g.tag("Event").unwrap_or("?").to_string())
+            .collect();
+        let csv = db.run("query", &["--sql", &sql, "--format", "csv"]);
+        let listed = csv_records(csv.ok("csv"))
+            .into_iter()
+            .skip(1)
+            .map(|r| {
+                if r[1].is_empty() {
+                    "?".to_string()
+                } else {
+                    r[1].clone()
+                }
+            })
+            .collect();
+        (exported, listed)
+    };
+    for order in ["id", "id DESC", "white, id", "length(moves) DESC, id"] {
+        let (exported, listed) = events(order);
+        assert!(exported.len() > 2, "{order}: {exported:?}");
+        assert_eq!(exported, listed, "ORDER BY {order}");
+    }
+    let (forward, _) = events("id");
+    let (mut backward, _) = events("id DESC");
+    assert_ne!(forward, backward, "the events must tell the games apart");
+    backward.reverse();
+    assert_eq!(forward, backward);
+}

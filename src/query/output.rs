@@ -434,7 +434,7 @@ impl<'a> PgnSink<'a> {
         let game_col = column_index(columns, "game_id").ok_or_else(|| {
             anyhow!(
                 "--format pgn needs a game_id column in the result (columns: {}); \
-                 e.g. SELECT id AS game_id FROM games",
+                 e.g. SELECT id AS game_id FROM games ORDER BY id",
                 columns.join(", ")
             )
         })?;
