@@ -35,6 +35,10 @@ fn unknown_names_in_where_list_the_usable_ones() {
     let err = stderr(&out);
     assert!(err.contains("no such column: white_islandz"), "{err}");
     assert!(
+        !err.contains("SELECT") && err.lines().count() == 2,
+        "one line for the error, one for the names, no internal SQL: {err}"
+    );
+    assert!(
         err.contains("names it may use") && err.contains("elo_band") && err.contains("eco"),
         "{err}"
     );
@@ -151,6 +155,9 @@ fn output_file_holds_the_same_csv_as_stdout() {
     assert!(to_stdout.status.success() && to_file.status.success());
     assert!(to_file.stdout.is_empty());
     assert_eq!(std::fs::read(&file).unwrap(), to_stdout.stdout);
+    // One CSV dialect with `query -f csv`: LF line ends.
+    assert!(!to_stdout.stdout.contains(&b'\r'));
+    assert!(to_stdout.stdout.ends_with(b"\n"));
     // NULL Elo bands come first, as empty fields.
     let csv = parse_csv(&to_stdout.stdout);
     assert_eq!(csv.rows[0][0], "");

@@ -24,21 +24,23 @@ use crate::store::search::{
 FEATURE (for --white and --black):
   duo, trio, quart             the side has such a group of pawns side by side
   bishop-pair, no-bishop-pair  the side has (not) a bishop on each colour
-  'islands>=N', islands=N, …   also <=, <, >, != ; and dispersion, distortion (quote a
-                               comparison with < or >: the shell reads them as redirections)
+  islands:3.. islands:2..4     a range (both ends included) or islands:3 for exactly 3;
+  islands:..2                  also dispersion, distortion; needs no quotes
+  'islands>=N', islands=N, …   comparisons =, !=, <, <=, >, >= (quote those with < or >:
+                               the shell reads them as redirections)
 
 Exit status: 0 success, 1 error, 2 bad command line (the message names the argument).
 
 Examples:
-  pawndex find --white quart --black 'islands>=3' --limit 20
+  pawndex find --white quart --black islands:3.. --limit 20
   pawndex find --pawns \"wd4 we3 bd5 bc6\" --no-pawns \"wc be\" --per game
   pawndex find --structure \"rnbqkbnr/pp3ppp/2p5/3p4/3P4/4P3/PP3PPP/RNBQKBNR w KQkq - 0 5\"
   pawndex find --white bishop-pair --black no-bishop-pair --ply 40.. --result 1-0 --count
   pawndex find --player Carlsen --white 'islands>=3' --per game --format pgn > games.pgn"
 )]
 pub struct FindArgs {
-    /// A White feature (repeatable): duo, trio, quart, bishop-pair, no-bishop-pair, islands=N,
-    /// islands>=N, dispersion>=N, distortion>=N, …
+    /// A White feature (repeatable): duo, trio, quart, bishop-pair, no-bishop-pair,
+    /// islands:3.., dispersion:..2, distortion:2..4, islands=N, 'islands>=N', …
     #[arg(long = "white", value_name = "FEATURE")]
     pub white: Vec<String>,
     /// A Black feature (repeatable), as for --white
@@ -107,11 +109,12 @@ fn feature(f: &mut Search, color: Color, text: &str) -> Result<()> {
             .runs
             .push(RunCond::BishopPair(side_of(color), t == "bishop-pair")),
         _ => {
-            let Some(at) = t.find(|c: char| "=<>!".contains(c)) else {
+            let Some(at) = t.find(|c: char| "=<>!:".contains(c)) else {
                 usage!(
                     "{flag} {text}: unknown feature; expected duo, trio, quart, bishop-pair, \
-                     no-bishop-pair, or islands, dispersion or distortion compared with a whole \
-                     number by =, !=, <, <=, > or >= (islands>=3)"
+                     no-bishop-pair, or islands, dispersion or distortion with a range \
+                     (islands:3.., islands:2..4, islands:3) or compared with a whole number by \
+                     =, !=, <, <=, > or >= ('islands>=3', quoted)"
                 );
             };
             let (name, rest) = t.split_at(at);
@@ -124,6 +127,14 @@ fn feature(f: &mut Search, color: Color, text: &str) -> Result<()> {
                      dispersion and distortion"
                 ),
             };
+            if let Some(range) = rest.strip_prefix(':') {
+                for (op, n) in feature_range(range).map_err(|why| {
+                    anyhow::Error::new(query::UsageError(format!("{flag} {text}: {why}")))
+                })? {
+                    conds.push(SetCond::Compare(measure, op, n));
+                }
+                return Ok(());
+            }
             let op_len = rest
                 .find(|c: char| !"=<>!".contains(c))
                 .unwrap_or(rest.len());
@@ -146,6 +157,30 @@ fn feature(f: &mut Search, color: Color, text: &str) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The comparisons a quote-free range stands for: `3..` (at least 3), `..2` (at most 2),
+/// `2..4` (2 to 4, both included), `3` (exactly 3).
+fn feature_range(range: &str) -> std::result::Result<Vec<(Op, i64)>, String> {
+    let number = |s: &str| {
+        s.trim()
+            .parse::<i64>()
+            .map_err(|_| format!("\"{}\" is not a whole number", s.trim()))
+    };
+    let Some((lo, hi)) = range.split_once("..") else {
+        return Ok(vec![(Op::Eq, number(range)?)]);
+    };
+    let mut out = Vec::new();
+    if !lo.trim().is_empty() {
+        out.push((Op::Ge, number(lo)?));
+    }
+    if !hi.trim().is_empty() {
+        out.push((Op::Le, number(hi)?));
+    }
+    if out.is_empty() {
+        return Err("a range needs a bound (3.., ..2 or 2..4)".to_string());
+    }
+    Ok(out)
 }
 
 /// Parses one side-prefixed token of --pawns/--no-pawns: (colour, squares as a bitboard).
@@ -375,6 +410,43 @@ mod tests {
         assert!(error(&["--structure", "8/8/9"]).contains("--structure"));
         assert!(error(&["--ply", "5..2"]).contains("--ply 5..2"));
         assert!(error(&["--pawns", "wd4", "--no-pawns", "wd"]).contains("contradict"));
+    }
+
+    #[test]
+    fn quote_free_ranges_are_comparisons() {
+        use Measure::{Dispersion, Distortion, Islands};
+        let white = |feature: &str| search(&args(&["--white", feature])).unwrap().white;
+        assert_eq!(
+            white("islands:3.."),
+            vec![SetCond::Compare(Islands, Op::Ge, 3)]
+        );
+        assert_eq!(
+            white("dispersion:..2"),
+            vec![SetCond::Compare(Dispersion, Op::Le, 2)]
+        );
+        assert_eq!(
+            white("distortion:2..4"),
+            vec![
+                SetCond::Compare(Distortion, Op::Ge, 2),
+                SetCond::Compare(Distortion, Op::Le, 4)
+            ]
+        );
+        assert_eq!(
+            white("islands:3"),
+            vec![SetCond::Compare(Islands, Op::Eq, 3)]
+        );
+        assert_eq!(white("islands:3.."), white("islands>=3"));
+        for bad in ["islands:..", "islands:x..", "islands:", "islandz:3.."] {
+            assert!(
+                error(&["--white", bad]).contains(&format!("--white {bad}")),
+                "{bad}"
+            );
+        }
+        // Every way of writing a feature is named in the error for an unknown one.
+        let e = error(&["--white", "foo"]);
+        for op in ["islands:3..", "=", "!=", "<", "<=", ">", ">="] {
+            assert!(e.contains(op), "{op} missing from: {e}");
+        }
     }
 
     #[test]

@@ -210,6 +210,14 @@ impl Sink for TableSink<'_> {
     }
 }
 
+/// The one CSV dialect of pawndex (`query`, `find` and `stats`): RFC 4180 quoting, a header row,
+/// and LF line ends (what Unix tools expect; every CSV reader accepts them).
+pub fn csv_writer<W: Write>(out: W) -> csv::Writer<W> {
+    csv::WriterBuilder::new()
+        .terminator(csv::Terminator::Any(b'\n'))
+        .from_writer(out)
+}
+
 struct CsvSink<'a> {
     writer: csv::Writer<&'a mut dyn Write>,
     record: Vec<String>,
@@ -217,9 +225,7 @@ struct CsvSink<'a> {
 
 impl<'a> CsvSink<'a> {
     fn new(columns: &[String], out: &'a mut dyn Write) -> Result<Self> {
-        let mut writer = csv::WriterBuilder::new()
-            .terminator(csv::Terminator::CRLF)
-            .from_writer(out);
+        let mut writer = csv_writer(out);
         writer.write_record(columns)?;
         Ok(CsvSink {
             writer,

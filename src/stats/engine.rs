@@ -398,6 +398,8 @@ impl Plan {
 fn sqlite_message(e: &rusqlite::Error) -> String {
     match e {
         rusqlite::Error::SqliteFailure(_, Some(msg)) => msg.clone(),
+        // SQLite's own words, without the internal SQL the expression was placed in.
+        rusqlite::Error::SqlInputError { msg, .. } => msg.clone(),
         e => e.to_string(),
     }
 }

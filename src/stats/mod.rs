@@ -354,7 +354,7 @@ pub const CSV_COUNT_COLUMNS: [&str; 8] = [
 ];
 
 fn write_csv(out: impl Write, q: &engine::Query, groups: &[engine::Group]) -> Result<()> {
-    let mut w = csv::Writer::from_writer(out);
+    let mut w = crate::query::output::csv_writer(out);
     let mut header: Vec<String> = q.by.iter().map(|c| c.name()).collect();
     header.extend(CSV_COUNT_COLUMNS.iter().map(|s| s.to_string()));
     w.write_record(&header)?;
