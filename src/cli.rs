@@ -11,11 +11,11 @@ use clap::{Args, Parser, Subcommand};
 use crate::ingest::{self as index, IndexOptions};
 
 /// Exit code: success.
-const EXIT_OK: i32 = 0;
+pub(crate) const EXIT_OK: i32 = 0;
 /// Exit code: an error (a fatal one, or some input could not be read; the rest is stored).
-const EXIT_ERROR: i32 = 1;
+pub(crate) const EXIT_ERROR: i32 = 1;
 /// Exit code: stopped by Ctrl-C after a commit.
-const EXIT_INTERRUPTED: i32 = 130;
+pub(crate) const EXIT_INTERRUPTED: i32 = 130;
 
 #[derive(Parser, Debug)]
 #[command(

@@ -209,3 +209,96 @@ fn a_file_that_is_not_a_pawndex_database_is_refused() {
         out.stderr
     );
 }
+
+/// A query that never ends on its own: it streams 1, 2, 3, … forever.
+const RUNAWAY: &str = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) \
+                       SELECT x AS n FROM c";
+
+#[test]
+fn a_second_statement_is_refused_even_when_counting() {
+    let db = Db::fixtures();
+    for extra in [&["--count"][..], &["--format", "csv"][..]] {
+        let mut args = vec!["--sql", "SELECT id FROM games; SELECT 2"];
+        args.extend_from_slice(extra);
+        let out = db.run("query", &args);
+        out.expect(2, "two statements");
+        let err = &out.stderr;
+        assert!(err.contains("more than one statement"), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(out.stdout.is_empty());
+    }
+    // A trailing comment or empty statement is not a second statement.
+    let out = db.run(
+        "query",
+        &["--sql", "SELECT id FROM games; -- all\n;", "--count"],
+    );
+    assert!(out.ok("one statement").trim().parse::<u64>().unwrap() > 0);
+}
+
+#[test]
+fn timeout_stops_a_runaway_query() {
+    let db = Db::fixtures();
+    for extra in [&["--count"][..], &["--format", "csv"][..]] {
+        let mut args = vec!["--sql", RUNAWAY, "--timeout", "0.3"];
+        args.extend_from_slice(extra);
+        let out = db.run("query", &args);
+        out.expect(1, "timeout");
+        let err = &out.stderr;
+        assert!(err.contains("stopped after --timeout 0.3 s"), "{err}");
+    }
+    // find takes the same option, and a bad value is a usage error.
+    let out = db.run("find", &["--white", "duo", "--timeout", "0"]);
+    out.expect(2, "bad timeout");
+    assert!(out.stderr.contains("--timeout"), "{}", out.stderr);
+    let out = db.run("find", &["--white", "duo", "--timeout", "30", "--count"]);
+    assert!(out.ok("find with a timeout").trim().parse::<u64>().is_ok());
+}
+
+#[test]
+fn ctrl_c_stops_a_running_query_with_status_130() {
+    use std::io::{BufRead, BufReader, Read};
+    use std::process::{Command, Stdio};
+    let db = Db::fixtures();
+    let mut child = Command::new(query_common::BIN)
+        .args([
+            "query",
+            "--db",
+            &db.arg(),
+            "--sql",
+            RUNAWAY,
+            "--format",
+            "csv",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap());
+    let mut header = String::new();
+    lines.read_line(&mut header).unwrap();
+    let mut first = String::new();
+    lines.read_line(&mut first).unwrap();
+    // The query is running (rows are coming): now press Ctrl-C.
+    assert_eq!((header.trim(), first.trim()), ("n", "1"));
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success(), "SIGINT was sent");
+    let drain = std::thread::spawn(move || {
+        let mut rest = Vec::new();
+        lines.read_to_end(&mut rest).unwrap();
+        rest.len()
+    });
+    let status = child.wait().unwrap();
+    drain.join().unwrap();
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert_eq!(status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted"), "{err}");
+}

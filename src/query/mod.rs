@@ -5,6 +5,9 @@
 use std::fmt;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
@@ -21,6 +24,7 @@ use catalogue::{closest_names, named, named_queries, named_search};
 use output::OutputArgs;
 use params::{bind_params, parse_params};
 
+use crate::cli::{EXIT_ERROR, EXIT_INTERRUPTED};
 use crate::store;
 use crate::store::search::{Form, Rows, Search};
 
@@ -90,6 +94,18 @@ pub(crate) use usage;
 /// Maps the outcome of a command to its exit status: usage errors print and give 2, a closed
 /// output pipe ends quietly with 0, other errors go up to the caller (status 1).
 pub(crate) fn exit_status(result: Result<i32>) -> Result<i32> {
+    if let (Err(_), Some(limits)) = (&result, LIMITS.get()) {
+        if limits.interrupted.load(Ordering::SeqCst) {
+            eprintln!("pawndex: interrupted");
+            return Ok(EXIT_INTERRUPTED);
+        }
+        if let (Some(t), Some(d)) = (limits.timeout, limits.deadline)
+            && Instant::now() >= d
+        {
+            eprintln!("pawndex: error: the query was stopped after --timeout {t} s");
+            return Ok(EXIT_ERROR);
+        }
+    }
     match result {
         Err(e) if e.downcast_ref::<UsageError>().is_some() => {
             eprintln!("pawndex: error: {e}");
@@ -177,26 +193,81 @@ fn scan(sql: &str) -> Vec<Mark> {
     marks
 }
 
-/// The first statement of `sql`, without its `;` and anything after it.
-#[must_use]
-pub fn first_statement(sql: &str) -> &str {
-    let end = scan(sql)
-        .into_iter()
-        .find_map(|m| match m {
-            Mark::Semicolon(i) => Some(i),
+/// The one statement of `sql`, without its `;`: a usage error when another statement follows
+/// (only comments, spaces and empty statements may).
+pub fn only_statement(sql: &str) -> Result<&str> {
+    let marks = scan(sql);
+    let Some(end) = marks.iter().find_map(|m| match *m {
+        Mark::Semicolon(i) => Some(i),
+        _ => None,
+    }) else {
+        return Ok(sql.trim_end());
+    };
+    let comments: Vec<(usize, usize)> = marks
+        .iter()
+        .filter_map(|m| match *m {
+            Mark::Comment(a, b) if a > end => Some((a, b)),
             _ => None,
         })
-        .unwrap_or(sql.len());
-    sql[..end].trim_end()
+        .collect();
+    let in_comment = |i: usize| comments.iter().any(|&(a, b)| (a..b).contains(&i));
+    let rest = sql
+        .char_indices()
+        .skip_while(|&(i, _)| i <= end)
+        .find(|&(i, c)| !c.is_whitespace() && c != ';' && !in_comment(i));
+    if let Some((i, _)) = rest {
+        let second: String = sql[i..].chars().take(40).collect();
+        usage!(
+            "the SQL holds more than one statement (the second starts \"{}\"); pawndex \
+             query runs one statement: remove everything after the first ;",
+            second.lines().next().unwrap_or("").trim()
+        );
+    }
+    Ok(sql[..end].trim_end())
 }
 
 // ---------------------------------------------------------------------------------------------
 // Running SQL
 // ---------------------------------------------------------------------------------------------
 
+/// When a query must stop: at a deadline (`--timeout`) or on Ctrl-C. SQLite's progress
+/// handler on every connection [`open`] makes asks it, so a runaway join stops within
+/// milliseconds wherever it is (counting threads included).
+struct Limits {
+    timeout: Option<f64>,
+    deadline: Option<Instant>,
+    interrupted: AtomicBool,
+}
+
+static LIMITS: OnceLock<Limits> = OnceLock::new();
+
+impl Limits {
+    fn exceeded(&self) -> bool {
+        self.interrupted.load(Ordering::Relaxed)
+            || self.deadline.is_some_and(|d| Instant::now() >= d)
+    }
+}
+
+/// Arms `--timeout` and Ctrl-C for this process's query (a second Ctrl-C exits at once).
+pub(crate) fn arm_limits(timeout: Option<f64>) {
+    let limits = LIMITS.get_or_init(|| Limits {
+        timeout,
+        deadline: timeout.map(|t| Instant::now() + Duration::from_secs_f64(t)),
+        interrupted: AtomicBool::new(false),
+    });
+    let _ = ctrlc::set_handler(move || {
+        if limits.interrupted.swap(true, Ordering::SeqCst) {
+            std::process::exit(EXIT_INTERRUPTED);
+        }
+    });
+}
+
 /// Opens the database read-only, tuned for reading (memory-mapped I/O, a larger page cache).
 pub fn open(db: &Path) -> Result<Connection> {
     let conn = store::open_read_only(db)?;
+    if let Some(limits) = LIMITS.get() {
+        conn.progress_handler(1000, Some(move || limits.exceeded()));
+    }
     conn.execute_batch(
         "PRAGMA query_only = ON;
          PRAGMA mmap_size = 17179869184;
@@ -261,6 +332,7 @@ pub enum Plan {
 
 /// Runs a query (or counts its rows) and writes the results to stdout.
 pub(crate) fn execute(plan: &Plan, params: &[(String, Value)], output: &OutputArgs) -> Result<i32> {
+    arm_limits(output.timeout);
     let conn = open(&output.db)?;
     // One snapshot for every statement of this command (a concurrent index only appends).
     conn.execute_batch("BEGIN")?;
@@ -292,14 +364,14 @@ pub(crate) fn execute(plan: &Plan, params: &[(String, Value)], output: &OutputAr
             if output.count {
                 let count_sql = format!(
                     "SELECT count(*) AS positions FROM (\n{}\n)",
-                    first_statement(sql)
+                    only_statement(sql)?
                 );
                 let n = count_with_sql(&conn, &count_sql, params)?;
                 writeln!(out, "{n}")?;
                 out.flush()?;
                 return Ok(0);
             }
-            (sql.clone(), params.to_vec())
+            (only_statement(sql)?.to_string(), params.to_vec())
         }
     };
     let mut stmt = prepare(&conn, &sql)?;
@@ -463,13 +535,27 @@ mod tests {
     }
 
     #[test]
-    fn first_statement_ignores_semicolons_in_strings_and_comments() {
-        let sql = "SELECT ';' -- ; here\n, \"a;b\" /* ; */ FROM t;\n-- trailing ;\n";
+    fn one_statement_ignores_semicolons_in_strings_and_comments() {
+        let sql = "SELECT ';' -- ; here\n, \"a;b\" /* ; */ FROM t;\n-- trailing ;\n;  /* x */";
         assert_eq!(
-            first_statement(sql),
+            only_statement(sql).unwrap(),
             "SELECT ';' -- ; here\n, \"a;b\" /* ; */ FROM t"
         );
-        assert_eq!(first_statement("SELECT 1"), "SELECT 1");
+        assert_eq!(only_statement("SELECT 1").unwrap(), "SELECT 1");
+        assert_eq!(only_statement("SELECT 1;\n").unwrap(), "SELECT 1");
+    }
+
+    #[test]
+    fn a_second_statement_is_refused() {
+        for sql in [
+            "SELECT 1; SELECT 2",
+            "SELECT 1; -- c\nDELETE FROM t",
+            "SELECT 1;/**/x",
+        ] {
+            let e = only_statement(sql).unwrap_err();
+            assert!(e.downcast_ref::<UsageError>().is_some(), "{sql}");
+            assert!(e.to_string().contains("more than one statement"), "{e}");
+        }
     }
 
     #[test]

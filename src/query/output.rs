@@ -19,7 +19,7 @@ use crate::query::export::{self, Cursor, StoredGame};
 pub enum Format {
     /// Aligned columns for a terminal
     Table,
-    /// RFC 4180 CSV with a header row
+    /// CSV with a header row (RFC 4180 quoting, LF line ends)
     Csv,
     /// One JSON object per line
     Json,
@@ -44,6 +44,16 @@ pub struct OutputArgs {
     /// Print only the number of matching positions (rows; games with `find --per game`)
     #[arg(long, conflicts_with_all = ["format", "limit"])]
     pub count: bool,
+    /// Stop the query after SECONDS (exit status 1); Ctrl-C stops it at any time (130)
+    #[arg(long, value_name = "SECONDS", value_parser = parse_timeout)]
+    pub timeout: Option<f64>,
+}
+
+fn parse_timeout(s: &str) -> std::result::Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(t) if t > 0.0 && t <= 1e9 => Ok(t),
+        _ => Err(format!("\"{s}\" is not a number of seconds above 0")),
+    }
 }
 
 /// Rows the table format reads before it fixes its column widths.
