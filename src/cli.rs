@@ -34,6 +34,8 @@ struct Cli {
 }
 
 #[derive(Subcommand, Debug)]
+// Parsed once per process; boxing the larger argument structs would buy nothing.
+#[allow(clippy::large_enum_variant)]
 enum Command {
     /// Build or extend a pawn-structure database from PGN files.
     #[command(

@@ -99,6 +99,55 @@ fn cases() -> Vec<(Vec<&'static str>, &'static str)> {
             "(g.white LIKE '%Fischer%' OR g.black LIKE '%Fischer%') AND f.white_islands >= 2 \
              AND f.ply BETWEEN 20 AND 60 AND g.result = '0-1'",
         ),
+        // Game filters (written here without the GLOB and substr of pawndex's SQL).
+        (
+            vec!["--white-player", "kasparov"],
+            "lower(g.white) LIKE '%kasparov%'",
+        ),
+        (
+            vec!["--black-player", "Kasparov"],
+            "lower(g.black) LIKE '%kasparov%'",
+        ),
+        (
+            vec!["--event", "world championship"],
+            "lower(g.event) LIKE '%world championship%'",
+        ),
+        (vec!["--site", "NED"], "instr(g.site, 'NED') > 0"),
+        (vec!["--eco", "B"], "g.eco LIKE 'B%'"),
+        (vec!["--eco", "b0"], "g.eco IN ('B04', 'B07')"),
+        (vec!["--eco", "D92"], "g.eco = 'D92'"),
+        (vec!["--eco", "A00-C3"], "g.eco >= 'A' AND g.eco <= 'C39'"),
+        (vec!["--eco", "C41-D"], "g.eco >= 'C41' AND g.eco < 'E'"),
+        (
+            vec!["--date", "1950.."],
+            "g.date IS NOT NULL AND CAST(substr(g.date, 1, 4) AS INTEGER) >= 1950",
+        ),
+        (
+            // 1851.06.21 and 1852.??.?? are surely in, 1858.??.?? surely not.
+            vec!["--date", "1851.06..1852"],
+            "g.date IN ('1851.06.21', '1852.??.??')",
+        ),
+        (
+            // 1851.06.21 is in; 1852.??.?? might be after March: left out.
+            vec!["--date", "1851.06.21..1852.03"],
+            "g.date IN ('1851.06.21')",
+        ),
+        (
+            // 1852.??.?? might be before July: left out.
+            vec!["--date", "1852.07.."],
+            "g.date IS NOT NULL AND g.date >= '1853'",
+        ),
+        (vec!["--date", "1858"], "g.date LIKE '1858%'"),
+        (
+            // 1910.??.?? is surely on or before 1910-12-31; 1912.10.29 is not.
+            vec!["--date", "..1910-12-31"],
+            "g.date GLOB '1[0-9]*' AND g.date < '1911'",
+        ),
+        (
+            vec!["--eco", "B", "--date", "1990..", "--white", "islands:2.."],
+            "g.eco LIKE 'B%' AND g.date >= '1990' AND g.date NOT LIKE '?%' \
+             AND f.white_islands >= 2",
+        ),
     ]
 }
 

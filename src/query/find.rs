@@ -36,7 +36,9 @@ Examples:
   pawndex find --pawns \"wd4 we3 bd5 bc6\" --no-pawns \"wc be\" --per game
   pawndex find --structure \"rnbqkbnr/pp3ppp/2p5/3p4/3P4/4P3/PP3PPP/RNBQKBNR w KQkq - 0 5\"
   pawndex find --white bishop-pair --black no-bishop-pair --ply 40.. --result 1-0 --count
-  pawndex find --player Carlsen --white 'islands>=3' --per game --format pgn > games.pgn"
+  pawndex find --player Carlsen --white 'islands>=3' --per game --format pgn > games.pgn
+  pawndex find --pawns \"wd4 we3 bc6 bd5\" --no-pawns \"wc be\" --eco D35 --date 2020.. --per game
+  pawndex find --white-player Kasparov --event Olympiad --site Moscow --black quart --count"
 )]
 pub struct FindArgs {
     /// A White feature (repeatable): duo, trio, quart, bishop-pair, no-bishop-pair,
@@ -67,6 +69,25 @@ pub struct FindArgs {
     /// White or Black name contains NAME (ASCII letters in any case)
     #[arg(long, value_name = "NAME")]
     pub player: Option<String>,
+    /// White's name contains NAME
+    #[arg(long, value_name = "NAME")]
+    pub white_player: Option<String>,
+    /// Black's name contains NAME
+    #[arg(long, value_name = "NAME")]
+    pub black_player: Option<String>,
+    /// The Event tag contains TEXT
+    #[arg(long, value_name = "TEXT")]
+    pub event: Option<String>,
+    /// The Site tag contains TEXT
+    #[arg(long, value_name = "TEXT")]
+    pub site: Option<String>,
+    /// ECO codes: a range A00-E99 (both included) or a prefix (B, B2, D35)
+    #[arg(long, value_name = "CODES")]
+    pub eco: Option<String>,
+    /// Dates A..B, both included (2020.., ..2019.06, 2018..2019, or one year 2020); a bound's
+    /// precision (year, year.month, full date) is the one compared
+    #[arg(long, value_name = "A..B")]
+    pub date: Option<String>,
     /// One row per matching position, or per game (its first matching ply)
     #[arg(long, value_enum, default_value_t = Per::Position)]
     pub per: Per,
@@ -314,13 +335,106 @@ pub fn search(args: &FindArgs) -> Result<Search> {
     if let Some(elo) = args.min_elo {
         f.games.push(GameCond::MinElo(elo));
     }
-    if let Some(name) = &args.player {
-        if name.trim().is_empty() {
-            usage!("--player: the name is empty");
+    let texts: [TextFilter<'_>; 5] = [
+        ("--player", &args.player, GameCond::Player),
+        ("--white-player", &args.white_player, GameCond::WhitePlayer),
+        ("--black-player", &args.black_player, GameCond::BlackPlayer),
+        ("--event", &args.event, GameCond::Event),
+        ("--site", &args.site, GameCond::Site),
+    ];
+    for (flag, value, cond) in texts {
+        if let Some(text) = value {
+            if text.trim().is_empty() {
+                usage!("{flag}: the text is empty");
+            }
+            f.games.push(cond(text.trim().to_string()));
         }
-        f.games.push(GameCond::Player(name.trim().to_string()));
+    }
+    if let Some(codes) = &args.eco {
+        let (from, to) = eco_range(codes).map_err(|why| {
+            anyhow::Error::new(query::UsageError(format!("--eco {codes}: {why}")))
+        })?;
+        f.games.push(GameCond::Eco(from, to));
+    }
+    if let Some(range) = &args.date {
+        let (from, to) = date_range(range).map_err(|why| {
+            anyhow::Error::new(query::UsageError(format!("--date {range}: {why}")))
+        })?;
+        f.games.push(GameCond::Date(from, to));
     }
     Ok(f)
+}
+
+/// A text filter on the game: its flag, its value, the condition it makes.
+type TextFilter<'a> = (&'static str, &'a Option<String>, fn(String) -> GameCond);
+
+/// An ECO range as its first and last three-character codes: `B` is B00..B99, `B2` B20..B29,
+/// `D35` D35..D35, `A00-E99` itself (each end may be a prefix too).
+fn eco_range(codes: &str) -> std::result::Result<(String, String), String> {
+    let bound = |code: &str, fill: char| -> std::result::Result<String, String> {
+        let c = code.trim().to_ascii_uppercase();
+        let mut chars = c.chars();
+        let ok = matches!(chars.next(), Some('A'..='E'))
+            && c.len() <= 3
+            && chars.all(|d| d.is_ascii_digit());
+        if !ok {
+            return Err(format!(
+                "\"{}\" is not an ECO code or prefix (a letter A-E and up to two digits: B, B2, D35)",
+                code.trim()
+            ));
+        }
+        let mut full = c;
+        while full.len() < 3 {
+            full.push(fill);
+        }
+        Ok(full)
+    };
+    let (from, to) = match codes.split_once('-') {
+        Some((a, b)) => (bound(a, '0')?, bound(b, '9')?),
+        None => (bound(codes, '0')?, bound(codes, '9')?),
+    };
+    if from > to {
+        return Err(format!("the range is empty ({from} comes after {to})"));
+    }
+    Ok((from, to))
+}
+
+/// A date range as its bounds in PGN form (`2020`, `2020.05`, `2020.05.17`; `-` or `/` may
+/// separate the parts).
+fn date_range(range: &str) -> std::result::Result<(Option<String>, Option<String>), String> {
+    let bound = |d: &str| -> std::result::Result<Option<String>, String> {
+        let d = d.trim();
+        if d.is_empty() {
+            return Ok(None);
+        }
+        let parts: Vec<&str> = d.split(['.', '-', '/']).collect();
+        let widths = [4, 2, 2];
+        let ok = parts.len() <= 3
+            && parts
+                .iter()
+                .zip(widths)
+                .all(|(p, w)| p.len() == w && p.bytes().all(|b| b.is_ascii_digit()));
+        if !ok {
+            return Err(format!(
+                "\"{d}\" is not a date (YYYY, YYYY.MM or YYYY.MM.DD)"
+            ));
+        }
+        Ok(Some(parts.join(".")))
+    };
+    let (from, to) = match range.split_once("..") {
+        Some((a, b)) => (bound(a)?, bound(b)?),
+        None => (bound(range)?, bound(range)?),
+    };
+    if from.is_none() && to.is_none() {
+        return Err("a range needs a bound (2020.., ..2019, 2018..2019)".to_string());
+    }
+    if let (Some(a), Some(b)) = (&from, &to)
+        && a.len() == b.len()
+        && a > b
+    {
+        return Err(format!("the range is empty ({a} comes after {b})"));
+    }
+    Ok((from, to))
 }
 
 fn rows(per: Per) -> Rows {
@@ -447,6 +561,39 @@ mod tests {
         for op in ["islands:3..", "=", "!=", "<", "<=", ">", ">="] {
             assert!(e.contains(op), "{op} missing from: {e}");
         }
+    }
+
+    #[test]
+    fn eco_and_date_ranges() {
+        let eco = |s: &str| eco_range(s).map(|(a, b)| format!("{a}..{b}"));
+        assert_eq!(eco("B").unwrap(), "B00..B99");
+        assert_eq!(eco("b2").unwrap(), "B20..B29");
+        assert_eq!(eco("D35").unwrap(), "D35..D35");
+        assert_eq!(eco("A00-E99").unwrap(), "A00..E99");
+        assert_eq!(eco("C4-C5").unwrap(), "C40..C59");
+        for bad in ["F00", "B123", "B2x", "", "E-A", "-"] {
+            assert!(eco_range(bad).is_err(), "{bad}");
+        }
+        let date = |s: &str| date_range(s).unwrap();
+        assert_eq!(date("2020.."), (Some("2020".into()), None));
+        assert_eq!(date("..2019-06"), (None, Some("2019.06".into())));
+        assert_eq!(
+            date("2020/05/17"),
+            (Some("2020.05.17".into()), Some("2020.05.17".into()))
+        );
+        for bad in [
+            "..",
+            "20..",
+            "2020.5..",
+            "2021..2020",
+            "abcd",
+            "2020.05.17.1",
+        ] {
+            assert!(date_range(bad).is_err(), "{bad}");
+        }
+        assert!(error(&["--eco", "Z1"]).contains("--eco Z1"));
+        assert!(error(&["--date", "x.."]).contains("--date x.."));
+        assert!(error(&["--event", " "]).contains("--event"));
     }
 
     #[test]

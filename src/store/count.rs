@@ -227,16 +227,7 @@ fn filter(conn: &Connection, search: &Search, sets: &MatchingSets) -> Result<Fil
     let games = if search.games.is_empty() {
         None
     } else {
-        let mut wheres = Vec::new();
-        for g in &search.games {
-            wheres.push(match g {
-                GameCond::Result(_) => "g.result = :result",
-                GameCond::MinElo(_) => "g.white_elo >= :min_elo AND g.black_elo >= :min_elo",
-                GameCond::Player(_) => {
-                    "(g.white LIKE :player ESCAPE '\\' OR g.black LIKE :player ESCAPE '\\')"
-                }
-            });
-        }
+        let wheres: Vec<String> = search.games.iter().map(GameCond::sql).collect();
         Some(ids(
             conn,
             &format!("SELECT g.id FROM games AS g WHERE {}", wheres.join(" AND ")),

@@ -112,6 +112,83 @@ pub enum GameCond {
     MinElo(i64),
     /// White or Black name contains this (ASCII case-insensitive).
     Player(String),
+    /// White's name contains this.
+    WhitePlayer(String),
+    /// Black's name contains this.
+    BlackPlayer(String),
+    /// The Event tag contains this.
+    Event(String),
+    /// The Site tag contains this.
+    Site(String),
+    /// The ECO code's first three characters lie in this range (both included, `A00`..`E99`).
+    Eco(String, String),
+    /// The date lies in this range (both included, either open), compared at each bound's own
+    /// precision: `2020`, `2020.05` or `2020.05.17`. A game is in only when its date surely is:
+    /// `????` never, `2020.??.??` not for `2020.05..` but for `2019.05..`, `..2020` and
+    /// `..2020.12.31`.
+    Date(Option<String>, Option<String>),
+}
+
+impl GameCond {
+    /// The condition as SQL over `games AS g`, with named parameters (see [`GameCond::params`]).
+    #[must_use]
+    pub fn sql(&self) -> String {
+        let like = |col: &str, param: &str| format!("g.{col} LIKE :{param} ESCAPE '\\'");
+        match self {
+            GameCond::Result(_) => "g.result = :result".into(),
+            GameCond::MinElo(_) => "g.white_elo >= :min_elo AND g.black_elo >= :min_elo".into(),
+            GameCond::Player(_) => format!(
+                "({} OR {})",
+                like("white", "player"),
+                like("black", "player")
+            ),
+            GameCond::WhitePlayer(_) => like("white", "white_player"),
+            GameCond::BlackPlayer(_) => like("black", "black_player"),
+            GameCond::Event(_) => like("event", "event"),
+            GameCond::Site(_) => like("site", "site"),
+            GameCond::Eco(..) => "substr(g.eco, 1, 3) BETWEEN :eco_from AND :eco_to".into(),
+            GameCond::Date(from, to) => {
+                // The year must be known; an unknown month or day (`??`) counts as January / the
+                // 1st against the lower bound and December / the 31st against the upper one,
+                // so a game is in only when its date surely is.
+                let mut parts = vec!["g.date GLOB '[0-9][0-9][0-9][0-9]*'".to_string()];
+                for (bound, name, op, month, day) in [
+                    (from, "date_from", ">=", "01", "01"),
+                    (to, "date_to", "<=", "12", "31"),
+                ] {
+                    if let Some(b) = bound {
+                        parts.push(format!(
+                            "substr(substr(g.date, 1, 5) || replace(substr(g.date, 6, 2), '??', \
+                             '{month}') || substr(g.date, 8, 1) || replace(substr(g.date, 9, 2), \
+                             '??', '{day}'), 1, {}) {op} CAST(:{name} AS TEXT)",
+                            b.len()
+                        ));
+                    }
+                }
+                parts.join(" AND ")
+            }
+        }
+    }
+
+    /// The parameters of [`GameCond::sql`].
+    #[must_use]
+    pub fn params(&self) -> Vec<(String, Value)> {
+        let text = |name: &str, v: &str| (name.to_string(), Value::Text(v.to_string()));
+        match self {
+            GameCond::Result(r) => vec![text("result", r)],
+            GameCond::MinElo(e) => vec![("min_elo".into(), Value::Integer(*e))],
+            GameCond::Player(n) => vec![text("player", &like_pattern(n))],
+            GameCond::WhitePlayer(n) => vec![text("white_player", &like_pattern(n))],
+            GameCond::BlackPlayer(n) => vec![text("black_player", &like_pattern(n))],
+            GameCond::Event(n) => vec![text("event", &like_pattern(n))],
+            GameCond::Site(n) => vec![text("site", &like_pattern(n))],
+            GameCond::Eco(from, to) => vec![text("eco_from", from), text("eco_to", to)],
+            GameCond::Date(from, to) => [("date_from", from), ("date_to", to)]
+                .into_iter()
+                .filter_map(|(name, b)| b.as_deref().map(|b| text(name, b)))
+                .collect(),
+        }
+    }
 }
 
 /// A position search. Plies are `plies.0..=plies.1`.
@@ -285,11 +362,7 @@ impl Search {
             }
         }
         for g in &self.games {
-            match g {
-                GameCond::Result(r) => p.push(("result".into(), Value::Text(r.clone()))),
-                GameCond::MinElo(e) => p.push(("min_elo".into(), Value::Integer(*e))),
-                GameCond::Player(n) => p.push(("player".into(), Value::Text(like_pattern(n)))),
-            }
+            p.extend(g.params());
         }
         p
     }
@@ -358,16 +431,7 @@ impl Search {
         if !self.games.is_empty() {
             from.push_str("    JOIN games AS g ON g.id = r.game_id\n");
             for g in &self.games {
-                wheres.push(match g {
-                    GameCond::Result(_) => "g.result = :result".into(),
-                    GameCond::MinElo(_) => {
-                        "g.white_elo >= :min_elo AND g.black_elo >= :min_elo".into()
-                    }
-                    GameCond::Player(_) => {
-                        "(g.white LIKE :player ESCAPE '\\' OR g.black LIKE :player ESCAPE '\\')"
-                            .into()
-                    }
-                });
+                wheres.push(g.sql());
             }
         }
         let mut runs =
