@@ -8,14 +8,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use anyhow::Result;
 use clap::{Args, Parser, Subcommand};
 
+use crate::command::{DEFAULT_DB, EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK};
 use crate::ingest::{self as index, IndexOptions};
-
-/// Exit code: success.
-pub(crate) const EXIT_OK: i32 = 0;
-/// Exit code: an error (a fatal one, or some input could not be read; the rest is stored).
-pub(crate) const EXIT_ERROR: i32 = 1;
-/// Exit code: stopped by Ctrl-C after a commit.
-pub(crate) const EXIT_INTERRUPTED: i32 = 130;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -86,14 +80,14 @@ enum Command {
 #[derive(Args, Debug)]
 struct CheckArgs {
     /// Database file to verify (it is not modified)
-    #[arg(long, default_value = "pawndex.db", value_name = "PATH")]
+    #[arg(long, default_value = DEFAULT_DB, value_name = "PATH")]
     db: PathBuf,
 }
 
 #[derive(Args, Debug)]
 struct MigrateArgs {
     /// Database file to upgrade
-    #[arg(long, default_value = "pawndex.db", value_name = "PATH")]
+    #[arg(long, default_value = DEFAULT_DB, value_name = "PATH")]
     db: PathBuf,
 }
 
@@ -124,7 +118,7 @@ struct IndexArgs {
     #[arg(required = true, value_name = "FILE")]
     files: Vec<String>,
     /// Database file to create or extend
-    #[arg(long, default_value = "pawndex.db", value_name = "PATH")]
+    #[arg(long, default_value = DEFAULT_DB, value_name = "PATH")]
     db: PathBuf,
     /// Replay threads (default: every core)
     #[arg(long, value_name = "N")]

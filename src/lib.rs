@@ -11,6 +11,7 @@
 //! doc-tests use: the feature kernels, the outcome rules and the ingest stages.
 
 pub mod cli;
+mod command;
 pub mod features;
 mod ingest;
 mod moves;

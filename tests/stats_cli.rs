@@ -171,11 +171,16 @@ fn bad_options_are_usage_errors() {
     let cases: Vec<(Vec<String>, &str)> = vec![
         (
             vec!["--by".into(), "ply".into(), "--ply".into(), "9..3".into()],
-            "empty range",
+            "the range is empty",
+        ),
+        (
+            // The same --ply rules as find: `..` alone is no range.
+            vec!["--by".into(), "ply".into(), "--ply".into(), "..".into()],
+            "expected A..B, A.., ..B or N",
         ),
         (
             vec!["--by".into(), "ply".into(), "--ply".into(), "a..3".into()],
-            "not a ply number",
+            "with whole numbers of plies",
         ),
         (
             vec![

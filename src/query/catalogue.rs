@@ -4,7 +4,7 @@
 use anyhow::{Result, bail};
 use rusqlite::types::Value;
 
-use crate::query::usage;
+use crate::command::usage;
 use crate::store::search::{Group, Measure, Op, RunCond, Search, SetCond};
 
 macro_rules! named_queries {

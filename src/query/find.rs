@@ -5,14 +5,15 @@
 use std::io::{self, Write};
 
 use anyhow::Result;
-use clap::{Args, ValueEnum};
+use clap::Args;
 use rusqlite::types::Value;
 use shakmaty::fen::Fen;
 use shakmaty::{Board, Color, File, Square};
 
+use crate::command::{self, Per, UsageError, usage};
 use crate::outcome::side_name;
+use crate::query;
 use crate::query::output::OutputArgs;
-use crate::query::{self, usage};
 use crate::store::search::{
     Form, GameCond, Group, Measure, Op, Rows, RunCond, Search, SetCond, Side, Sql,
 };
@@ -98,14 +99,6 @@ pub struct FindArgs {
     pub output: OutputArgs,
 }
 
-#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Per {
-    /// One row per matching position
-    Position,
-    /// One row per game, at its first matching ply
-    Game,
-}
-
 fn side_of(color: Color) -> Side {
     match color {
         Color::White => Side::White,
@@ -150,7 +143,7 @@ fn feature(f: &mut Search, color: Color, text: &str) -> Result<()> {
             };
             if let Some(range) = rest.strip_prefix(':') {
                 for (op, n) in feature_range(range).map_err(|why| {
-                    anyhow::Error::new(query::UsageError(format!("{flag} {text}: {why}")))
+                    anyhow::Error::new(UsageError(format!("{flag} {text}: {why}")))
                 })? {
                     conds.push(SetCond::Compare(measure, op, n));
                 }
@@ -252,36 +245,6 @@ fn structure_of(text: &str) -> Result<(u64, u64)> {
     Ok(((pawns & board.white()).0, (pawns & board.black()).0))
 }
 
-/// Parses `A..B`, `A..`, `..B` or `N`.
-fn ply_range(text: &str) -> Result<(u32, u32)> {
-    let t = text.trim();
-    let bad = || -> Result<(u32, u32)> {
-        usage!("--ply {text}: expected A..B, A.., ..B or N with whole numbers of plies (0 or more)")
-    };
-    let number = |s: &str, default: u32| -> Option<u32> {
-        let s = s.trim();
-        if s.is_empty() {
-            Some(default)
-        } else {
-            s.parse().ok()
-        }
-    };
-    let (from, to) = match t.split_once("..") {
-        Some((a, b)) => match (number(a, 0), number(b, u32::MAX)) {
-            (Some(a), Some(b)) if !t.is_empty() && t != ".." => (a, b),
-            _ => return bad(),
-        },
-        None => match t.parse::<u32>() {
-            Ok(n) => (n, n),
-            Err(_) => return bad(),
-        },
-    };
-    if from > to {
-        usage!("--ply {text}: the range is empty ({from} > {to})");
-    }
-    Ok((from, to))
-}
-
 /// The search described by a `find` command line.
 pub fn search(args: &FindArgs) -> Result<Search> {
     let mut f = Search::default();
@@ -327,7 +290,8 @@ pub fn search(args: &FindArgs) -> Result<Search> {
         f.black.push(SetCond::Exactly(black));
     }
     if let Some(range) = &args.ply {
-        f.plies = ply_range(range)?;
+        f.plies = command::ply_range(range)
+            .map_err(|why| anyhow::Error::new(UsageError(format!("--ply {range}: {why}"))))?;
     }
     if let Some(result) = &args.result {
         f.games.push(GameCond::Result(result.clone()));
@@ -351,15 +315,13 @@ pub fn search(args: &FindArgs) -> Result<Search> {
         }
     }
     if let Some(codes) = &args.eco {
-        let (from, to) = eco_range(codes).map_err(|why| {
-            anyhow::Error::new(query::UsageError(format!("--eco {codes}: {why}")))
-        })?;
+        let (from, to) = eco_range(codes)
+            .map_err(|why| anyhow::Error::new(UsageError(format!("--eco {codes}: {why}"))))?;
         f.games.push(GameCond::Eco(from, to));
     }
     if let Some(range) = &args.date {
-        let (from, to) = date_range(range).map_err(|why| {
-            anyhow::Error::new(query::UsageError(format!("--date {range}: {why}")))
-        })?;
+        let (from, to) = date_range(range)
+            .map_err(|why| anyhow::Error::new(UsageError(format!("--date {range}: {why}"))))?;
         f.games.push(GameCond::Date(from, to));
     }
     Ok(f)
@@ -501,17 +463,6 @@ mod tests {
 
     fn error(list: &[&str]) -> String {
         search(&args(list)).unwrap_err().to_string()
-    }
-
-    #[test]
-    fn ranges() {
-        assert_eq!(ply_range("10..20").unwrap(), (10, 20));
-        assert_eq!(ply_range("10..").unwrap(), (10, u32::MAX));
-        assert_eq!(ply_range("..20").unwrap(), (0, 20));
-        assert_eq!(ply_range("7").unwrap(), (7, 7));
-        for bad in ["..", "a..b", "20..10", "-1..3", ""] {
-            assert!(ply_range(bad).is_err(), "{bad}");
-        }
     }
 
     #[test]

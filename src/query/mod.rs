@@ -2,7 +2,6 @@
 //! files and ad-hoc SQL, run read-only against a pawndex database and written in any
 //! [`Format`](output::Format).
 
-use std::fmt;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
 use std::sync::OnceLock;
@@ -24,7 +23,8 @@ use catalogue::{closest_names, named, named_queries, named_search};
 use output::OutputArgs;
 use params::{bind_params, parse_params};
 
-use crate::cli::{EXIT_ERROR, EXIT_INTERRUPTED};
+pub(crate) use crate::command::usage;
+use crate::command::{self, EXIT_ERROR, EXIT_INTERRUPTED};
 use crate::store;
 use crate::store::search::{Form, Rows, Search};
 
@@ -71,26 +71,6 @@ pub struct QueryArgs {
     pub output: OutputArgs,
 }
 
-/// A mistake on the command line (a bad name, value or argument): exit status 2.
-#[derive(Debug)]
-pub struct UsageError(pub String);
-
-impl fmt::Display for UsageError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for UsageError {}
-
-/// Returns a [`UsageError`] from the current function.
-macro_rules! usage {
-    ($($arg:tt)*) => {
-        return Err(anyhow::Error::new($crate::query::UsageError(format!($($arg)*))))
-    };
-}
-pub(crate) use usage;
-
 /// Maps the outcome of a command to its exit status: usage errors print and give 2, a closed
 /// output pipe ends quietly with 0, other errors go up to the caller (status 1).
 pub(crate) fn exit_status(result: Result<i32>) -> Result<i32> {
@@ -106,14 +86,7 @@ pub(crate) fn exit_status(result: Result<i32>) -> Result<i32> {
             return Ok(EXIT_ERROR);
         }
     }
-    match result {
-        Err(e) if e.downcast_ref::<UsageError>().is_some() => {
-            eprintln!("pawndex: error: {e}");
-            Ok(2)
-        }
-        Err(e) if output::is_broken_pipe(&e) => Ok(0),
-        other => other,
-    }
+    command::exit_status(result)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -264,15 +237,10 @@ pub(crate) fn arm_limits(timeout: Option<f64>) {
 
 /// Opens the database read-only, tuned for reading (memory-mapped I/O, a larger page cache).
 pub fn open(db: &Path) -> Result<Connection> {
-    let conn = store::open_read_only(db)?;
+    let conn = command::open_for_reading(db)?;
     if let Some(limits) = LIMITS.get() {
         conn.progress_handler(1000, Some(move || limits.exceeded()));
     }
-    conn.execute_batch(
-        "PRAGMA query_only = ON;
-         PRAGMA mmap_size = 17179869184;
-         PRAGMA cache_size = -131072;",
-    )?;
     Ok(conn)
 }
 
@@ -553,7 +521,10 @@ mod tests {
             "SELECT 1;/**/x",
         ] {
             let e = only_statement(sql).unwrap_err();
-            assert!(e.downcast_ref::<UsageError>().is_some(), "{sql}");
+            assert!(
+                e.downcast_ref::<crate::command::UsageError>().is_some(),
+                "{sql}"
+            );
             assert!(e.to_string().contains("more than one statement"), "{e}");
         }
     }

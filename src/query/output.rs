@@ -33,7 +33,7 @@ pub enum Format {
 #[derive(Args, Debug, Clone)]
 pub struct OutputArgs {
     /// Database to read (opened read-only)
-    #[arg(long, default_value = "pawndex.db", value_name = "PATH")]
+    #[arg(long, default_value = crate::command::DEFAULT_DB, value_name = "PATH")]
     pub db: PathBuf,
     /// Output format
     #[arg(long, short, value_enum, default_value_t = Format::Table)]
@@ -560,15 +560,4 @@ impl Sink for FenSink<'_> {
         self.out.flush()?;
         Ok(())
     }
-}
-
-/// Is this error (anywhere in its chain) a closed pipe, as when output goes to `head`?
-pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| {
-        c.downcast_ref::<io::Error>()
-            .is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe)
-            || c.downcast_ref::<csv::Error>().is_some_and(
-                |e| matches!(e.kind(), csv::ErrorKind::Io(e) if e.kind() == io::ErrorKind::BrokenPipe),
-            )
-    })
 }

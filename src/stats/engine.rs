@@ -7,23 +7,15 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 use anyhow::{Context, Result};
-use clap::ValueEnum;
+
 use rusqlite::Connection;
 
 use crate::outcome::Outcome;
 
-use super::UsageError;
 use super::columns::{self, Cell, Column, Level, OPENING_LAST_PLY, Phase, PieceMasks};
 use super::sql::{self, Joins};
-
-/// What each counted unit is.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Per {
-    /// Every position (game and ply) counts once
-    Position,
-    /// Every game counts once for each distinct value combination it reaches
-    Game,
-}
+pub use crate::command::Per;
+use crate::command::UsageError;
 
 /// An inclusive ply range.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]

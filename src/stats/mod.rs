@@ -9,7 +9,6 @@ mod engine;
 mod report;
 mod sql;
 
-use std::fmt;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
@@ -17,7 +16,9 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 
 use columns::Column;
-pub use engine::{Per, PlyRange};
+pub use engine::PlyRange;
+
+use crate::command::{self, DEFAULT_DB, Per, UsageError};
 use report::{ChartKind, Report};
 
 const AFTER_HELP: &str = "\
@@ -78,7 +79,7 @@ pub struct StatsArgs {
     #[arg(long, value_name = "N")]
     pub top: Option<usize>,
     /// Database to read (opened read-only)
-    #[arg(long, default_value = "pawndex.db", value_name = "PATH")]
+    #[arg(long, default_value = DEFAULT_DB, value_name = "PATH")]
     pub db: PathBuf,
     /// Scan threads, each on its own slice of the games (default: every core, at most 8; up to 64)
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
@@ -89,47 +90,6 @@ pub struct StatsArgs {
     /// Draw a chart (the format follows the extension)
     #[arg(long, value_name = "FILE.svg|FILE.png")]
     pub chart: Option<PathBuf>,
-}
-
-/// A mistake in the command line found after parsing: reported like clap's, exit status 2.
-#[derive(Debug)]
-pub struct UsageError(pub String);
-
-impl fmt::Display for UsageError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for UsageError {}
-
-/// Exit status for a bad command line.
-const EXIT_USAGE: i32 = 2;
-
-fn parse_ply_range(s: &str) -> Result<PlyRange, String> {
-    let number = |t: &str| -> Result<u32, String> {
-        t.trim()
-            .parse::<u32>()
-            .map_err(|_| format!("{t:?} is not a ply number"))
-    };
-    let range = match s.split_once("..") {
-        Some((a, b)) => PlyRange {
-            first: if a.trim().is_empty() { 0 } else { number(a)? },
-            last: if b.trim().is_empty() {
-                u32::MAX
-            } else {
-                number(b)?
-            },
-        },
-        None => {
-            let n = number(s)?;
-            PlyRange { first: n, last: n }
-        }
-    };
-    if range.first > range.last {
-        return Err(format!("empty range {s} (A must not exceed B)"));
-    }
-    Ok(range)
 }
 
 fn parse_columns(names: &[String]) -> Result<Vec<Column>> {
@@ -181,24 +141,11 @@ fn chart_format(path: &Path) -> Result<ChartFormat> {
 }
 
 pub fn run(args: StatsArgs) -> Result<i32> {
-    match run_stats(args) {
-        Err(e) if e.downcast_ref::<UsageError>().is_some() => {
-            eprintln!("pawndex: error: {e}");
-            Ok(EXIT_USAGE)
-        }
-        Err(e) if is_broken_pipe(&e) => Ok(0),
-        other => other,
-    }
+    command::exit_status(run_stats(args))
 }
 
-fn is_broken_pipe(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| {
-        c.downcast_ref::<io::Error>()
-            .is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe)
-            || c.downcast_ref::<csv::Error>().is_some_and(|e| {
-                matches!(e.kind(), csv::ErrorKind::Io(e) if e.kind() == io::ErrorKind::BrokenPipe)
-            })
-    })
+fn parse_ply_range(s: &str) -> Result<PlyRange, String> {
+    command::ply_range(s).map(|(first, last)| PlyRange { first, last })
 }
 
 fn run_stats(args: StatsArgs) -> Result<i32> {
@@ -263,7 +210,7 @@ fn run_stats(args: StatsArgs) -> Result<i32> {
         ));
     }
 
-    let connect = || open(&args.db);
+    let connect = || command::open_for_reading(&args.db);
     let conn = connect()?;
     crate::query::warn_if_unfinished(&conn, &args.db)?;
     let threads = match args.threads {
@@ -299,16 +246,6 @@ fn run_stats(args: StatsArgs) -> Result<i32> {
         result.with_context(|| format!("drawing {}", path.display()))?;
     }
     Ok(0)
-}
-
-/// Opens the database read-only, tuned for long sequential reads.
-fn open(db: &Path) -> Result<rusqlite::Connection> {
-    let conn = crate::store::open_read_only(db)?;
-    // Memory-mapped reads, and temporary tables (piece masks) in memory.
-    conn.execute_batch(
-        "PRAGMA cache_size = -16384; PRAGMA mmap_size = 17179869184; PRAGMA temp_store = MEMORY;",
-    )?;
-    Ok(conn)
 }
 
 /// The filters of a chart, for the line under its title.

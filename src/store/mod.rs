@@ -285,6 +285,18 @@ pub fn upgrade(path: &Path) -> Result<(i64, i64)> {
     Ok((before, merged))
 }
 
+/// Settings for a reading command's connection: nothing can be written (`query_only`), pages
+/// come memory-mapped, a 64 MiB page cache, temporary tables (piece masks) in memory.
+pub fn tune_for_reading(conn: &Connection) -> Result<()> {
+    conn.execute_batch(
+        "PRAGMA query_only = ON;
+         PRAGMA mmap_size = 17179869184;
+         PRAGMA cache_size = -65536;
+         PRAGMA temp_store = MEMORY;",
+    )?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

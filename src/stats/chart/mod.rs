@@ -19,10 +19,10 @@ use plotters::coord::types::{RangedCoordf64, RangedCoordi32};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::UsageError;
 use super::columns::{Cell, Column};
 use super::engine::{Group, Per};
 use super::report::ChartKind;
+use crate::command::UsageError;
 
 const SIZE: (u32, u32) = (1000, 700);
 /// Scores of groups with fewer games are too noisy to draw (they stay in the CSV).
