@@ -12,6 +12,7 @@
 
 pub mod cli;
 pub mod features;
+mod info;
 mod ingest;
 mod moves;
 pub mod outcome;
