@@ -100,7 +100,11 @@ fn expect_message(run: &Run, db: &Path, step: &str, safe: &str, next: &str) {
     let lines: Vec<&str> = run.stderr.lines().collect();
     assert_eq!(lines.len(), 1, "one line:\n{}", run.stderr);
     assert!(lines[0].starts_with(&want), "{}\nwanted: {want}", lines[0]);
-    assert!(lines[0].ends_with(next), "{}\nwanted the end: {next}", lines[0]);
+    assert!(
+        lines[0].ends_with(next),
+        "{}\nwanted the end: {next}",
+        lines[0]
+    );
 }
 
 #[test]

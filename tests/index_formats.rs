@@ -409,7 +409,8 @@ fn binary_files_are_errors_that_name_the_file() {
     let run = index(&out, &[], &[&database, &sample]);
     run.expect_code(1, "a database as input");
     assert!(
-        run.stderr.contains("is a SQLite database, not PGN: did you mean --db"),
+        run.stderr
+            .contains("is a SQLite database, not PGN: did you mean --db"),
         "{}",
         run.stderr
     );

@@ -59,7 +59,10 @@ fn agrees_with_sql(db: &Path, j: &serde_json::Value) {
         j["positions"],
         count(&conn, "SELECT count(*) FROM ply_features")
     );
-    assert_eq!(j["pawn_sets"], count(&conn, "SELECT count(*) FROM pawn_sets"));
+    assert_eq!(
+        j["pawn_sets"],
+        count(&conn, "SELECT count(*) FROM pawn_sets")
+    );
     assert_eq!(j["rejected"], count(&conn, "SELECT count(*) FROM rejects"));
     assert_eq!(j["schema_version"], 3);
     assert_eq!(j["bytes"], std::fs::metadata(db).unwrap().len());
@@ -77,9 +80,11 @@ fn agrees_with_sql(db: &Path, j: &serde_json::Value) {
         assert_eq!(s["games"], w[1].clone().as_i64());
         assert_eq!(s["plies"], w[2].clone().as_i64());
         let rejected = conn
-            .query_row("SELECT count(*) FROM rejects WHERE source = ?1", [name], |r| {
-                r.get::<_, i64>(0)
-            })
+            .query_row(
+                "SELECT count(*) FROM rejects WHERE source = ?1",
+                [name],
+                |r| r.get::<_, i64>(0),
+            )
             .unwrap();
         assert_eq!(s["rejected"], rejected);
     }
@@ -207,7 +212,10 @@ fn an_interrupted_database_is_flagged_with_what_to_run() {
     assert_eq!(j["to_run"], run.as_str());
     let table = info_table(&db);
     let state = table.lines().find(|l| l.starts_with("state")).unwrap();
-    assert!(state.starts_with("state       INTERRUPTED: 9 games"), "{state}");
+    assert!(
+        state.starts_with("state       INTERRUPTED: 9 games"),
+        "{state}"
+    );
     assert!(state.ends_with(&format!("run `{run}`")), "{state}");
 
     // What it says to run makes it complete.
@@ -227,7 +235,12 @@ fn an_older_schema_gets_the_one_line_of_the_other_read_commands() {
         .unwrap();
     let before = std::fs::read(&db).unwrap();
     let info = pawndex(&["info", "--db", db.to_str().unwrap()]);
-    let query = pawndex(&["query", "--db", db.to_str().unwrap(), "white-isolated-queen-pawn"]);
+    let query = pawndex(&[
+        "query",
+        "--db",
+        db.to_str().unwrap(),
+        "white-isolated-queen-pawn",
+    ]);
     info.expect_code(1, "info on version 2");
     assert_eq!(info.stderr, query.stderr);
     assert!(
@@ -263,7 +276,10 @@ fn not_a_database_and_a_missing_one_are_errors_that_create_nothing() {
 fn help_has_an_example() {
     let run = pawndex(&["info", "--help"]);
     run.expect_code(0, "info --help");
-    assert!(run.stdout.contains("pawndex info --db masters.db --format json"));
+    assert!(
+        run.stdout
+            .contains("pawndex info --db masters.db --format json")
+    );
 }
 
 fn listing(dir: &Path) -> Vec<String> {

@@ -46,9 +46,16 @@ fn listing(dir: &Path) -> Vec<String> {
 /// A directory with `sample.pgn`, a database `research.db` and an empty directory `dir`.
 fn setup() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::copy(root_path("examples/sample.pgn"), dir.path().join("sample.pgn")).unwrap();
-    pawndex_in(dir.path(), &["index", "-q", "--db", "research.db", "sample.pgn"])
-        .expect_code(0, "making research.db");
+    std::fs::copy(
+        root_path("examples/sample.pgn"),
+        dir.path().join("sample.pgn"),
+    )
+    .unwrap();
+    pawndex_in(
+        dir.path(),
+        &["index", "-q", "--db", "research.db", "sample.pgn"],
+    )
+    .expect_code(0, "making research.db");
     std::fs::create_dir(dir.path().join("dir")).unwrap();
     dir
 }
@@ -66,7 +73,11 @@ fn refused(args: &[&str], wanted: &str) {
         "{args:?}: wanted the line\n{line}\ngot:\n{}",
         run.stderr
     );
-    assert_eq!(listing(dir.path()), before, "{args:?} changed the directory");
+    assert_eq!(
+        listing(dir.path()),
+        before,
+        "{args:?} changed the directory"
+    );
 }
 
 #[test]
@@ -97,7 +108,10 @@ fn missing_or_unreadable_inputs_create_no_database() {
 fn a_directory_as_database_is_said_as_such_by_every_command() {
     let is_dir = "dir is a directory, not a database file";
     refused(&["index", "--db", "dir", "sample.pgn"], is_dir);
-    refused(&["query", "--db", "dir", "white-isolated-queen-pawn"], is_dir);
+    refused(
+        &["query", "--db", "dir", "white-isolated-queen-pawn"],
+        is_dir,
+    );
     refused(&["find", "--db", "dir", "--white", "islands>=3"], is_dir);
     refused(&["stats", "--db", "dir", "--by", "ply"], is_dir);
     refused(&["check", "--db", "dir"], is_dir);
@@ -109,17 +123,30 @@ fn a_directory_as_database_is_said_as_such_by_every_command() {
 fn read_commands_on_a_missing_database_create_nothing() {
     let missing = "database nothere.db does not exist; create it with `pawndex index --db \
                    nothere.db GAMES.pgn`";
-    refused(&["query", "--db", "nothere.db", "white-isolated-queen-pawn"], missing);
-    refused(&["find", "--db", "nothere.db", "--white", "islands>=3"], missing);
+    refused(
+        &["query", "--db", "nothere.db", "white-isolated-queen-pawn"],
+        missing,
+    );
+    refused(
+        &["find", "--db", "nothere.db", "--white", "islands>=3"],
+        missing,
+    );
     refused(&["stats", "--db", "nothere.db", "--by", "ply"], missing);
     refused(&["check", "--db", "nothere.db"], missing);
     refused(&["info", "--db", "nothere.db"], missing);
-    refused(&["migrate", "--db", "nothere.db"], "database nothere.db does not exist");
+    refused(
+        &["migrate", "--db", "nothere.db"],
+        "database nothere.db does not exist",
+    );
 }
 
 #[test]
 fn a_file_that_is_not_a_database_is_refused_and_left_alone() {
-    for cmd in [&["info"][..], &["check"], &["query", "white-isolated-queen-pawn"]] {
+    for cmd in [
+        &["info"][..],
+        &["check"],
+        &["query", "white-isolated-queen-pawn"],
+    ] {
         let mut args = cmd.to_vec();
         args.extend(["--db", "sample.pgn"]);
         refused(
