@@ -77,8 +77,8 @@ fn agrees_with_sql(db: &Path, j: &serde_json::Value) {
             panic!()
         };
         assert_eq!(s["source"], name.as_str());
-        assert_eq!(s["games"], w[1].clone().as_i64());
-        assert_eq!(s["plies"], w[2].clone().as_i64());
+        assert_eq!(s["games"], integer(&w[1]));
+        assert_eq!(s["plies"], integer(&w[2]));
         let rejected = conn
             .query_row(
                 "SELECT count(*) FROM rejects WHERE source = ?1",
@@ -90,16 +90,10 @@ fn agrees_with_sql(db: &Path, j: &serde_json::Value) {
     }
 }
 
-trait AsI64 {
-    fn as_i64(self) -> i64;
-}
-
-impl AsI64 for rusqlite::types::Value {
-    fn as_i64(self) -> i64 {
-        match self {
-            rusqlite::types::Value::Integer(i) => i,
-            v => panic!("{v:?}"),
-        }
+fn integer(v: &rusqlite::types::Value) -> i64 {
+    match v {
+        rusqlite::types::Value::Integer(i) => *i,
+        v => panic!("{v:?}"),
     }
 }
 
