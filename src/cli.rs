@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use anyhow::Result;
+use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand};
 
 use crate::command::{DEFAULT_DB, EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK};
@@ -75,6 +75,20 @@ enum Command {
         after_help = "Example:\n  pawndex check --db masters.db"
     )]
     Check(CheckArgs),
+    /// What a database holds: games, plies, sources, rejects, schema, size, state (read-only).
+    #[command(
+        long_about = "Describes a database without changing it (opened read-only; no file is \
+                      created): its size, schema version, games, plies (and positions), pawn \
+                      sets, rejected games, and per source (the file name given to `pawndex \
+                      index`) its games, plies and rejects, then the rejects by reason. The \
+                      state line says whether the database is complete, holds an unmerged tail \
+                      (a small append, by design), or was left by an interrupted `pawndex \
+                      index`, and then what to run. It reads one pass over the games, never the \
+                      runs.\n\nExit status: 0 success, 1 the file is missing or not a current \
+                      pawndex database.",
+        after_help = "Examples:\n  pawndex info --db masters.db\n  pawndex info --db masters.db --format json | jq .games"
+    )]
+    Info(crate::info::InfoArgs),
 }
 
 #[derive(Args, Debug)]
@@ -131,7 +145,26 @@ struct IndexArgs {
     keep_duplicates: bool,
 }
 
+/// Checks every input file before the database is created or opened: each one exists and is a
+/// readable file (standard input, `-`, is not checked), and none is a SQLite database (the
+/// usual slip: `pawndex index research.db`, `--db` forgotten). Nothing is written.
+fn check_inputs(files: &[String]) -> Result<()> {
+    for name in files.iter().filter(|f| f.as_str() != "-") {
+        let path = std::path::Path::new(name);
+        let meta = std::fs::metadata(path).with_context(|| format!("{name}: cannot read"))?;
+        if meta.is_dir() {
+            bail!("{name} is a directory, not a PGN file");
+        }
+        std::fs::File::open(path).with_context(|| format!("{name}: cannot read"))?;
+        if crate::store::is_sqlite_file(path) {
+            bail!("{name} is a SQLite database, not PGN: did you mean --db {name}?");
+        }
+    }
+    Ok(())
+}
+
 fn run_index(args: IndexArgs) -> Result<i32> {
+    check_inputs(&args.files)?;
     let stop = Arc::new(AtomicBool::new(false));
     {
         let stop = stop.clone();
@@ -178,11 +211,19 @@ pub fn main_with_args() -> i32 {
         Command::Migrate(args) => run_migrate(args),
         Command::Check(args) => crate::store::check::run_to_stdout(&args.db)
             .map(|ok| if ok { EXIT_OK } else { EXIT_ERROR }),
+        Command::Info(args) => crate::info::run(args),
     };
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("pawndex: error: {e:#}");
+            match e
+                .chain()
+                .find_map(|c| c.downcast_ref::<crate::store::WriteFailed>())
+            {
+                // Says all there is to say (which file, what is safe, what to run).
+                Some(failed) => eprintln!("pawndex: error: {failed}"),
+                None => eprintln!("pawndex: error: {e:#}"),
+            }
             if is_corrupt(&e) {
                 eprintln!(
                     "pawndex: the database file is damaged; whatever this run wrote was rolled \

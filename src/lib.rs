@@ -13,6 +13,7 @@
 pub mod cli;
 mod command;
 pub mod features;
+mod info;
 mod ingest;
 mod moves;
 pub mod outcome;

@@ -363,8 +363,10 @@ fn broken_compressed_streams_keep_the_games_before_the_fault() {
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 
+/// Inputs are checked before the database is created: a missing one refuses the run, naming
+/// it, and creates nothing (fix the name and run again).
 #[test]
-fn a_missing_file_is_reported_and_the_others_are_indexed() {
+fn a_missing_file_refuses_the_run_before_anything_is_created() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("missing.db");
     let missing = dir.path().join("no-such-file.pgn");
@@ -377,20 +379,7 @@ fn a_missing_file_is_reported_and_the_others_are_indexed() {
         "stderr names the missing file:\n{}",
         run.stderr
     );
-    let s = run.summary();
-    assert_eq!((s.read, s.indexed), (19, 19), "{}", run.stderr);
-    let conn = open_db(&db);
-    assert_eq!(count(&conn, "SELECT count(*) FROM games"), 19);
-    for (file, n) in [(&sample, 12), (&edge, 7)] {
-        let got: i64 = conn
-            .query_row(
-                "SELECT count(*) FROM games WHERE source = ?1",
-                [file.to_string_lossy()],
-                |r| r.get(0),
-            )
-            .unwrap();
-        assert_eq!(got, n, "{}", file.display());
-    }
+    assert!(!db.exists(), "the database was created");
 }
 
 /// Makes a real pawndex database to feed back in by mistake (`pawndex index x.db`).
@@ -415,7 +404,18 @@ fn binary_files_are_errors_that_name_the_file() {
     let sample = root_path("examples/sample.pgn");
 
     let mut failures = Vec::new();
-    for bad in [&noise, &png, &database] {
+    // A database given as input is refused before anything is written (`--db` forgotten).
+    let out = dir.path().join("mistake.out.db");
+    let run = index(&out, &[], &[&database, &sample]);
+    run.expect_code(1, "a database as input");
+    assert!(
+        run.stderr
+            .contains("is a SQLite database, not PGN: did you mean --db"),
+        "{}",
+        run.stderr
+    );
+    assert!(!out.exists(), "the database was created");
+    for bad in [&noise, &png] {
         let name = bad.file_name().unwrap().to_string_lossy().into_owned();
         let db = dir.path().join(format!("{name}.out.db"));
         let run = index(&db, &["--threads", "2"], &[bad, &sample]);

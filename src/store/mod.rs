@@ -14,6 +14,7 @@
 pub mod check;
 pub mod count;
 mod derive;
+pub mod info;
 pub mod search;
 mod writer;
 
@@ -23,7 +24,7 @@ use anyhow::{Context, Result, bail};
 use rusqlite::{Connection, OpenFlags};
 
 pub use derive::{SetAggregate, TAIL_MAX_GAMES, decode_games, lag, tail_sets};
-pub use writer::{Stored, Writer};
+pub use writer::{Stored, WriteFailed, Writer};
 
 /// A way of reading forced from outside, for tests and measurements: `PAWNDEX_PLAN=scan`
 /// (scan the runs, never the game lists or the top-sets shortcut) or `PAWNDEX_PLAN=lists`
@@ -42,6 +43,13 @@ pub fn forced_plan() -> Option<ForcedPlan> {
         "lists" => Some(ForcedPlan::Lists),
         _ => None,
     }
+}
+
+/// The page limit `PAWNDEX_MAX_PAGES` sets on the writing connection, if any (one place reads
+/// the variable). A testing knob: SQLite then fails a write that would grow the file past that
+/// many pages with SQLITE_FULL, as a full disk does, without filling one.
+fn max_pages() -> Option<i64> {
+    std::env::var("PAWNDEX_MAX_PAGES").ok()?.trim().parse().ok()
 }
 
 /// Numbered migrations, applied in order; `PRAGMA user_version` holds how many ran.
@@ -111,7 +119,9 @@ pub fn migrate(conn: &mut Connection, path: &Path) -> Result<()> {
 /// Takes the indexing lock of a database (an advisory lock on the database file itself,
 /// independent of SQLite's own locks), so that two `pawndex index` runs never write the same
 /// database at once. Readers are not affected. The lock goes when the returned file is dropped.
+/// A directory or a file that is not SQLite is refused before anything is created.
 pub fn lock_for_indexing(path: &Path) -> Result<std::fs::File> {
+    existing_sqlite(path)?;
     let file = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
@@ -134,6 +144,17 @@ pub fn lock_for_indexing(path: &Path) -> Result<std::fs::File> {
 
 /// The first 16 bytes of every SQLite database file.
 const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
+
+/// Whether `path` is a file that starts like a SQLite database (its first 16 bytes); `false`
+/// for anything that cannot be read. Reads 16 bytes, writes nothing.
+#[must_use]
+pub fn is_sqlite_file(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; 16];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .is_ok_and(|()| &head == SQLITE_MAGIC)
+}
 
 /// Looks at a file before SQLite opens it for writing: `Ok(false)` when it does not exist or is
 /// empty (a new database), `Ok(true)` for a SQLite file; an error for a directory or a file
@@ -205,6 +226,9 @@ pub fn open_for_writing(path: &Path) -> Result<Connection> {
     // Sorts larger than the cache spill to temporary files, not to memory, so memory does not
     // grow with the input.
     conn.pragma_update(None, "temp_store", "FILE")?;
+    if let Some(pages) = max_pages() {
+        conn.pragma_update(None, "max_page_count", pages)?;
+    }
     migrate(&mut conn, path)?;
     Ok(conn)
 }
@@ -239,11 +263,14 @@ pub fn quick_check(conn: &Connection, path: &Path) -> Result<()> {
 /// when the database is finished (rollback journal); a run still writing keeps it in WAL mode.
 pub fn open_read_only(path: &Path) -> Result<Connection> {
     match std::fs::metadata(path) {
-        Err(_) => bail!(
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => bail!(
             "database {} does not exist; create it with `pawndex index --db {} GAMES.pgn`",
             path.display(),
             path.display()
         ),
+        Err(e) => {
+            return Err(e).with_context(|| format!("cannot open database {}", path.display()));
+        }
         Ok(m) if m.is_dir() => bail!("{} is a directory, not a database file", path.display()),
         Ok(_) => {}
     }

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 use anyhow::Result;
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, ErrorCode, OptionalExtension, ffi, params};
 
 use super::derive;
 use crate::features::SideFeatures;
@@ -87,6 +87,105 @@ impl<K: std::hash::Hash + Eq, V: Copy> Cache<K, V> {
         }
         self.map.insert(k, v);
     }
+}
+
+/// The step of a run a write failed in: it decides what is safe and what to run next.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// Storing games (committed in batches): the batches committed before are kept.
+    Storing,
+    /// Building the derived tables (one transaction, rolled back): every game is stored.
+    Deriving,
+    /// Planner statistics and the checkpoint, after the derived tables were committed.
+    Finishing,
+}
+
+/// A write of `pawndex index` (or `migrate`) that failed for lack of space, or on an I/O error:
+/// says which file, what is safe and what to run once there is room. The database is
+/// consistent (SQLite rolled the failed transaction back).
+#[derive(Debug)]
+pub struct WriteFailed {
+    db: String,
+    step: Step,
+    /// The disk (or SQLite's page limit) was full; otherwise an I/O error.
+    full: bool,
+    /// Games stored in the database after the rollback.
+    games: i64,
+    cause: String,
+}
+
+impl std::fmt::Display for WriteFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let db = &self.db;
+        let what = if self.full {
+            "disk full".to_owned()
+        } else {
+            format!("I/O error ({})", self.cause)
+        };
+        let step = match self.step {
+            Step::Storing => "storing games",
+            Step::Deriving => "building the derived tables",
+            Step::Finishing => "writing planner statistics",
+        };
+        let n = self.games;
+        let games = if n == 1 { "game" } else { "games" };
+        let safe = match self.step {
+            Step::Storing => format!("the {n} {games} committed so far are safe"),
+            Step::Deriving => format!("all {n} {games} are stored and safe"),
+            Step::Finishing => {
+                format!("all {n} {games} and the derived tables are stored and safe")
+            }
+        };
+        let room = if self.full {
+            "free space (on the disk of the database, and in the temporary directory, where \
+             large sorts spill)"
+        } else {
+            "check the disk"
+        };
+        let next = match self.step {
+            Step::Storing => "run the same `pawndex index` command again (the games already \
+                              stored are skipped)"
+                .to_owned(),
+            Step::Deriving | Step::Finishing => format!(
+                "run `pawndex migrate --db {db}` to finish (the same `pawndex index` command \
+                 again does too)"
+            ),
+        };
+        write!(
+            f,
+            "{what} while writing {db} ({step}): {safe}; {room} and {next}"
+        )
+    }
+}
+
+impl std::error::Error for WriteFailed {}
+
+/// Whether an error is a failed write: `Some(true)` for a full disk (SQLITE_FULL, which is also
+/// what SQLite's page limit gives, or a full temporary directory), `Some(false)` for an I/O error
+/// while writing, `None` for anything else.
+fn write_failure(e: &anyhow::Error) -> Option<bool> {
+    e.chain().find_map(|c| {
+        if let Some(rusqlite::Error::SqliteFailure(f, _)) = c.downcast_ref::<rusqlite::Error>() {
+            return match f.code {
+                ErrorCode::DiskFull => Some(true),
+                ErrorCode::SystemIoFailure
+                    if matches!(
+                        f.extended_code,
+                        ffi::SQLITE_IOERR_WRITE
+                            | ffi::SQLITE_IOERR_FSYNC
+                            | ffi::SQLITE_IOERR_DIR_FSYNC
+                            | ffi::SQLITE_IOERR_TRUNCATE
+                    ) =>
+                {
+                    Some(false)
+                }
+                _ => None,
+            };
+        }
+        c.downcast_ref::<std::io::Error>()
+            .filter(|io| io.kind() == std::io::ErrorKind::StorageFull)
+            .map(|_| true)
+    })
 }
 
 /// The single writer: owns the connection while loading.
@@ -182,6 +281,11 @@ impl Writer {
 
     /// Makes everything written so far durable.
     pub fn commit(&mut self) -> Result<()> {
+        let r = self.commit_inner();
+        self.explain(r, Step::Storing)
+    }
+
+    fn commit_inner(&mut self) -> Result<()> {
         self.flush(true)?;
         if self.in_transaction {
             self.conn.execute_batch("COMMIT")?;
@@ -317,8 +421,43 @@ impl Writer {
         Ok(())
     }
 
+    /// Turns a failed write (disk full, I/O error) into a [`WriteFailed`] that says what is
+    /// safe and what to run, after rolling back what was not committed.
+    fn explain<T>(&mut self, r: Result<T>, step: Step) -> Result<T> {
+        let e = match r {
+            Ok(v) => return Ok(v),
+            Err(e) => e,
+        };
+        let Some(full) = write_failure(&e) else {
+            return Err(e);
+        };
+        if !self.conn.is_autocommit() {
+            let _ = self.conn.execute_batch("ROLLBACK");
+        }
+        self.in_transaction = false;
+        self.pending_runs.clear();
+        self.pending_sets.clear();
+        let games = self
+            .conn
+            .query_row("SELECT count(*) FROM games", [], |r| r.get(0))
+            .unwrap_or(0);
+        Err(WriteFailed {
+            db: self.conn.path().unwrap_or("the database").to_owned(),
+            step,
+            full,
+            games,
+            cause: format!("{e:#}"),
+        }
+        .into())
+    }
+
     /// Stores one replayed game unless it is a duplicate.
     pub fn add_game(&mut self, g: &GameRecord, source: &str) -> Result<Stored> {
+        let r = self.add_game_inner(g, source);
+        self.explain(r, Step::Storing)
+    }
+
+    fn add_game_inner(&mut self, g: &GameRecord, source: &str) -> Result<Stored> {
         self.begin()?;
         if self.is_duplicate(g)? {
             return Ok(Stored::Duplicate);
@@ -402,6 +541,11 @@ impl Writer {
 
     /// Records a rejected game (once per source and offset, so re-runs add nothing).
     pub fn add_reject(&mut self, r: &Reject, source: &str) -> Result<()> {
+        let result = self.add_reject_inner(r, source);
+        self.explain(result, Step::Storing)
+    }
+
+    fn add_reject_inner(&mut self, r: &Reject, source: &str) -> Result<()> {
         self.begin()?;
         self.conn
             .prepare_cached(
@@ -429,14 +573,19 @@ impl Writer {
         self.conn.pragma_update(None, "mmap_size", 0)?;
         let t_commit = t0.elapsed();
         let pairs = std::mem::take(&mut self.pairs);
-        derive::finish_run(&self.conn, merge_all, Some(pairs))?;
+        let r = derive::finish_run(&self.conn, merge_all, Some(pairs));
+        self.explain(r, Step::Deriving)?;
         let t_derive = t0.elapsed() - t_commit;
         let start = std::time::Instant::now();
-        derive::write_planner_statistics(&self.conn)?;
+        let r = derive::write_planner_statistics(&self.conn);
+        self.explain(r, Step::Finishing)?;
         let statistics = start.elapsed();
-        self.conn
+        let r = self
+            .conn
             .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
-            .optional()?;
+            .optional()
+            .map_err(anyhow::Error::from);
+        self.explain(r, Step::Finishing)?;
         if std::env::var_os("PAWNDEX_TIMINGS").is_some() {
             eprintln!(
                 "timings: last commit {:.1} s, derived tables {:.1} s, planner statistics {:.1} s, \

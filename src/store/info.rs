@@ -1,0 +1,211 @@
+//! What a database holds, for `pawndex info`: games, plies, sources, rejects by reason, schema
+//! version, size and whether the last run finished. Read-only (opened like every read command,
+//! see [`super::open_read_only`]) and in one read transaction.
+//!
+//! Cheap on a large database: the runs are never scanned. One pass over `games` (in rowid order,
+//! counting runs of equal sources, no sort) gives the games and plies of each source; `rejects`
+//! is counted through its `(source, offset)` index and grouped by reason; everything else is a
+//! single-row read.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use rusqlite::Connection;
+use rusqlite::types::ValueRef;
+
+use super::derive::{Lag, lag};
+
+/// Games, plies and rejects of one source (the file name a run was given).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Source {
+    pub name: String,
+    pub games: i64,
+    pub plies: i64,
+    pub rejected: i64,
+}
+
+/// Whether the derived tables cover every stored game.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum State {
+    /// Every game is in the derived tables.
+    Complete,
+    /// Complete; the last runs left `n` games in the unmerged tail (by design, see
+    /// `migrations/0003_unmerged_tail.sql`).
+    Tail(i64),
+    /// A run stored `n` games and did not finish (killed, or still running).
+    Unfinished(i64),
+}
+
+/// Everything `pawndex info` reports.
+#[derive(Clone, Debug)]
+pub struct Info {
+    pub db: PathBuf,
+    pub schema_version: i64,
+    /// Bytes of the database file, and of its write-ahead log when a run is writing or was
+    /// killed.
+    pub bytes: u64,
+    pub wal_bytes: u64,
+    pub games: i64,
+    pub plies: i64,
+    pub pawn_sets: i64,
+    pub rejected: i64,
+    /// By source name.
+    pub sources: Vec<Source>,
+    /// Rejected games by reason (the categories of `pawndex index`'s end summary), most first.
+    pub reasons: Vec<(String, i64)>,
+    pub lag: Lag,
+}
+
+impl Info {
+    /// Whether the derived tables cover every game or leave some in the tail or unfinished.
+    #[must_use]
+    pub fn state(&self) -> State {
+        if self.lag.unfinished() > 0 {
+            State::Unfinished(self.lag.unfinished())
+        } else if self.lag.pending() > 0 {
+            State::Tail(self.lag.pending())
+        } else {
+            State::Complete
+        }
+    }
+
+    /// Positions (plies plus each game's start position).
+    #[must_use]
+    pub fn positions(&self) -> i64 {
+        self.plies + self.games
+    }
+
+    /// What to run to finish an interrupted database, if it is one.
+    #[must_use]
+    pub fn to_run(&self) -> Option<String> {
+        match self.state() {
+            State::Unfinished(_) => Some(format!("pawndex migrate --db {}", self.db.display())),
+            _ => None,
+        }
+    }
+}
+
+/// Opens `db` read-only and reads what it holds.
+pub fn read(db: &Path) -> Result<Info> {
+    let conn = super::open_read_only(db)?;
+    conn.pragma_update(None, "query_only", true)?;
+    conn.execute_batch("BEGIN")?;
+    let info = snapshot(&conn, db);
+    let _ = conn.execute_batch("COMMIT");
+    info
+}
+
+/// [`read`] inside the caller's read transaction.
+fn snapshot(conn: &Connection, db: &Path) -> Result<Info> {
+    let one = |sql: &str| -> Result<i64> {
+        Ok(conn
+            .query_row(sql, [], |r| r.get::<_, Option<i64>>(0))?
+            .unwrap_or(0))
+    };
+    let mut sources = games_by_source(conn)?;
+    for (name, n) in rejects_by_source(conn)? {
+        sources
+            .entry(name.clone())
+            .or_insert_with(|| Source {
+                name,
+                ..Source::default()
+            })
+            .rejected = n;
+    }
+    let sources: Vec<Source> = sources.into_values().collect();
+    let reasons = rejects_by_reason(conn)?;
+    let wal = {
+        let mut name = db.as_os_str().to_owned();
+        name.push("-wal");
+        PathBuf::from(name)
+    };
+    Ok(Info {
+        db: db.to_owned(),
+        schema_version: one("PRAGMA user_version")?,
+        bytes: std::fs::metadata(db).map_or(0, |m| m.len()),
+        wal_bytes: std::fs::metadata(wal).map_or(0, |m| m.len()),
+        games: sources.iter().map(|s| s.games).sum(),
+        plies: sources.iter().map(|s| s.plies).sum(),
+        // Ids are never reused or deleted: the largest is the count, read from the end of the
+        // table instead of counted.
+        pawn_sets: one("SELECT max(id) FROM pawn_sets")?,
+        rejected: reasons.iter().map(|(_, n)| n).sum(),
+        sources,
+        reasons,
+        lag: lag(conn)?,
+    })
+}
+
+/// Games and plies per source, in one pass over `games` in rowid order: a source's games are
+/// mostly consecutive (a run stores its files in order), so runs of equal names are counted
+/// before they are looked up (no sort, no hash per game).
+fn games_by_source(conn: &Connection) -> Result<BTreeMap<String, Source>> {
+    let mut by_name: BTreeMap<String, Source> = BTreeMap::new();
+    let mut st = conn.prepare("SELECT source, plies FROM games")?;
+    let mut rows = st.query([])?;
+    let mut current: Option<(Vec<u8>, i64, i64)> = None;
+    let mut add = |name: &[u8], games: i64, plies: i64| {
+        let name = String::from_utf8_lossy(name).into_owned();
+        let s = by_name.entry(name.clone()).or_insert_with(|| Source {
+            name,
+            ..Source::default()
+        });
+        s.games += games;
+        s.plies += plies;
+    };
+    while let Some(r) = rows.next()? {
+        let name = match r.get_ref(0)? {
+            ValueRef::Text(t) | ValueRef::Blob(t) => t,
+            _ => &[],
+        };
+        let plies = r.get::<_, Option<i64>>(1)?.unwrap_or(0);
+        match &mut current {
+            Some((n, games, p)) if n.as_slice() == name => {
+                *games += 1;
+                *p += plies;
+            }
+            _ => {
+                if let Some((n, games, p)) = current.take() {
+                    add(&n, games, p);
+                }
+                current = Some((name.to_vec(), 1, plies));
+            }
+        }
+    }
+    if let Some((n, games, p)) = current {
+        add(&n, games, p);
+    }
+    Ok(by_name)
+}
+
+/// Rejected games per source (through the `(source, offset)` index of `rejects`).
+fn rejects_by_source(conn: &Connection) -> Result<Vec<(String, i64)>> {
+    let mut st = conn.prepare("SELECT source, count(*) FROM rejects GROUP BY source")?;
+    let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Rejected games by reason, most first. The stored reason is the full text (`illegal move
+/// Qd8 at ply 23 (12. White to move)`); it is grouped by the category its text starts with,
+/// the categories of the end summary of `pawndex index` (`src/ingest/replay.rs`).
+fn rejects_by_reason(conn: &Connection) -> Result<Vec<(String, i64)>> {
+    let mut st = conn.prepare(
+        "SELECT CASE
+             WHEN reason LIKE 'illegal move%' THEN 'illegal move'
+             WHEN reason LIKE 'ambiguous move%' THEN 'ambiguous move'
+             WHEN reason LIKE 'null move%' THEN 'null move'
+             WHEN reason LIKE 'piece drop%' THEN 'piece drop'
+             WHEN reason LIKE 'PGN syntax error%' THEN 'PGN syntax error'
+             WHEN reason LIKE 'game cut off%' THEN 'cut off by a read error'
+             WHEN reason LIKE 'game longer than%' THEN 'game too long'
+             WHEN reason LIKE 'no tags and no moves%' THEN 'not a game'
+             WHEN reason LIKE 'unsupported variant%' THEN 'unsupported variant'
+             WHEN reason LIKE 'invalid FEN%' THEN 'invalid FEN'
+             ELSE 'other'
+         END AS category, count(*) AS n
+         FROM rejects GROUP BY category ORDER BY n DESC, category",
+    )?;
+    let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
