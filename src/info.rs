@@ -14,7 +14,7 @@ use crate::store::info::{Info, State};
 #[derive(Args, Debug)]
 pub struct InfoArgs {
     /// Database file to describe (it is not modified)
-    #[arg(long, default_value = "pawndex.db", value_name = "PATH")]
+    #[arg(long, default_value = crate::command::DEFAULT_DB, value_name = "PATH")]
     db: PathBuf,
     /// Output: an aligned table, or one JSON object for scripts
     #[arg(long, value_enum, default_value_t = InfoFormat::Table)]
@@ -37,10 +37,12 @@ pub fn run(args: InfoArgs) -> Result<i32> {
     };
     let stdout = io::stdout();
     let mut out = stdout.lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(0),
-        r => r.map(|()| 0).map_err(Into::into),
-    }
+    crate::command::exit_status(
+        out.write_all(text.as_bytes())
+            .and_then(|()| out.flush())
+            .map(|()| 0)
+            .map_err(Into::into),
+    )
 }
 
 /// `12345678` as `12,345,678`.

@@ -89,7 +89,7 @@ impl Info {
 /// Opens `db` read-only and reads what it holds.
 pub fn read(db: &Path) -> Result<Info> {
     let conn = super::open_read_only(db)?;
-    conn.pragma_update(None, "query_only", true)?;
+    super::tune_for_reading(&conn)?;
     conn.execute_batch("BEGIN")?;
     let info = snapshot(&conn, db);
     let _ = conn.execute_batch("COMMIT");
