@@ -15,41 +15,83 @@ fn big_pgn(dir: &std::path::Path) -> std::path::PathBuf {
     path
 }
 
+/// One snapshot of the database as a reader sees it: (games, games not whole), or `None`
+/// before the schema exists.
+fn reader_snapshot(db: &std::path::Path) -> Option<(i64, i64)> {
+    let conn = Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY).ok()?;
+    conn.busy_timeout(Duration::from_secs(10)).unwrap();
+    // One read transaction: everything below sees the same snapshot.
+    let tx = conn.unchecked_transaction().ok()?;
+    let games: i64 = tx
+        .query_row("SELECT count(*) FROM games", [], |r| r.get(0))
+        .ok()?;
+    let broken: i64 = tx
+        .query_row(
+            "SELECT count(*) FROM games g
+             WHERE g.plies + 1 != (SELECT count(*) FROM ply_features f WHERE f.game_id = g.id)",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    Some((games, broken))
+}
+
 #[test]
 fn readers_see_whole_games_while_indexing_runs() {
+    use std::io::Write as _;
     let dir = tempfile::tempdir().unwrap();
-    let pgn = big_pgn(dir.path());
+    let pgn = std::fs::read(big_pgn(dir.path())).unwrap();
+    // Cut at a game boundary: the first part, a pause, then the rest.
+    let cut = pgn
+        .windows(8)
+        .enumerate()
+        .filter(|(_, w)| *w == b"\n\n[Event")
+        .map(|(i, _)| i + 2)
+        .nth(3000)
+        .unwrap();
     let db = dir.path().join("c.db");
-    let mut child = index_command(&db, &[], &[&pgn]).spawn().unwrap();
+    let mut cmd = index_command(&db, &[], &[std::path::Path::new("-")]);
+    let mut child = cmd.stdin(std::process::Stdio::piped()).spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(&pgn[..cut]).unwrap();
+    stdin.flush().unwrap();
+    // The run commits at least every second when games arrive: wait past that, then send
+    // more so it commits what it has while the input is still open.
+    std::thread::sleep(Duration::from_millis(1500));
+    let (second, rest) = pgn[cut..].split_at(pgn[cut..].len() / 2);
+    stdin.write_all(second).unwrap();
+    stdin.flush().unwrap();
 
+    // The run cannot end before its input does: every snapshot here is taken mid-run.
     let start = Instant::now();
-    let mut snapshots = 0;
-    let mut max_games = 0;
-    while child.try_wait().unwrap().is_none() && start.elapsed() < Duration::from_secs(120) {
-        std::thread::sleep(Duration::from_millis(50));
-        let Ok(conn) = Connection::open_with_flags(&db, OpenFlags::SQLITE_OPEN_READ_ONLY) else {
-            continue;
-        };
-        conn.busy_timeout(Duration::from_secs(10)).unwrap();
-        // One read transaction: everything below sees the same snapshot.
-        let tx = conn.unchecked_transaction();
-        let Ok(tx) = tx else { continue };
-        let games: Result<i64, _> = tx.query_row("SELECT count(*) FROM games", [], |r| r.get(0));
-        let Ok(games) = games else { continue }; // schema not created yet
-        if games == 0 {
-            continue;
+    let mut during = Vec::new();
+    while start.elapsed() < Duration::from_secs(120) {
+        if let Some((games, broken)) = reader_snapshot(&db) {
+            assert_eq!(broken, 0, "a reader saw a partly written game");
+            if games > 0 {
+                during.push(games);
+                if during.len() >= 3 {
+                    break;
+                }
+            }
         }
-        let broken: i64 = tx
-            .query_row(
-                "SELECT count(*) FROM games g
-                 WHERE g.plies + 1 != (SELECT count(*) FROM ply_features f WHERE f.game_id = g.id)",
-                [],
-                |r| r.get(0),
-            )
-            .unwrap();
-        assert_eq!(broken, 0, "a reader saw a partly written game");
-        snapshots += 1;
-        max_games = max_games.max(games);
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the run ended before its input"
+    );
+    stdin.write_all(rest).unwrap();
+    drop(stdin);
+
+    // Keep reading while it finishes.
+    let mut snapshots = during.len();
+    while child.try_wait().unwrap().is_none() && start.elapsed() < Duration::from_secs(240) {
+        if let Some((_, broken)) = reader_snapshot(&db) {
+            assert_eq!(broken, 0, "a reader saw a partly written game");
+            snapshots += 1;
+        }
+        std::thread::sleep(Duration::from_millis(50));
     }
     let out = child.wait_with_output().unwrap();
     assert!(
@@ -61,10 +103,12 @@ fn readers_see_whole_games_while_indexing_runs() {
     assert_eq!(integrity_check(&conn), "ok");
     let total = count(&conn, "SELECT count(*) FROM games");
     assert!(total >= 5000, "{total}");
-    // The run commits at least every second, so readers usually see several states; what
-    // matters is that every snapshot they saw was whole.
-    assert!(max_games <= total);
-    eprintln!("{snapshots} consistent snapshots, up to {max_games} of {total} games");
+    eprintln!("{snapshots} consistent snapshots; during the run: {during:?} of {total} games");
+    // The race happened: readers saw whole but partial databases while the run went on.
+    assert!(
+        !during.is_empty() && during.iter().all(|&g| g > 0 && g < total),
+        "no snapshot caught the run half way ({during:?} of {total}): nothing was tested"
+    );
 }
 
 #[test]
