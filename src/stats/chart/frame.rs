@@ -221,6 +221,12 @@ fn step(col: Column) -> Option<i64> {
     }
 }
 
+/// Whether the values of `col` are ordered numbers, so that an axis of them has a start and
+/// an end (not names of categories in some order).
+pub(super) fn ordered(col: Column) -> bool {
+    step(col).is_some()
+}
+
 /// Whether `b` follows `a` with no possible value between them: a missing number is a gap, and
 /// so is the step from "none" (no value) to a value.
 fn adjacent(col: Column, a: &Cell, b: &Cell) -> bool {

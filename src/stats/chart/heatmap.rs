@@ -21,6 +21,9 @@ type Grid<'a, DB> = ChartContext<
 /// The fill of a cell whose score is not drawn (too few games).
 const FEW_GAMES: RGBColor = RGBColor(210, 210, 210);
 
+/// The fill of a cell without any group.
+const NO_DATA: RGBColor = RGBColor(150, 150, 150);
+
 /// White's score as the colour of each (second column, first column) cell.
 pub(super) fn heatmap<DB: DrawingBackend>(
     body: &Area<DB>,
@@ -40,6 +43,15 @@ where
     let cell_w = (pw as i32 - 90) / xs.len().max(1);
     let cell_h = (ph as i32 - 60) / ys.len().max(1);
     let written = cell_w >= 44 && cell_h >= 30;
+    let mut empty = vec![vec![true; ys.len() as usize]; xs.len() as usize];
+    for g in groups {
+        empty[xs.at(&g.keys[1]) as usize][ys.at(&g.keys[0]) as usize] = false;
+    }
+    for (x, column) in empty.iter().enumerate() {
+        for (y, _) in column.iter().enumerate().filter(|(_, e)| **e) {
+            fill_cell(&mut chart, (x as i32, y as i32), NO_DATA)?;
+        }
+    }
     for g in groups {
         let at = (xs.at(&g.keys[1]), ys.at(&g.keys[0]));
         let fill = drawn_score(g).map_or(FEW_GAMES, score_color);
@@ -173,8 +185,25 @@ where
     let note = |s: &str, dy: i32| text(scale, s, (5, bottom + dy), 11, &grey, HPos::Left);
     note("cells: score,", 12)?;
     note(unit, 26)?;
-    note("grey: under", 46)?;
-    note(&format!("{MIN_GAMES_FOR_SCORE} games"), 60)
+    swatch(
+        scale,
+        FEW_GAMES,
+        &format!("under {MIN_GAMES_FOR_SCORE} games"),
+        bottom + 46,
+    )?;
+    swatch(scale, NO_DATA, "no data", bottom + 64)
+}
+
+/// A square of `fill` and what it means, at height `y` of the colour scale.
+fn swatch<DB: DrawingBackend>(scale: &Area<DB>, fill: RGBColor, meaning: &str, y: i32) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    scale
+        .draw(&Rectangle::new([(5, y), (17, y + 12)], fill.filled()))
+        .map_err(plot_error)?;
+    let black = RGBColor(60, 60, 60);
+    text(scale, meaning, (21, y), 11, &black, HPos::Left)
 }
 
 /// Red (Black scores) through white to green (White scores).
