@@ -355,3 +355,176 @@ fn one_column_charts_draw_a_bar_per_group() {
         }
     }
 }
+
+/// A PGN game for the chart tests: `moves` (SAN, numbered here), Elos when given, a distinct
+/// round so that no two games are duplicates.
+fn game(round: usize, elo: Option<u32>, moves: &[&str], result: &str) -> String {
+    let elos = elo.map_or(String::new(), |e| {
+        format!("[WhiteElo \"{e}\"]\n[BlackElo \"{e}\"]\n")
+    });
+    let mut text = String::new();
+    for (i, m) in moves.iter().enumerate() {
+        if i % 2 == 0 {
+            text.push_str(&format!("{}. ", i / 2 + 1));
+        }
+        text.push_str(m);
+        text.push(' ');
+    }
+    format!(
+        "[Event \"charts\"]\n[Site \"?\"]\n[Date \"2024.01.01\"]\n[Round \"{round}\"]\n\
+         [White \"W\"]\n[Black \"B\"]\n[Result \"{result}\"]\n{elos}\n{text}{result}\n\n"
+    )
+}
+
+/// Indexes `pgn` (written to a temporary file).
+fn index_pgn(pgn: &str) -> Db {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("charts.pgn");
+    std::fs::write(&path, pgn).unwrap();
+    index(&[path])
+}
+
+/// The SVG `<polyline>`s drawn in `color` with stroke width 2 (the data lines), each as its
+/// list of points.
+fn data_lines(svg: &str, color: &str) -> Vec<Vec<String>> {
+    svg.lines()
+        .filter(|l| {
+            l.starts_with("<polyline")
+                && l.contains(&format!("stroke=\"{color}\""))
+                && l.contains("stroke-width=\"2\"")
+        })
+        .map(|l| {
+            let at = l.find("points=\"").unwrap() + 8;
+            l[at..]
+                .split('"')
+                .next()
+                .unwrap()
+                .split_whitespace()
+                .map(String::from)
+                .collect()
+        })
+        .collect()
+}
+
+/// Elo bands "none", 1700, 1900 and 2000 (no 1800), 30 games each so every score is drawn.
+fn elo_gap_db() -> Db {
+    let moves = ["e4", "e5", "Nf3", "Nc6"];
+    let mut pgn = String::new();
+    for (b, elo) in [None, Some(1750), Some(1950), Some(2050)]
+        .into_iter()
+        .enumerate()
+    {
+        for i in 0..30 {
+            let result = ["1-0", "0-1", "1/2-1/2"][(i + b) % 3];
+            pgn.push_str(&game(b * 100 + i, elo, &moves, result));
+        }
+    }
+    index_pgn(&pgn)
+}
+
+/// The score line breaks where the category axis has a gap: from "none" to 1700, and from
+/// 1700 to 1900 (no 1800); 1900 to 2000 stays joined. Every point keeps its dot.
+#[test]
+fn lines_break_at_gaps_in_the_categories() {
+    let db = elo_gap_db();
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("elo.svg");
+    chart(&db.path, &svg, &["--by", "elo_band"]);
+    let csv = parse_csv(&std::fs::read(svg.with_extension("csv")).unwrap());
+    let bands: Vec<&str> = csv.rows.iter().map(|r| r[0].as_str()).collect();
+    assert_eq!(bands, ["", "1700", "1900", "2000"]);
+    let text = std::fs::read_to_string(&svg).unwrap();
+    let lines = data_lines(&text, "#D62728");
+    assert_eq!(lines.len(), 1, "only 1900-2000 is joined: {lines:?}");
+    assert_eq!(lines[0].len(), 2, "{lines:?}");
+    let dots = text
+        .lines()
+        .filter(|l| l.starts_with("<circle") && l.contains("fill=\"#D62728\""))
+        .count();
+    assert_eq!(dots, 4, "a dot on every score");
+}
+
+/// A two-column chart breaks its lines the same way.
+#[test]
+fn series_lines_break_at_gaps_too() {
+    let db = elo_gap_db();
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("series.svg");
+    chart(&db.path, &svg, &["--by", "phase,elo_band"]);
+    let text = std::fs::read_to_string(&svg).unwrap();
+    // One series (every position is in the opening): joined only from 1900 to 2000, above
+    // (shares) and below (scores).
+    let lines = data_lines(&text, "#1F77B4");
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert!(lines.iter().all(|l| l.len() == 2), "{lines:?}");
+}
+
+/// Heat-map cells without data are filled, and the legend says what that fill means.
+#[test]
+fn heat_map_cells_without_data_are_in_the_legend() {
+    let db = fixture_db();
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("islands.svg");
+    chart(&db.path, &svg, &["--report", "islands-vs-score"]);
+    let text = std::fs::read_to_string(&svg).unwrap();
+    let texts = check_svg(&text);
+    assert!(texts.iter().any(|t| t == "no data"), "{texts:?}");
+    let csv = parse_csv(&std::fs::read(svg.with_extension("csv")).unwrap());
+    let distinct = |k: usize| {
+        csv.rows
+            .iter()
+            .map(|r| r[k].clone())
+            .collect::<std::collections::BTreeSet<_>>()
+            .len()
+    };
+    let empty = distinct(0) * distinct(1) - csv.rows.len();
+    assert!(empty > 0, "the fixtures leave some island pairs empty");
+    let grey = text
+        .lines()
+        .filter(|l| l.starts_with("<rect") && l.contains("fill=\"#969696\""))
+        .count();
+    // Each empty cell, and the legend's swatch.
+    assert_eq!(grey, empty + 1);
+}
+
+/// `--by ply` ends the x axis just after the last ply that shows anything, not at the last
+/// ply of the longest game, and says what it left out.
+#[test]
+fn the_ply_axis_ends_with_the_visible_data() {
+    let short = ["Nf3", "Nf6", "Ng1", "Ng8"].repeat(5);
+    let long = ["Nf3", "Nf6", "Ng1", "Ng8"].repeat(75);
+    let mut pgn = String::new();
+    for i in 0..600 {
+        pgn.push_str(&game(i, None, &short, "1/2-1/2"));
+    }
+    pgn.push_str(&game(600, None, &long, "1-0"));
+    let db = index_pgn(&pgn);
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("ply.svg");
+    chart(&db.path, &svg, &["--by", "ply"]);
+    let csv = parse_csv(&std::fs::read(svg.with_extension("csv")).unwrap());
+    assert_eq!(
+        csv.rows.last().unwrap()[0],
+        "300",
+        "the CSV keeps every ply"
+    );
+    let texts = check_svg(&std::fs::read_to_string(&svg).unwrap());
+    let ticks: Vec<u32> = texts.iter().filter_map(|t| t.parse().ok()).collect();
+    // Ply labels are under both panels; the counts' labels only once.
+    let last = ticks
+        .iter()
+        .copied()
+        .filter(|t| ticks.iter().filter(|u| *u == t).count() == 2)
+        .max()
+        .unwrap();
+    assert!(
+        (20..=25).contains(&last),
+        "last ply label {last}: {ticks:?}"
+    );
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.contains("not drawn: 279 more values of ply up to 300")),
+        "{texts:?}"
+    );
+}
