@@ -307,6 +307,21 @@ fn progress_bar(total: Option<u64>, quiet: bool) -> ProgressBar {
     bar
 }
 
+/// The spinner shown while [`Writer::finish_with`] runs, naming its phase (hidden like the
+/// progress bar when quiet or when stderr is not a terminal).
+fn phase_spinner(quiet: bool) -> ProgressBar {
+    let spinner = ProgressBar::new_spinner();
+    if quiet || !std::io::stderr().is_terminal() {
+        spinner.set_draw_target(ProgressDrawTarget::hidden());
+    } else {
+        let style = ProgressStyle::with_template("{spinner} [{elapsed_precise}] {msg}")
+            .expect("valid template");
+        spinner.set_style(style);
+        spinner.enable_steady_tick(Duration::from_millis(120));
+    }
+    spinner
+}
+
 /// Runs the whole pipeline. `stop` is set by Ctrl-C: reading stops, what was read is stored.
 pub fn run(opts: &IndexOptions, stop: Arc<AtomicBool>) -> Result<Summary> {
     let start = Instant::now();
@@ -414,7 +429,10 @@ pub fn run(opts: &IndexOptions, stop: Arc<AtomicBool>) -> Result<Summary> {
         )
     })?;
     let t_finish = Instant::now();
-    writer.finish(false)?;
+    let spinner = phase_spinner(opts.quiet);
+    let finished = writer.finish_with(false, |phase| spinner.set_message(phase.describe()));
+    spinner.finish_and_clear();
+    finished?;
     if std::env::var_os("PAWNDEX_TIMINGS").is_some() {
         eprintln!(
             "timings: load {:.1} s, finish {:.1} s",
