@@ -401,33 +401,55 @@ pub struct StreamError {
 }
 
 /// The decoded bytes pgn-reader has pulled and that a game may still need: from `start`
-/// (a position in the stream) to what was read last.
+/// (a position in the stream), at most [`KEPT_MAX`] of them. `total` counts every byte read.
 #[derive(Default)]
 struct Kept {
     start: u64,
     bytes: Vec<u8>,
+    total: u64,
 }
+
+/// Most bytes kept: a game longer than this (a huge comment, text with no blank line) is not
+/// scanned for unknown tokens, and memory stays bounded.
+const KEPT_MAX: usize = 64 << 20;
 
 /// Dead bytes kept before they are dropped (dropping moves the rest, so not every game).
 const KEPT_SLACK: usize = 1 << 20;
 
 impl Kept {
     fn end(&self) -> u64 {
-        self.start + self.bytes.len() as u64
+        self.total
     }
 
-    fn slice(&self, from: u64, to: u64) -> &[u8] {
-        let from = from.saturating_sub(self.start) as usize;
-        let to = (to.saturating_sub(self.start) as usize).min(self.bytes.len());
-        &self.bytes[from.min(to)..to]
+    /// Whether the kept bytes run up to `total` (no byte was let go since `start`).
+    fn whole(&self) -> bool {
+        self.start + self.bytes.len() as u64 == self.total
     }
 
-    /// Forgets the bytes before `pos` once there are enough of them.
+    /// The bytes from `from` to `to`, `None` when some were not kept.
+    fn slice(&self, from: u64, to: u64) -> Option<&[u8]> {
+        let from = usize::try_from(from.checked_sub(self.start)?).ok()?;
+        let to = usize::try_from(to.checked_sub(self.start)?).ok()?;
+        self.bytes.get(from..to)
+    }
+
+    fn add(&mut self, read: &[u8]) {
+        if self.whole() && self.bytes.len() + read.len() <= KEPT_MAX {
+            self.bytes.extend_from_slice(read);
+        }
+        self.total += read.len() as u64;
+    }
+
+    /// Forgets the bytes before `pos` once there are enough of them (or some were let go:
+    /// keeping starts again once everything kept is dead).
     fn forget_before(&mut self, pos: u64) {
         let dead = (pos.saturating_sub(self.start) as usize).min(self.bytes.len());
-        if dead >= KEPT_SLACK {
+        if dead >= KEPT_SLACK || !self.whole() {
             self.bytes.drain(..dead);
             self.start += dead as u64;
+            if self.bytes.is_empty() {
+                self.start = self.total;
+            }
         }
     }
 }
@@ -444,8 +466,7 @@ impl<R: Read> Read for Tee<R> {
         self.kept
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .bytes
-            .extend_from_slice(&buf[..n]);
+            .add(&buf[..n]);
         Ok(n)
     }
 }
@@ -508,7 +529,10 @@ impl<R: Read> PgnGames<R> {
                 return;
             }
             let after = self.kept_position();
-            let blank_line = self.kept().slice(before, after).contains(&b'\n');
+            let blank_line = self
+                .kept()
+                .slice(before, after)
+                .is_some_and(|gap| gap.contains(&b'\n'));
             if blank_line && self.reader.buffer().first() == Some(&b'[') {
                 return;
             }
@@ -562,7 +586,7 @@ impl<R: Read> PgnGames<R> {
             Ok(Some(mut game)) => {
                 game.offset = offset;
                 let end = self.kept_position();
-                game.text = self.kept().slice(start, end).to_vec();
+                game.text = self.kept().slice(start, end).unwrap_or_default().to_vec();
                 // A game that ends where the decoded bytes end may be cut short by the fault.
                 if let Some(e) = self.stream_error()
                     && self.reader.buffer().is_empty()
