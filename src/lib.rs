@@ -25,4 +25,4 @@ mod store;
 /// The ingest stages, for tests that drive them directly (the fuzz test).
 pub use ingest::input::Counting;
 pub use ingest::reader::PgnGames;
-pub use ingest::replay::{Replayed, replay};
+pub use ingest::replay::{RejectCategory, Replayed, replay};

@@ -6,6 +6,7 @@ mod common;
 use std::path::Path;
 
 use common::*;
+use pawndex::RejectCategory;
 
 /// The good games of bad.pgn: (Event, plies per fixtures.md).
 const GOOD: [(&str, i64); 9] = [
@@ -240,4 +241,138 @@ fn indexing_the_same_files_again_adds_nothing() {
         third.stderr
     );
     assert_eq!(snapshot(&db).0, before.0);
+}
+
+/// The summary line `rejected, CATEGORY: N` for `category`.
+fn rejected_line(category: RejectCategory, n: u64) -> String {
+    format!("  rejected, {category}: {n}")
+}
+
+/// Indexes `pgn` (as a file) and returns the run with the database's reject rows
+/// `(offset, ply, reason)`.
+fn index_text(pgn: &str) -> (Run, Vec<(i64, Option<i64>, String)>) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("t.pgn");
+    std::fs::write(&file, pgn).unwrap();
+    let db = dir.path().join("t.db");
+    let run = index(&db, &[], &[&file]);
+    run.expect_code(0, "index");
+    let conn = open_db(&db);
+    let rows = conn
+        .prepare("SELECT offset, ply, reason FROM rejects ORDER BY id")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    (run, rows)
+}
+
+#[test]
+fn an_unknown_movetext_token_rejects_the_game_naming_it() {
+    let good = "[Event \"good\"]\n\n1. e4 e5 2. Nf3 Nc6 *\n\n";
+    let cases = [
+        (
+            "1. e4 e5 2. Nf3 foo Nc6 *",
+            "unknown token `foo` at ply 4 (2... Black to move)",
+            4,
+        ),
+        (
+            "1. e4 e5 2. Nf3 N#c6 3. d4 *",
+            "unknown token `N#c6` at ply 4 (2... Black to move)",
+            4,
+        ),
+        (
+            "1. e4x e5 *",
+            "unknown token `e4x` at ply 1 (1. White to move)",
+            1,
+        ),
+        (
+            "1. e4 e5 2. Nf3 Nc6 3. Bb5 } a6 *",
+            "unknown token `}` at ply 6",
+            6,
+        ),
+        ("1. e4 $x e5 *", "unknown token `$x` at ply 2", 2),
+    ];
+    let mut failures = Vec::new();
+    for (movetext, want, ply) in cases {
+        let bad = format!("[Event \"bad\"]\n\n{movetext}\n\n");
+        let (run, rows) = index_text(&format!("{good}{bad}{good}"));
+        let s = run.summary();
+        let line = rejected_line(RejectCategory::UnknownToken, 1);
+        let ok = (s.read, s.indexed, s.duplicates, s.rejected) == (3, 1, 1, 1)
+            && run.stderr.contains(&line)
+            && rows.len() == 1
+            && rows[0].0 == good.len() as i64
+            && rows[0].1 == Some(ply)
+            && rows[0].2.contains(want);
+        if !ok {
+            failures.push(format!(
+                "{movetext}: want {want:?}\n{rows:?}\n{}",
+                run.stderr
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+#[test]
+fn known_tokens_are_not_unknown() {
+    // Move numbers glued or spaced, every result form, castling with zeros, annotations,
+    // NAGs, comments of both kinds, escape lines, variations holding anything.
+    let pgn = "[Event \"all\"]\n\n1.e4 e5!? 2. Nf3 $1 Nc6?? {a comment} 3.Bc4 (3. Bb5 foo) Bc5 ; rest of line\n\
+               4. 0-0 Nf6 5... 1/2-1/2\n\n\
+               [Event \"b\"]\n\n1. d4 d5 0-1\n\n[Event \"c\"]\n\n1. c4 ½-½\n\n[Event \"d\"]\n\n1. g3 1-0\n";
+    let (run, rows) = index_text(pgn);
+    let s = run.summary();
+    assert_eq!(
+        (s.read, s.indexed, s.rejected),
+        (4, 4, 0),
+        "{rows:?}\n{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_game_with_an_overlong_tag_line_is_one_reject() {
+    let long = "x".repeat(1024 * 1024);
+    let good = "[Event \"good\"]\n[White \"A\"]\n\n1. e4 e5 *\n\n";
+    let bad = format!("[Event \"long\"]\n[Annotator \"{long}\"]\n[White \"B\"]\n\n1. d4 d5 *\n\n");
+    let (run, rows) = index_text(&format!("{good}{bad}{good}"));
+    let s = run.summary();
+    assert_eq!(
+        (s.read, s.indexed, s.duplicates, s.rejected),
+        (3, 1, 1, 1),
+        "one game, one outcome:\n{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains(&rejected_line(RejectCategory::Syntax, 1)),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].0, good.len() as i64);
+    assert!(rows[0].2.contains("unterminated tag"), "{rows:?}");
+}
+
+#[test]
+fn summary_counts_bad_pgn_by_category() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = index(&dir.path().join("bad.db"), &[], &[&bad_pgn()]);
+    run.expect_code(0, "bad.pgn");
+    for (category, n) in [
+        (RejectCategory::IllegalMove, 1),
+        (RejectCategory::AmbiguousMove, 1),
+        (RejectCategory::NullMove, 1),
+        (RejectCategory::UnsupportedVariant, 2),
+        (RejectCategory::InvalidFen, 2),
+    ] {
+        assert!(
+            run.stderr.contains(&rejected_line(category, n)),
+            "{category}: {n}\n{}",
+            run.stderr
+        );
+    }
 }

@@ -34,6 +34,45 @@ impl Compression {
     }
 }
 
+/// An archive format pawndex does not read, recognised by its first (decoded) bytes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Archive {
+    Zip,
+    SevenZip,
+    Rar,
+    Tar,
+}
+
+impl Archive {
+    /// Recognises an archive by its magic bytes (a tar by `ustar` at byte 257).
+    pub fn sniff(head: &[u8]) -> Option<Archive> {
+        if head.starts_with(b"PK\x03\x04") || head.starts_with(b"PK\x05\x06") {
+            Some(Archive::Zip)
+        } else if head.starts_with(b"7z\xbc\xaf\x27\x1c") {
+            Some(Archive::SevenZip)
+        } else if head.starts_with(b"Rar!\x1a\x07") {
+            Some(Archive::Rar)
+        } else if head.get(257..262) == Some(b"ustar") {
+            Some(Archive::Tar)
+        } else {
+            None
+        }
+    }
+
+    /// The error for file `name`: not supported, and how to unpack it.
+    pub fn message(self, name: &str) -> String {
+        let (what, unpack) = match self {
+            Archive::Zip => ("zip", format!("unzip {name}")),
+            Archive::SevenZip => ("7z", format!("7z x {name}")),
+            Archive::Rar => ("rar", format!("unrar x {name}")),
+            Archive::Tar => ("tar", format!("tar -xf {name}")),
+        };
+        format!(
+            "{name}: {what} archives are not supported: unpack it first ({unpack}) and index the .pgn inside"
+        )
+    }
+}
+
 /// Counts the bytes that pass through a reader.
 pub struct Counting<R> {
     inner: R,
@@ -157,5 +196,20 @@ mod tests {
         );
         assert_eq!(Compression::sniff(b"[Event \"x\"]"), Compression::Plain);
         assert_eq!(Compression::sniff(b""), Compression::Plain);
+    }
+
+    #[test]
+    fn sniffs_archives() {
+        assert_eq!(Archive::sniff(b"PK\x03\x04\x14\0"), Some(Archive::Zip));
+        assert_eq!(
+            Archive::sniff(b"7z\xbc\xaf\x27\x1c\0\x04"),
+            Some(Archive::SevenZip)
+        );
+        assert_eq!(Archive::sniff(b"Rar!\x1a\x07\x01\0"), Some(Archive::Rar));
+        let mut tar = vec![0u8; 512];
+        tar[257..263].copy_from_slice(b"ustar\0");
+        assert_eq!(Archive::sniff(&tar), Some(Archive::Tar));
+        assert_eq!(Archive::sniff(b"[Event \"PK\"]"), None);
+        assert!(Archive::Zip.message("g.zip").contains("unzip g.zip"));
     }
 }

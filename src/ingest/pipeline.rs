@@ -24,7 +24,7 @@ use rayon::prelude::*;
 
 use crate::ingest::input;
 use crate::ingest::reader::{PgnGames, RawGame};
-use crate::ingest::replay::{Replayed, replay};
+use crate::ingest::replay::{RejectCategory, Replayed, replay};
 use crate::store::{self, Stored, Writer};
 
 /// Games per batch handed between stages.
@@ -52,7 +52,7 @@ pub struct Summary {
     pub indexed: u64,
     pub duplicates: u64,
     pub rejected: u64,
-    pub rejected_by_reason: BTreeMap<String, u64>,
+    pub rejected_by_reason: BTreeMap<RejectCategory, u64>,
     pub plies: u64,
     pub file_errors: Vec<String>,
     pub file_warnings: Vec<String>,
@@ -78,11 +78,13 @@ impl Summary {
         for (reason, n) in &self.rejected_by_reason {
             s += &format!("  rejected, {reason}: {n}\n");
         }
-        for e in &self.file_errors {
-            s += &format!("  error: {e}\n");
-        }
-        for w in &self.file_warnings {
-            s += &format!("  warning: {w}\n");
+        // Errors and warnings were printed when they happened; the summary only counts them.
+        if !self.file_errors.is_empty() || !self.file_warnings.is_empty() {
+            s += &format!(
+                "  {} file error(s), {} warning(s), printed above\n",
+                self.file_errors.len(),
+                self.file_warnings.len()
+            );
         }
         if self.interrupted {
             s += "  interrupted: every game committed so far is stored; run the same command again to finish\n";
@@ -130,6 +132,10 @@ fn read_files(
         let raw_read = input.raw_read.clone();
         let mut reader = input.reader;
         match looks_binary(&mut reader) {
+            Ok((_, head)) if input::Archive::sniff(&head).is_some() => {
+                let archive = input::Archive::sniff(&head).expect("checked");
+                let _ = tx.send(Message::FileError(archive.message(name)));
+            }
             Ok((false, head)) => {
                 let reader = io::Cursor::new(head).chain(reader);
                 games_of_file(
@@ -194,13 +200,15 @@ fn games_of_file(
     let mut games = PgnGames::new(reader, decoded, trapped);
     let mut batch = Vec::with_capacity(BATCH);
     let mut saw_game = false;
+    let mut not_games = NotGames::default();
     let error = loop {
         if stop.load(Ordering::Relaxed) {
             break None;
         }
         match games.next_game() {
+            Ok(Some(g)) if g.is_not_a_game() => not_games.add(g.offset),
             Ok(Some(g)) => {
-                saw_game |= g.tags.count > 0 || !g.moves.is_empty();
+                saw_game = true;
                 batch.push(g);
                 if batch.len() == BATCH {
                     progress();
@@ -224,10 +232,42 @@ fn games_of_file(
     }
     if let Some(e) = error {
         let _ = tx.send(Message::FileError(e));
-    } else if !saw_game && !stop.load(Ordering::Relaxed) {
-        let _ = tx.send(Message::FileWarning(format!(
-            "{name}: no PGN games found in this file"
-        )));
+    } else if let Some(w) = not_games.warning(name, saw_game, stop.load(Ordering::Relaxed)) {
+        let _ = tx.send(Message::FileWarning(w));
+    }
+}
+
+/// Stretches of a file that hold neither a tag nor a move (prose, a preamble): not games, so
+/// neither read nor rejected, but said once per file.
+#[derive(Default)]
+struct NotGames {
+    count: u64,
+    first_offset: Option<u64>,
+}
+
+impl NotGames {
+    fn add(&mut self, offset: u64) {
+        self.count += 1;
+        self.first_offset.get_or_insert(offset);
+    }
+
+    /// The file's warning, if it needs one: no games at all, or text that is no game.
+    fn warning(&self, name: &str, saw_game: bool, stopped: bool) -> Option<String> {
+        if stopped {
+            None
+        } else if !saw_game && self.count == 0 {
+            Some(format!("{name}: no PGN games found: the file is empty"))
+        } else if !saw_game {
+            Some(format!(
+                "{name}: no PGN games found: the file holds text, but no tags and no moves"
+            ))
+        } else {
+            let first = self.first_offset?;
+            Some(format!(
+                "{name}: skipped {} stretch(es) of text with no tags and no moves (the first at byte {first})",
+                self.count
+            ))
+        }
     }
 }
 
@@ -265,6 +305,21 @@ fn progress_bar(total: Option<u64>, quiet: bool) -> ProgressBar {
         bar.enable_steady_tick(Duration::from_millis(200));
     }
     bar
+}
+
+/// The spinner shown while [`Writer::finish_with`] runs, naming its phase (hidden like the
+/// progress bar when quiet or when stderr is not a terminal).
+fn phase_spinner(quiet: bool) -> ProgressBar {
+    let spinner = ProgressBar::new_spinner();
+    if quiet || !std::io::stderr().is_terminal() {
+        spinner.set_draw_target(ProgressDrawTarget::hidden());
+    } else {
+        let style = ProgressStyle::with_template("{spinner} [{elapsed_precise}] {msg}")
+            .expect("valid template");
+        spinner.set_style(style);
+        spinner.enable_steady_tick(Duration::from_millis(120));
+    }
+    spinner
 }
 
 /// Runs the whole pipeline. `stop` is set by Ctrl-C: reading stops, what was read is stored.
@@ -340,10 +395,7 @@ pub fn run(opts: &IndexOptions, stop: Arc<AtomicBool>) -> Result<Summary> {
                             Replayed::Rejected(r) => {
                                 writer.add_reject(r, source)?;
                                 summary.rejected += 1;
-                                *summary
-                                    .rejected_by_reason
-                                    .entry(r.category.to_string())
-                                    .or_default() += 1;
+                                *summary.rejected_by_reason.entry(r.category).or_default() += 1;
                             }
                         }
                     }
@@ -377,7 +429,10 @@ pub fn run(opts: &IndexOptions, stop: Arc<AtomicBool>) -> Result<Summary> {
         )
     })?;
     let t_finish = Instant::now();
-    writer.finish(false)?;
+    let spinner = phase_spinner(opts.quiet);
+    let finished = writer.finish_with(false, |phase| spinner.set_message(phase.describe()));
+    spinner.finish_and_clear();
+    finished?;
     if std::env::var_os("PAWNDEX_TIMINGS").is_some() {
         eprintln!(
             "timings: load {:.1} s, finish {:.1} s",

@@ -50,6 +50,9 @@ pub enum ReadProblem {
     Syntax(String),
     /// The stream broke (I/O or decompression error) before the end of this game.
     CutOff(String),
+    /// A mainline token that is no move, move number, result, NAG, annotation, comment or
+    /// variation, after `ply` moves (see [`RawGame::check_tokens`]).
+    UnknownToken { ply: usize, token: String },
 }
 
 /// One game as read from the PGN, not yet replayed.
@@ -60,6 +63,254 @@ pub struct RawGame {
     pub tags: Tags,
     pub moves: Vec<San>,
     pub problem: Option<ReadProblem>,
+    /// The game's text as read (tags and movetext, up to where reading stopped), kept so that
+    /// [`RawGame::check_tokens`] can find what pgn-reader skips without a word.
+    pub text: Vec<u8>,
+}
+
+impl RawGame {
+    /// Neither a tag nor a move nor any other problem: text between games, not a game.
+    pub fn is_not_a_game(&self) -> bool {
+        self.tags.count == 0 && self.moves.is_empty() && self.problem.is_none()
+    }
+
+    /// pgn-reader drops a movetext token it cannot read (`foo`, `N#c6`, `e4x`) without
+    /// telling its visitor. This scans the game's text the way pgn-reader does and, when such
+    /// a token comes before any other problem, makes it the game's problem and keeps only
+    /// the moves before it, so the game is rejected naming the token.
+    pub fn check_tokens(&mut self) {
+        if matches!(
+            self.problem,
+            Some(ReadProblem::Syntax(_) | ReadProblem::CutOff(_))
+        ) {
+            return;
+        }
+        if let Some((ply, token)) = first_unknown_token(&self.text) {
+            self.moves.truncate(ply);
+            self.problem = Some(ReadProblem::UnknownToken { ply, token });
+        }
+    }
+}
+
+/// Bytes that end a movetext token for pgn-reader.
+fn is_token_end(b: u8) -> bool {
+    matches!(
+        b,
+        b' ' | b'\t' | b'\n' | b'\r' | b'{' | b'}' | b'(' | b')' | b'!' | b'?' | b'$' | b';' | b'.'
+    )
+}
+
+/// Longest unknown token quoted whole in a reject reason.
+const TOKEN_SHOWN: usize = 40;
+
+/// The unknown token starting at `text[0]`, as shown in a reject reason: up to the next
+/// whitespace or bracket, at least one byte.
+fn token_at(text: &[u8]) -> String {
+    let end = text
+        .iter()
+        .skip(1)
+        .position(|&b| b.is_ascii_whitespace() || b"{}();".contains(&b))
+        .map_or(text.len(), |e| e + 1);
+    let token = String::from_utf8_lossy(&text[..end]);
+    if token.chars().count() > TOKEN_SHOWN {
+        format!("{}…", token.chars().take(TOKEN_SHOWN).collect::<String>())
+    } else {
+        token.into_owned()
+    }
+}
+
+/// Index just after the tag pairs at the start of `text` (as pgn-reader reads them).
+fn skip_tags(text: &[u8]) -> usize {
+    let mut i = skip_blank(text, 0);
+    while text.get(i) == Some(&b'[') {
+        i += 1;
+        let Some(stop) = text[i..].iter().position(|b| b"\"\n]".contains(b)) else {
+            return text.len();
+        };
+        i += stop;
+        if text[i] == b'"' {
+            i += 1;
+            while i < text.len() && text[i] != b'"' && text[i] != b'\n' {
+                i += if text[i] == b'\\' { 2 } else { 1 };
+            }
+            if text.get(i) == Some(&b'"') {
+                i += 1;
+            }
+        } else {
+            i += 1;
+        }
+        while matches!(text.get(i), Some(b' ' | b'\t' | b'\r')) {
+            i += 1;
+        }
+        if matches!(text.get(i), Some(b']' | b'\n')) {
+            i += 1;
+        }
+        i = skip_blank(text, i.min(text.len()));
+    }
+    i.min(text.len())
+}
+
+/// Skips whitespace (and `%` escape lines) from `i`.
+fn skip_blank(text: &[u8], mut i: usize) -> usize {
+    while let Some(&b) = text.get(i) {
+        match b {
+            b' ' | b'\t' | b'\r' | b'\n' => i += 1,
+            b'%' if i == 0 || text[i - 1] == b'\n' => i = line_end(text, i),
+            _ => break,
+        }
+    }
+    i
+}
+
+/// Index of the next `\n` from `i` (or the end).
+fn line_end(text: &[u8], i: usize) -> usize {
+    text[i..]
+        .iter()
+        .position(|&b| b == b'\n')
+        .map_or(text.len(), |e| i + e)
+}
+
+/// Index just after the variation opened before `i` (pgn-reader skips variations whole).
+fn skip_variation(text: &[u8], mut i: usize) -> usize {
+    let mut depth = 0usize;
+    while let Some(&b) = text.get(i) {
+        match b {
+            b'(' => depth += 1,
+            b')' => match depth.checked_sub(1) {
+                Some(d) => depth = d,
+                None => return i + 1,
+            },
+            b'{' => {
+                i = text[i..]
+                    .iter()
+                    .position(|&b| b == b'}')
+                    .map_or(text.len(), |e| i + e);
+            }
+            b';' => i = line_end(text, i),
+            _ => {}
+        }
+        i += 1;
+    }
+    text.len()
+}
+
+/// Index after the rest of a move number from `i`: digits, then dots and spaces.
+fn skip_move_number(text: &[u8], mut i: usize) -> usize {
+    while matches!(text.get(i), Some(b'0'..=b'9')) {
+        i += 1;
+    }
+    while matches!(text.get(i), Some(b'.' | b' ')) {
+        i += 1;
+    }
+    i
+}
+
+/// The first mainline token of a game's text that pgn-reader skips without a word, with the
+/// number of mainline moves before it. Mirrors pgn-reader 0.29's movetext reader, so the
+/// count agrees with the moves it reports.
+pub fn first_unknown_token(text: &[u8]) -> Option<(usize, String)> {
+    let mut plies = 0usize;
+    let mut i = skip_tags(text);
+    let eat = |i: &mut usize, bytes: &[u8]| {
+        let hit = text[*i..].starts_with(bytes);
+        if hit {
+            *i += bytes.len();
+        }
+        hit
+    };
+    let eat_dash = |i: &mut usize| ["-", "–", "—"].iter().any(|d| eat(i, d.as_bytes()));
+    while let Some(&b) = text.get(i) {
+        let start = i;
+        match b {
+            b'{' => {
+                i = text[i..]
+                    .iter()
+                    .position(|&b| b == b'}')
+                    .map_or(text.len(), |e| i + e + 1);
+            }
+            b'\n' => {
+                i += 1;
+                match text.get(i) {
+                    Some(b'%') => i = line_end(text, i),
+                    Some(b'[' | b'\n') => break,
+                    _ => {}
+                }
+            }
+            b';' => i = line_end(text, i),
+            b'0' => {
+                i += 1;
+                let known = eat_dash(&mut i)
+                    && if eat(&mut i, b"1") {
+                        true
+                    } else if eat(&mut i, b"0") {
+                        if eat_dash(&mut i) {
+                            eat(&mut i, b"0");
+                        }
+                        if matches!(text.get(i), Some(b'+' | b'#')) {
+                            i += 1;
+                        }
+                        plies += 1;
+                        true
+                    } else {
+                        false
+                    };
+                if !known {
+                    return Some((plies, token_at(&text[start..])));
+                }
+            }
+            b'1' => {
+                i += 1;
+                let known = if eat_dash(&mut i) {
+                    eat(&mut i, b"0")
+                } else if eat(&mut i, b"/2") {
+                    eat_dash(&mut i) && eat(&mut i, b"1/2")
+                } else {
+                    i = skip_move_number(text, i);
+                    true
+                };
+                if !known {
+                    return Some((plies, token_at(&text[start..])));
+                }
+            }
+            b'\xc2' => {
+                i += 1;
+                if !(eat(&mut i, b"\xbd") && eat_dash(&mut i) && eat(&mut i, "½".as_bytes())) {
+                    return Some((plies, token_at(&text[start..])));
+                }
+            }
+            b'2'..=b'9' => {
+                i = skip_move_number(text, i + 1);
+            }
+            b'(' => i = skip_variation(text, i + 1),
+            b')' | b'*' | b' ' | b'\t' | b'\r' | b'.' => i += 1,
+            b'$' => {
+                i += 1;
+                let end = text[i..]
+                    .iter()
+                    .position(|&b| is_token_end(b))
+                    .map_or(text.len(), |e| i + e);
+                let digits = &text[i..end];
+                if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+                    return Some((plies, token_at(&text[start..])));
+                }
+                i = end;
+            }
+            b'!' | b'?' => {
+                i += 1;
+                if matches!(text.get(i), Some(b'!' | b'?')) {
+                    i += 1;
+                }
+            }
+            _ => match SanPlus::from_ascii_prefix(&text[i..]) {
+                Ok((_, n)) if text.get(i + n).is_none_or(|&b| is_token_end(b)) => {
+                    i += n;
+                    plies += 1;
+                }
+                _ => return Some((plies, token_at(&text[start..]))),
+            },
+        }
+    }
+    None
 }
 
 /// Decodes a tag value: UTF-8 when valid, else Latin-1 (each byte one code point).
@@ -109,6 +360,7 @@ impl Visitor for Collect {
             tags,
             moves: Vec::with_capacity(128),
             problem: None,
+            text: Vec::new(),
         })
     }
 
@@ -148,9 +400,81 @@ pub struct StreamError {
     pub message: String,
 }
 
+/// The decoded bytes pgn-reader has pulled and that a game may still need: from `start`
+/// (a position in the stream), at most [`KEPT_MAX`] of them. `total` counts every byte read.
+#[derive(Default)]
+struct Kept {
+    start: u64,
+    bytes: Vec<u8>,
+    total: u64,
+}
+
+/// Most bytes kept: a game longer than this (a huge comment, text with no blank line) is not
+/// scanned for unknown tokens, and memory stays bounded.
+const KEPT_MAX: usize = 64 << 20;
+
+/// Dead bytes kept before they are dropped (dropping moves the rest, so not every game).
+const KEPT_SLACK: usize = 1 << 20;
+
+impl Kept {
+    fn end(&self) -> u64 {
+        self.total
+    }
+
+    /// Whether the kept bytes run up to `total` (no byte was let go since `start`).
+    fn whole(&self) -> bool {
+        self.start + self.bytes.len() as u64 == self.total
+    }
+
+    /// The bytes from `from` to `to`, `None` when some were not kept.
+    fn slice(&self, from: u64, to: u64) -> Option<&[u8]> {
+        let from = usize::try_from(from.checked_sub(self.start)?).ok()?;
+        let to = usize::try_from(to.checked_sub(self.start)?).ok()?;
+        self.bytes.get(from..to)
+    }
+
+    fn add(&mut self, read: &[u8]) {
+        if self.whole() && self.bytes.len() + read.len() <= KEPT_MAX {
+            self.bytes.extend_from_slice(read);
+        }
+        self.total += read.len() as u64;
+    }
+
+    /// Forgets the bytes before `pos` once there are enough of them (or some were let go:
+    /// keeping starts again once everything kept is dead).
+    fn forget_before(&mut self, pos: u64) {
+        let dead = (pos.saturating_sub(self.start) as usize).min(self.bytes.len());
+        if dead >= KEPT_SLACK || !self.whole() {
+            self.bytes.drain(..dead);
+            self.start += dead as u64;
+            if self.bytes.is_empty() {
+                self.start = self.total;
+            }
+        }
+    }
+}
+
+/// Copies what the inner reader produces into [`Kept`].
+struct Tee<R> {
+    inner: R,
+    kept: Arc<Mutex<Kept>>,
+}
+
+impl<R: Read> Read for Tee<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.kept
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .add(&buf[..n]);
+        Ok(n)
+    }
+}
+
 /// Reads [`RawGame`]s one after the other from a decompressed PGN stream.
 pub struct PgnGames<R: Read> {
-    reader: Reader<R>,
+    reader: Reader<Tee<R>>,
+    kept: Arc<Mutex<Kept>>,
     decoded: Arc<AtomicU64>,
     trapped: Arc<Mutex<Option<String>>>,
     last_error_offset: Option<u64>,
@@ -162,11 +486,17 @@ impl<R: Read> PgnGames<R> {
     /// `decoded` counts the bytes `inner` has produced; `trapped` holds the first error of the
     /// underlying stream (see [`crate::ingest::input::ErrorTrap`]).
     pub fn new(inner: R, decoded: Arc<AtomicU64>, trapped: Arc<Mutex<Option<String>>>) -> Self {
-        let reader = Reader::build(inner)
+        let kept = Arc::new(Mutex::new(Kept::default()));
+        let tee = Tee {
+            inner,
+            kept: kept.clone(),
+        };
+        let reader = Reader::build(tee)
             .set_supported_tag_line_length(TAG_LINE_BYTES)
             .finish();
         PgnGames {
             reader,
+            kept,
             decoded,
             trapped,
             last_error_offset: None,
@@ -178,6 +508,39 @@ impl<R: Read> PgnGames<R> {
         self.decoded
             .load(Ordering::Relaxed)
             .saturating_sub(self.reader.buffer().len() as u64)
+    }
+
+    fn kept(&self) -> std::sync::MutexGuard<'_, Kept> {
+        self.kept.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Where pgn-reader is, in [`Kept`] positions (the bytes through the tee).
+    fn kept_position(&self) -> u64 {
+        self.kept().end() - self.reader.buffer().len() as u64
+    }
+
+    /// After a syntax error in a game's tags (a tag line longer than [`TAG_LINE_BYTES`]),
+    /// reads the rest of that game (more tags, its movetext) so that it is not taken for
+    /// another game. A blank line followed by `[` starts the next game instead.
+    fn skip_rest_of_game(&mut self) {
+        loop {
+            let before = self.kept_position();
+            if !matches!(self.reader.has_more(), Ok(true)) {
+                return;
+            }
+            let after = self.kept_position();
+            let blank_line = self
+                .kept()
+                .slice(before, after)
+                .is_some_and(|gap| gap.contains(&b'\n'));
+            if blank_line && self.reader.buffer().first() == Some(&b'[') {
+                return;
+            }
+            match self.reader.read_game(&mut Collect) {
+                Err(_) if self.kept_position() > after => continue,
+                _ => return,
+            }
+        }
     }
 
     /// The error of the underlying stream, if it broke: where the decoded bytes end, and why.
@@ -217,9 +580,13 @@ impl<R: Read> PgnGames<R> {
             }
         }
         let offset = self.position();
+        let start = self.kept_position();
+        self.kept().forget_before(start);
         match self.reader.read_game(&mut Collect) {
             Ok(Some(mut game)) => {
                 game.offset = offset;
+                let end = self.kept_position();
+                game.text = self.kept().slice(start, end).unwrap_or_default().to_vec();
                 // A game that ends where the decoded bytes end may be cut short by the fault.
                 if let Some(e) = self.stream_error()
                     && self.reader.buffer().is_empty()
@@ -249,6 +616,7 @@ impl<R: Read> PgnGames<R> {
                     });
                 }
                 self.last_error_offset = Some(here);
+                self.skip_rest_of_game();
                 Ok(Some(RawGame {
                     offset,
                     problem: Some(ReadProblem::Syntax(e.to_string())),
@@ -289,6 +657,70 @@ mod tests {
     fn null_move_is_a_problem() {
         let games = read_all("1. e4 -- 2. d4 *\n");
         assert_eq!(games[0].problem, Some(ReadProblem::NullMove { ply: 1 }));
+    }
+
+    #[test]
+    fn unknown_tokens_are_found_with_the_moves_before_them() {
+        let cases: [(&str, Option<(usize, &str)>); 9] = [
+            (
+                "[Event \"x\"]\n\n1. e4 e5 2. Nf3 foo Nc6 *\n",
+                Some((3, "foo")),
+            ),
+            ("1. e4 e5 2. Nf3 N#c6 3. d4 *", Some((3, "N#c6"))),
+            ("1. e4 e5 2. Nf3 Nc6 1-0", None),
+            ("1.e4 e5 2.O-O 0-0-0+ 3... 1/2-1/2", None),
+            (
+                "1. e4 (1. d4 foo) e5 {foo} ; foo\n% foo\n2. Nf3 $12 !? 0-1",
+                None,
+            ),
+            ("[A \"b ] c\"] [D \"e\"]\n1. e4 0-", Some((1, "0-"))),
+            ("1. e4 1/2 e5", Some((1, "1/2"))),
+            ("1. e4 e5 2. Nf3 ½ *", Some((3, "½"))),
+            ("1. d4 Nf6 2. c4 e6 3. Nc3 Bb4 4. 10. *", None),
+        ];
+        for (text, want) in cases {
+            let got = first_unknown_token(text.as_bytes());
+            let got = got.as_ref().map(|(p, t)| (*p, t.as_str()));
+            assert_eq!(got, want, "{text}");
+        }
+    }
+
+    #[test]
+    fn the_scan_counts_the_moves_pgn_reader_reports() {
+        let pgn =
+            "[Event \"a\"]\n\n1. e4 e5 2.Nf3 Nc6 3. Bb5 zz a6 *\n\n[Event \"b\"]\n\n1. d4 d5 *\n";
+        let mut games = read_all(pgn);
+        assert_eq!(games.len(), 2);
+        assert_eq!(games[0].moves.len(), 6, "pgn-reader skips zz");
+        games[0].check_tokens();
+        assert_eq!(
+            games[0].problem,
+            Some(ReadProblem::UnknownToken {
+                ply: 5,
+                token: "zz".into()
+            })
+        );
+        assert_eq!(games[0].moves.len(), 5);
+        games[1].check_tokens();
+        assert_eq!(games[1].problem, None);
+    }
+
+    #[test]
+    fn the_rest_of_a_game_after_an_overlong_tag_is_not_another_game() {
+        let long = "x".repeat(4 * TAG_LINE_BYTES);
+        let pgn = format!(
+            "[Event \"a\"]\n[Annotator \"{long}\"]\n[White \"W\"]\n\n1. e4 *\n\n[Event \"b\"]\n\n1. d4 *\n"
+        );
+        let games = read_all(&pgn);
+        assert_eq!(
+            games.len(),
+            2,
+            "{:?}",
+            games.iter().map(|g| &g.problem).collect::<Vec<_>>()
+        );
+        assert!(matches!(games[0].problem, Some(ReadProblem::Syntax(_))));
+        assert_eq!(games[1].tags.event.as_deref(), Some("b"));
+        assert_eq!(games[1].moves.len(), 1);
     }
 
     #[test]

@@ -90,6 +90,53 @@ pub struct GameRecord {
     pub hash: i64,
 }
 
+/// Why a game was not indexed, in a word: groups rejects in the end summary (the database
+/// stores the full reason text, [`Reject::reason`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum RejectCategory {
+    /// pgn-reader gave up on the text (a tag line too long, an unterminated comment).
+    Syntax,
+    /// The stream broke inside the game.
+    CutOff,
+    /// More plies than [`crate::ingest::reader::MAX_PLIES`].
+    TooLong,
+    /// Neither tags nor moves.
+    NotAGame,
+    UnsupportedVariant,
+    InvalidFen,
+    IllegalMove,
+    AmbiguousMove,
+    NullMove,
+    PieceDrop,
+    /// A movetext token that is no move, number, result, NAG, comment or variation.
+    UnknownToken,
+}
+
+impl RejectCategory {
+    /// The stable name shown in the summary (`rejected, illegal move: 3`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RejectCategory::Syntax => "PGN syntax error",
+            RejectCategory::CutOff => "cut off by a read error",
+            RejectCategory::TooLong => "game too long",
+            RejectCategory::NotAGame => "not a game",
+            RejectCategory::UnsupportedVariant => "unsupported variant",
+            RejectCategory::InvalidFen => "invalid FEN",
+            RejectCategory::IllegalMove => "illegal move",
+            RejectCategory::AmbiguousMove => "ambiguous move",
+            RejectCategory::NullMove => "null move",
+            RejectCategory::PieceDrop => "piece drop",
+            RejectCategory::UnknownToken => "unknown token",
+        }
+    }
+}
+
+impl std::fmt::Display for RejectCategory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// Why a game was not indexed. `category` groups reasons in the end summary.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Reject {
@@ -99,7 +146,7 @@ pub struct Reject {
     pub black: Option<String>,
     /// The half-move (1-based) that could not be played, when replay got that far.
     pub ply: Option<u32>,
-    pub category: &'static str,
+    pub category: RejectCategory,
     pub reason: String,
 }
 
@@ -148,14 +195,14 @@ fn is_standard_name(v: &str) -> bool {
 
 /// Start position of a game and whether it is Chess960.
 #[allow(clippy::result_large_err)] // shakmaty hands the position back in its error type
-fn start_position(tags: &Tags) -> Result<(Chess, bool), (&'static str, String)> {
+fn start_position(tags: &Tags) -> Result<(Chess, bool), (RejectCategory, String)> {
     let mut chess960 = false;
     if let Some(v) = tags.variant.as_deref() {
         if is_chess960_name(v) {
             chess960 = true;
         } else if !is_standard_name(v) {
             return Err((
-                "unsupported variant",
+                RejectCategory::UnsupportedVariant,
                 format!("unsupported variant: {}", v.trim().to_lowercase()),
             ));
         }
@@ -163,8 +210,12 @@ fn start_position(tags: &Tags) -> Result<(Chess, bool), (&'static str, String)> 
     let Some(fen_text) = tags.fen.as_deref() else {
         return Ok((Chess::default(), chess960));
     };
-    let fen = Fen::from_ascii(fen_text.trim().as_bytes())
-        .map_err(|e| ("invalid FEN", format!("invalid FEN \"{fen_text}\": {e}")))?;
+    let fen = Fen::from_ascii(fen_text.trim().as_bytes()).map_err(|e| {
+        (
+            RejectCategory::InvalidFen,
+            format!("invalid FEN \"{fen_text}\": {e}"),
+        )
+    })?;
     let mode = if chess960 {
         CastlingMode::Chess960
     } else {
@@ -192,7 +243,7 @@ fn start_position(tags: &Tags) -> Result<(Chess, bool), (&'static str, String)> 
     };
     let pos = result.map_err(|e| {
         (
-            "invalid FEN",
+            RejectCategory::InvalidFen,
             format!(
                 "invalid FEN \"{fen_text}\": {}",
                 e.to_string().replace("illegal position: ", "")
@@ -221,7 +272,7 @@ fn game_hash(tags: &Tags, fen: Option<&str>, moves: &[u8]) -> i64 {
     h as i64
 }
 
-fn reject(game: &RawGame, ply: Option<u32>, category: &'static str, reason: String) -> Replayed {
+fn reject(game: &RawGame, ply: Option<u32>, category: RejectCategory, reason: String) -> Replayed {
     Replayed::Rejected(Reject {
         offset: game.offset,
         event: game.tags.event.clone(),
@@ -308,29 +359,39 @@ fn long_algebraic(pos: &Chess, san: &San) -> Option<Move> {
     })
 }
 
+/// `White` or `Black`, as reject reasons name the side to move.
+fn side_name(turn: Color) -> &'static str {
+    if turn == Color::White {
+        "White"
+    } else {
+        "Black"
+    }
+}
+
 /// Replays one game.
-pub fn replay(game: RawGame) -> Replayed {
+pub fn replay(mut game: RawGame) -> Replayed {
+    game.check_tokens();
     match &game.problem {
         Some(ReadProblem::Syntax(e)) => {
             let reason = format!("PGN syntax error: {e}");
-            return reject(&game, None, "PGN syntax error", reason);
+            return reject(&game, None, RejectCategory::Syntax, reason);
         }
         Some(ReadProblem::CutOff(e)) => {
             let reason = format!("game cut off by a read error in the stream: {e}");
-            return reject(&game, None, "cut off by a read error", reason);
+            return reject(&game, None, RejectCategory::CutOff, reason);
         }
         Some(ReadProblem::TooLong) => {
             let reason = format!(
                 "game longer than {} plies",
                 crate::ingest::reader::MAX_PLIES
             );
-            return reject(&game, None, "game too long", reason);
+            return reject(&game, None, RejectCategory::TooLong, reason);
         }
         _ => {}
     }
     if game.tags.count == 0 && game.moves.is_empty() && game.problem.is_none() {
         let reason = "no tags and no moves: not a game".to_string();
-        return reject(&game, None, "not a game", reason);
+        return reject(&game, None, RejectCategory::NotAGame, reason);
     }
     let (mut pos, chess960) = match start_position(&game.tags) {
         Ok(x) => x,
@@ -345,7 +406,7 @@ pub fn replay(game: RawGame) -> Replayed {
         Ok(x) => x,
         Err(e) => {
             let reason = format!("invalid FEN: {e}");
-            return reject(&game, None, "invalid FEN", reason);
+            return reject(&game, None, RejectCategory::InvalidFen, reason);
         }
     };
 
@@ -366,14 +427,10 @@ pub fn replay(game: RawGame) -> Replayed {
             Ok(m) => m,
             Err(e) => {
                 let (category, what) = match e {
-                    SanError::IllegalSan => ("illegal move", "illegal move"),
-                    SanError::AmbiguousSan => ("ambiguous move", "ambiguous move"),
+                    SanError::IllegalSan => (RejectCategory::IllegalMove, "illegal move"),
+                    SanError::AmbiguousSan => (RejectCategory::AmbiguousMove, "ambiguous move"),
                 };
-                let side = if pos.turn() == Color::White {
-                    "White"
-                } else {
-                    "Black"
-                };
+                let side = side_name(pos.turn());
                 let reason = format!(
                     "{what} {san} at ply {ply} ({} {side} to move)",
                     move_label(ply)
@@ -417,18 +474,30 @@ pub fn replay(game: RawGame) -> Replayed {
     if let Some(problem) = &game.problem {
         let (category, reason, ply) = match problem {
             ReadProblem::NullMove { ply } => (
-                "null move",
+                RejectCategory::NullMove,
                 format!("null move (--) at ply {}", ply + 1),
                 *ply as u32 + 1,
             ),
             ReadProblem::Drop { ply } => (
-                "piece drop",
+                RejectCategory::PieceDrop,
                 format!(
                     "piece drop at ply {} (a crazyhouse move, not standard chess)",
                     ply + 1
                 ),
                 *ply as u32 + 1,
             ),
+            ReadProblem::UnknownToken { ply, token } => {
+                let at = *ply as u32 + 1;
+                (
+                    RejectCategory::UnknownToken,
+                    format!(
+                        "unknown token `{token}` at ply {at} ({} {} to move)",
+                        move_label(at),
+                        side_name(pos.turn())
+                    ),
+                    at,
+                )
+            }
             _ => unreachable!("handled above"),
         };
         return reject(&game, Some(ply), category, reason);
@@ -482,6 +551,7 @@ mod tests {
                 .map(|s| San::from_ascii(s.as_bytes()).unwrap())
                 .collect(),
             problem: None,
+            text: Vec::new(),
         }
     }
 

@@ -188,6 +188,32 @@ fn write_failure(e: &anyhow::Error) -> Option<bool> {
     })
 }
 
+/// A step of [`Writer::finish`], announced as it starts so that a progress display can name
+/// it (the finishing steps can take as long as the load on a big run).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum FinishPhase {
+    /// Committing the last games.
+    Commit,
+    /// Merging the new games into the derived tables.
+    Derive,
+    /// Refreshing the planner statistics.
+    Statistics,
+    /// Folding the write-ahead log into the database file.
+    Checkpoint,
+}
+
+impl FinishPhase {
+    /// What the step does, for a person watching.
+    pub fn describe(self) -> &'static str {
+        match self {
+            FinishPhase::Commit => "committing the last games",
+            FinishPhase::Derive => "merging the derived tables",
+            FinishPhase::Statistics => "writing planner statistics",
+            FinishPhase::Checkpoint => "checkpoint: folding the log into the database",
+        }
+    }
+}
+
 /// The single writer: owns the connection while loading.
 pub struct Writer {
     conn: Connection,
@@ -564,22 +590,36 @@ impl Writer {
         Ok(())
     }
 
+    /// [`Writer::finish_with`] without a progress display.
+    pub fn finish(self, merge_all: bool) -> Result<()> {
+        self.finish_with(merge_all, |_| {})
+    }
+
     /// Final step of a run: commit, merge the new games into the derived tables (unless they
     /// stay in the unmerged tail, see [`derive::merge_due`]; always with `merge_all`), refresh
     /// planner statistics, and leave one self-contained file (WAL folded in, rollback journal).
-    pub fn finish(mut self, merge_all: bool) -> Result<()> {
+    /// `phase` hears of each [`FinishPhase`] as it starts.
+    pub fn finish_with(
+        mut self,
+        merge_all: bool,
+        mut phase: impl FnMut(FinishPhase),
+    ) -> Result<()> {
         let t0 = std::time::Instant::now();
+        phase(FinishPhase::Commit);
         self.commit()?;
         self.conn.pragma_update(None, "mmap_size", 0)?;
         let t_commit = t0.elapsed();
         let pairs = std::mem::take(&mut self.pairs);
+        phase(FinishPhase::Derive);
         let r = derive::finish_run(&self.conn, merge_all, Some(pairs));
         self.explain(r, Step::Deriving)?;
         let t_derive = t0.elapsed() - t_commit;
         let start = std::time::Instant::now();
+        phase(FinishPhase::Statistics);
         let r = derive::write_planner_statistics(&self.conn);
         self.explain(r, Step::Finishing)?;
         let statistics = start.elapsed();
+        phase(FinishPhase::Checkpoint);
         let r = self
             .conn
             .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
@@ -602,5 +642,28 @@ impl Writer {
             .conn
             .query_row("PRAGMA journal_mode = DELETE", [], |_| Ok(()));
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finish_announces_its_phases_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let conn = crate::store::open_for_writing(&dir.path().join("t.db")).unwrap();
+        let writer = Writer::new(conn, false).unwrap();
+        let mut phases = Vec::new();
+        writer.finish_with(false, |p| phases.push(p)).unwrap();
+        assert_eq!(
+            phases,
+            [
+                FinishPhase::Commit,
+                FinishPhase::Derive,
+                FinishPhase::Statistics,
+                FinishPhase::Checkpoint
+            ]
+        );
     }
 }
