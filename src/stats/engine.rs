@@ -397,7 +397,16 @@ fn sqlite_message(e: &rusqlite::Error) -> String {
 }
 
 /// Fills the temporary piece-mask table for FEN starts (needed by `phase` inside `--where`).
+/// The connection is `query_only`; pawndex lifts that for its own temporary table only (the
+/// database file itself is opened read-only), and sets it again before any user expression.
 fn fill_piece_masks(conn: &Connection) -> Result<()> {
+    conn.execute_batch("PRAGMA query_only = OFF")?;
+    let filled = fill_piece_masks_table(conn);
+    conn.execute_batch("PRAGMA query_only = ON")?;
+    filled
+}
+
+fn fill_piece_masks_table(conn: &Connection) -> Result<()> {
     conn.execute_batch(sql::PIECE_MASKS_TABLE)?;
     let mut insert = conn.prepare(sql::INSERT_PIECE_MASKS)?;
     let mut st = conn.prepare(sql::FEN_STARTS)?;
