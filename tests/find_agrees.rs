@@ -1,9 +1,9 @@
 //! `pawndex find` agrees with the equivalent SQL over `ply_features` (per position and per
 //! game, rows and counts), and its `--print-sql` output is the query it runs.
 
-mod query_common;
+mod common;
 
-use query_common::{Db, positions_of_csv, positions_of_sql, write_file};
+use common::query::{Db, positions_of_csv, positions_of_sql, write_file};
 
 /// (find arguments, the same filter as SQL over `ply_features AS f JOIN games AS g`).
 fn cases() -> Vec<(Vec<&'static str>, &'static str)> {
@@ -238,7 +238,7 @@ fn find_rows_carry_the_game() {
         &["--white", "quart", "--limit", "3"],
         &["--format", "csv"],
     );
-    let records = query_common::csv_records(&text);
+    let records = common::query::csv_records(&text);
     assert_eq!(
         records[0],
         ["game_id", "ply", "white", "black", "result", "date"]
@@ -284,7 +284,7 @@ fn print_sql_is_what_find_runs() {
             }
         }
         let query_args: Vec<&str> = query_args.iter().map(String::as_str).collect();
-        let via_query = query_common::pawndex(&query_args);
+        let via_query = common::query::pawndex(&query_args);
         let direct = run_find(&db, &args, &["--format", "csv"]);
         assert_eq!(via_query.ok("query FILE"), direct, "find {args:?}");
         // Values are parameters, never spliced into the SQL.
@@ -311,7 +311,7 @@ fn find_exports_pgn_and_fen() {
         &["--black", "quart", "--ply", "5"],
         &["--format", "fen"],
     );
-    let games = query_common::fixture_games();
+    let games = common::query::fixture_games();
     let lines: Vec<String> = positions
         .iter()
         .map(|&(g, p)| format!("{g}\t{p}\t{}", games[g as usize - 1].fens()[p as usize]))
@@ -323,5 +323,5 @@ fn find_exports_pgn_and_fen() {
         &["--black", "quart", "--ply", "5"],
         &["--format", "pgn"],
     );
-    assert_eq!(query_common::read_pgn(&pgn).len(), positions.len());
+    assert_eq!(common::query::read_pgn(&pgn).len(), positions.len());
 }

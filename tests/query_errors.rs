@@ -2,9 +2,9 @@
 //! change the database, unknown names get suggestions, bad arguments are named, a missing
 //! database says how to create one.
 
-mod query_common;
+mod common;
 
-use query_common::{Db, pawndex};
+use common::query::{Db, pawndex};
 
 /// The database file's bytes and a digest of its tables, to show nothing changed.
 fn snapshot(db: &Db) -> (Vec<u8>, Vec<String>) {
@@ -259,7 +259,7 @@ fn ctrl_c_stops_a_running_query_with_status_130() {
     use std::io::{BufRead, BufReader, Read};
     use std::process::{Command, Stdio};
     let db = Db::fixtures();
-    let mut child = Command::new(query_common::BIN)
+    let mut child = Command::new(common::query::BIN)
         .args([
             "query",
             "--db",

@@ -1,13 +1,13 @@
 //! Output formats: CSV (RFC 4180), JSON lines, the aligned table, PGN export (re-indexes to the
 //! same games, first matched ply marked) and FEN export (matches an independent replay).
 
-mod query_common;
+mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read as _;
 use std::process::{Command, Stdio};
 
-use query_common::{BIN, Db, csv_records, fixture_games, positions_of_csv, read_pgn, root_path};
+use common::query::{BIN, Db, csv_records, fixture_games, positions_of_csv, read_pgn, root_path};
 use rusqlite::types::Value;
 
 const GAMES_SQL: &str = "SELECT g.id AS game_id, g.white, g.black, g.white_elo, g.event, g.fen, \
@@ -161,7 +161,7 @@ fn pgn_export_reindexes_to_the_same_games() {
         ],
     );
     let pgn = out.ok("pgn export").to_string();
-    let file = query_common::write_file(db.dir.path(), "export.pgn", &pgn);
+    let file = common::query::write_file(db.dir.path(), "export.pgn", &pgn);
 
     // Indexed afresh: the same games (tags, start, moves, hash) and the same features.
     let again = Db::index(std::slice::from_ref(&file));
@@ -173,7 +173,7 @@ fn pgn_export_reindexes_to_the_same_games() {
 
     // Indexed into the original database: every game is recognised as a duplicate.
     let before = games_without_origin(&db);
-    let out = query_common::pawndex(&["index", "--db", &db.arg(), &file.display().to_string()]);
+    let out = common::query::pawndex(&["index", "--db", &db.arg(), &file.display().to_string()]);
     out.ok("re-index");
     let games = before.len();
     assert!(

@@ -2,11 +2,11 @@
 //! `ply_features` finds (nothing missing, nothing extra), in (game_id, ply) order; `--count`
 //! agrees; the catalogue matches `queries/`; the files run unchanged in SQLite.
 
-mod query_common;
+mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use query_common::{Db, Features, Side, on, on_file, pawndex_in, positions_of_csv, root_path};
+use common::query::{Db, Features, Side, on, on_file, pawndex_in, positions_of_csv, root_path};
 
 type Check = fn(&Features) -> bool;
 
@@ -281,7 +281,7 @@ fn named_queries_are_embedded_and_work_from_any_directory() {
     let rows = positions_of_csv(out.ok("query from another directory"));
     assert!(!rows.is_empty());
     // A .sql file is read from the given path.
-    let file = query_common::write_file(
+    let file = common::query::write_file(
         elsewhere.path(),
         "mine.sql",
         "-- my query\nSELECT id AS game_id, 0 AS ply FROM games WHERE id <= 3;\n",
@@ -323,7 +323,7 @@ fn params_bind_integers_hex_and_text() {
             "csv",
         ],
     );
-    let records = query_common::csv_records(out.ok("params"));
+    let records = common::query::csv_records(out.ok("params"));
     let conn = db.conn();
     let want: Vec<i64> = conn
         .prepare("SELECT id FROM games WHERE result = '0-1' AND id >= 10 ORDER BY id")

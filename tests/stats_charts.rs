@@ -1,12 +1,12 @@
 //! `pawndex stats --chart`: SVG and PNG files are produced, are well formed, show the data
 //! (they change when the data change), and SVG needs no font file.
 
-mod stats_common;
+mod common;
 
 use std::io::Read;
 use std::path::Path;
 
-use stats_common::*;
+use common::stats::*;
 
 /// Checks that `text` is well-formed XML with an `<svg>` root (tags nest and close, attribute
 /// values are quoted), and returns the text content of its elements.

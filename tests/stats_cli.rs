@@ -1,9 +1,9 @@
 //! `pawndex stats` command line: bad input is refused with exit status 2 and a useful message,
 //! the database is never written, an empty result is a header-only CSV, `-o` writes a file.
 
-mod stats_common;
+mod common;
 
-use stats_common::*;
+use common::stats::*;
 
 fn stderr(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()

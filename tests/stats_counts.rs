@@ -1,11 +1,11 @@
 //! `pawndex stats` counts and scores against naive SQL over `ply_features` joined to `games`,
 //! on the indexed fixtures: every column alone, pairs, filters of every kind, the reports.
 
-mod stats_common;
+mod common;
 
 use std::collections::BTreeMap;
 
-use stats_common::*;
+use common::stats::*;
 
 /// Every `--by` column on its own, per position and per game.
 #[test]

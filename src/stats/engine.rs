@@ -1526,3 +1526,55 @@ fn from_set_totals(conn: &Connection, q: &Query) -> Result<Option<Vec<Group>>> {
             .collect(),
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn id_slices_tile_the_range_without_overlap() {
+        for (first, last) in [(1, 1), (1, 10), (5, 1_000_003), (0, 2), (7, 7)] {
+            for n in [1, 2, 3, 8, 64] {
+                let slices = id_slices(first, last, n);
+                assert!(
+                    !slices.is_empty() && slices.len() <= n,
+                    "{first}..{last} / {n}"
+                );
+                assert_eq!(slices[0].0, first);
+                assert_eq!(slices.last().unwrap().1, last);
+                for w in slices.windows(2) {
+                    assert_eq!(w[0].1 + 1, w[1].0, "{first}..{last} / {n}: {slices:?}");
+                }
+                assert!(slices.iter().all(|(a, b)| a <= b));
+            }
+        }
+        // An empty range stays one empty slice (the scan then reads nothing).
+        assert_eq!(id_slices(5, 4, 3), vec![(5, 4)]);
+    }
+
+    #[test]
+    fn bit_lookups_never_panic_on_damaged_ids() {
+        let bits = [0b1010u64, 1];
+        assert!(in_bits(&bits, 1) && in_bits(&bits, 3) && in_bits(&bits, 64));
+        assert!(!in_bits(&bits, 0) && !in_bits(&bits, 2) && !in_bits(&bits, 65));
+        for id in [-1, 128, i64::MAX, i64::MIN] {
+            assert!(!in_bits(&bits, id), "{id}");
+        }
+        assert_eq!(small(-5), 0);
+        assert_eq!(small(7), 7);
+        assert_eq!(small(i64::MAX), u32::MAX);
+    }
+
+    #[test]
+    fn where_errors_give_sqlites_words_without_the_sql() {
+        let conn = Connection::open_in_memory().unwrap();
+        let e = conn
+            .prepare("SELECT 1 FROM (SELECT 2 AS a) WHERE (nosuch = 1)")
+            .unwrap_err();
+        let msg = sqlite_message(&e);
+        assert_eq!(msg, "no such column: nosuch");
+        let err = where_error("nosuch = 1", msg).to_string();
+        assert!(err.starts_with("--where \"nosuch = 1\": no such column: nosuch\n"));
+        assert!(err.contains("names it may use: ") && err.contains("white_islands"));
+    }
+}

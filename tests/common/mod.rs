@@ -8,6 +8,11 @@
 
 #![allow(dead_code)] // each test crate uses a different subset
 
+/// `query` and `find` helpers: a fixture database, running commands, reading CSV and PGN.
+pub mod query;
+/// `stats` helpers: a fixture database, CSV parsing, naive per-ply values.
+pub mod stats;
+
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::Write as _;

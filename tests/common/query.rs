@@ -20,8 +20,7 @@ use rusqlite::{Connection, OpenFlags};
 use shakmaty::fen::Fen;
 use shakmaty::{CastlingMode, Chess, EnPassantMode, Position};
 
-pub const BIN: &str = env!("CARGO_BIN_EXE_pawndex");
-pub const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+pub use super::{BIN, ROOT, root_path};
 
 pub const FIXTURES: [&str; 4] = [
     "examples/sample.pgn",
@@ -29,10 +28,6 @@ pub const FIXTURES: [&str; 4] = [
     "tests/fixtures/chess960.pgn",
     "tests/fixtures/structures.pgn",
 ];
-
-pub fn root_path(rel: &str) -> PathBuf {
-    Path::new(ROOT).join(rel)
-}
 
 /// What one run of the binary did.
 #[derive(Debug)]

@@ -12,10 +12,10 @@ use rusqlite::Connection;
 use shakmaty::fen::Fen;
 use shakmaty::{Color, Role};
 
-pub const BIN: &str = env!("CARGO_BIN_EXE_pawndex");
+pub use super::BIN;
 
 pub fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    PathBuf::from(super::ROOT)
 }
 
 pub const FIXTURES: &[&str] = &[
