@@ -322,15 +322,10 @@ fn phase_spinner(quiet: bool) -> ProgressBar {
     spinner
 }
 
-/// Runs the whole pipeline. `stop` is set by Ctrl-C: reading stops, what was read is stored.
-pub fn run(opts: &IndexOptions, stop: Arc<AtomicBool>) -> Result<Summary> {
-    let start = Instant::now();
-    let _lock = store::lock_for_indexing(&opts.db)?;
-    let conn = store::open_for_writing(&opts.db)?;
-    let mut writer = Writer::new(conn, opts.keep_duplicates)?;
-
-    let total: Option<u64> = opts
-        .files
+/// The bytes of the input files, for the progress bar (`None` when stdin or a file's size is
+/// unknown).
+fn input_size(files: &[String]) -> Option<u64> {
+    files
         .iter()
         .map(|f| {
             if f == "-" {
@@ -339,8 +334,71 @@ pub fn run(opts: &IndexOptions, stop: Arc<AtomicBool>) -> Result<Summary> {
                 std::fs::metadata(f).ok().map(|m| m.len())
             }
         })
-        .sum();
-    let bar = progress_bar(total, opts.quiet);
+        .sum()
+}
+
+/// When the writer commits: every [`COMMIT_EVERY`] games or [`COMMIT_INTERVAL`], whichever
+/// comes first (so readers and a kill see recent games, and a commit never waits long).
+struct CommitPolicy {
+    since: u64,
+    last: Instant,
+}
+
+impl CommitPolicy {
+    fn new() -> Self {
+        CommitPolicy {
+            since: 0,
+            last: Instant::now(),
+        }
+    }
+
+    /// Counts `games` more; whether to commit now (then the count starts again).
+    fn due(&mut self, games: usize) -> bool {
+        self.since += games as u64;
+        if self.since >= COMMIT_EVERY || self.last.elapsed() >= COMMIT_INTERVAL {
+            self.since = 0;
+            self.last = Instant::now();
+            return true;
+        }
+        false
+    }
+}
+
+/// Hands one replayed batch to the writer and counts what became of each game.
+fn store_games(
+    writer: &mut Writer,
+    summary: &mut Summary,
+    games: &[Replayed],
+    source: &str,
+) -> Result<()> {
+    for g in games {
+        summary.games_read += 1;
+        match g {
+            Replayed::Game(rec) => match writer.add_game(rec, source)? {
+                Stored::Indexed => {
+                    summary.indexed += 1;
+                    summary.plies += u64::from(rec.plies);
+                }
+                Stored::Duplicate => summary.duplicates += 1,
+            },
+            Replayed::Rejected(r) => {
+                writer.add_reject(r, source)?;
+                summary.rejected += 1;
+                *summary.rejected_by_reason.entry(r.category).or_default() += 1;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Runs the whole pipeline. `stop` is set by Ctrl-C: reading stops, what was read is stored.
+pub fn run(opts: &IndexOptions, stop: Arc<AtomicBool>) -> Result<Summary> {
+    let start = Instant::now();
+    let _lock = store::lock_for_indexing(&opts.db)?;
+    let conn = store::open_for_writing(&opts.db)?;
+    let mut writer = Writer::new(conn, opts.keep_duplicates)?;
+
+    let bar = progress_bar(input_size(&opts.files), opts.quiet);
     let bytes_done = Arc::new(AtomicU64::new(0));
 
     let threads = opts.threads.max(1);
@@ -367,8 +425,7 @@ pub fn run(opts: &IndexOptions, stop: Arc<AtomicBool>) -> Result<Summary> {
         files: opts.files.len(),
         ..Summary::default()
     };
-    let mut since_commit = 0u64;
-    let mut last_commit = Instant::now();
+    let mut commits = CommitPolicy::new();
     let result: Result<()> = (|| {
         for msg in &out_rx {
             match msg {
@@ -381,29 +438,9 @@ pub fn run(opts: &IndexOptions, stop: Arc<AtomicBool>) -> Result<Summary> {
                     summary.file_warnings.push(w);
                 }
                 Replayed2::Games { file, games } => {
-                    let source = &opts.files[file];
-                    for g in &games {
-                        summary.games_read += 1;
-                        match g {
-                            Replayed::Game(rec) => match writer.add_game(rec, source)? {
-                                Stored::Indexed => {
-                                    summary.indexed += 1;
-                                    summary.plies += u64::from(rec.plies);
-                                }
-                                _ => summary.duplicates += 1,
-                            },
-                            Replayed::Rejected(r) => {
-                                writer.add_reject(r, source)?;
-                                summary.rejected += 1;
-                                *summary.rejected_by_reason.entry(r.category).or_default() += 1;
-                            }
-                        }
-                    }
-                    since_commit += games.len() as u64;
-                    if since_commit >= COMMIT_EVERY || last_commit.elapsed() >= COMMIT_INTERVAL {
+                    store_games(&mut writer, &mut summary, &games, &opts.files[file])?;
+                    if commits.due(games.len()) {
                         writer.commit()?;
-                        since_commit = 0;
-                        last_commit = Instant::now();
                     }
                     bar.set_position(bytes_done.load(Ordering::Relaxed));
                     let secs = start.elapsed().as_secs_f64().max(1e-9);

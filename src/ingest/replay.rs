@@ -371,29 +371,10 @@ fn side_name(turn: Color) -> &'static str {
 /// Replays one game.
 pub fn replay(mut game: RawGame) -> Replayed {
     game.check_tokens();
-    match &game.problem {
-        Some(ReadProblem::Syntax(e)) => {
-            let reason = format!("PGN syntax error: {e}");
-            return reject(&game, None, RejectCategory::Syntax, reason);
-        }
-        Some(ReadProblem::CutOff(e)) => {
-            let reason = format!("game cut off by a read error in the stream: {e}");
-            return reject(&game, None, RejectCategory::CutOff, reason);
-        }
-        Some(ReadProblem::TooLong) => {
-            let reason = format!(
-                "game longer than {} plies",
-                crate::ingest::reader::MAX_PLIES
-            );
-            return reject(&game, None, RejectCategory::TooLong, reason);
-        }
-        _ => {}
+    if let Some(rejected) = reject_before_replay(&game) {
+        return rejected;
     }
-    if game.tags.count == 0 && game.moves.is_empty() && game.problem.is_none() {
-        let reason = "no tags and no moves: not a game".to_string();
-        return reject(&game, None, RejectCategory::NotAGame, reason);
-    }
-    let (mut pos, chess960) = match start_position(&game.tags) {
+    let (pos, chess960) = match start_position(&game.tags) {
         Ok(x) => x,
         Err((category, reason)) => return reject(&game, None, category, reason),
     };
@@ -402,14 +383,73 @@ pub fn replay(mut game: RawGame) -> Replayed {
     } else {
         Some(Fen::from_position(&pos, EnPassantMode::Legal).to_string())
     };
-    let (mut slots, mut pieceset) = match initial_slots(pos.board(), chess960) {
+    let (slots, pieceset) = match initial_slots(pos.board(), chess960) {
         Ok(x) => x,
         Err(e) => {
             let reason = format!("invalid FEN: {e}");
             return reject(&game, None, RejectCategory::InvalidFen, reason);
         }
     };
+    let (moves, runs, pos) = match play(&game, pos, slots, pieceset) {
+        Ok(played) => played,
+        Err(rejected) => return rejected,
+    };
+    if let Some(problem) = &game.problem {
+        let (category, reason, ply) = problem_after_the_moves(problem, &pos);
+        return reject(&game, Some(ply), category, reason);
+    }
+    let plies = game.moves.len() as u32;
+    let mut summary = GameSummary::default();
+    for run in &runs {
+        summary.add(run);
+    }
+    let hash = game_hash(&game.tags, fen.as_deref(), &moves);
+    Replayed::Game(Box::new(GameRecord {
+        offset: game.offset,
+        tags: game.tags,
+        fen,
+        chess960,
+        plies,
+        moves,
+        runs,
+        summary,
+        hash,
+    }))
+}
 
+/// The reject of a game the reader already found broken (syntax, a cut-off stream, too long)
+/// or that is no game at all; `None` when it can be replayed.
+fn reject_before_replay(game: &RawGame) -> Option<Replayed> {
+    let (category, reason) = match &game.problem {
+        Some(ReadProblem::Syntax(e)) => (RejectCategory::Syntax, format!("PGN syntax error: {e}")),
+        Some(ReadProblem::CutOff(e)) => (
+            RejectCategory::CutOff,
+            format!("game cut off by a read error in the stream: {e}"),
+        ),
+        Some(ReadProblem::TooLong) => (
+            RejectCategory::TooLong,
+            format!(
+                "game longer than {} plies",
+                crate::ingest::reader::MAX_PLIES
+            ),
+        ),
+        _ if game.tags.count == 0 && game.moves.is_empty() && game.problem.is_none() => (
+            RejectCategory::NotAGame,
+            "no tags and no moves: not a game".to_string(),
+        ),
+        _ => return None,
+    };
+    Some(reject(game, None, category, reason))
+}
+
+/// Plays the mainline from `pos`: the encoded moves, the runs of unchanged per-ply values, and
+/// the final position; or the reject of the first move that is illegal or ambiguous.
+fn play(
+    game: &RawGame,
+    mut pos: Chess,
+    mut slots: [u8; 64],
+    mut pieceset: u32,
+) -> Result<(Vec<u8>, Vec<Run>, Chess), Replayed> {
     let mut moves = Vec::with_capacity(game.moves.len() * 2);
     let (wp, bp, pairs) = snapshot(pos.board());
     let mut runs = Vec::with_capacity(game.moves.len() / 2 + 1);
@@ -425,18 +465,7 @@ pub fn replay(mut game: RawGame) -> Replayed {
         let ply = i as u32 + 1;
         let m = match san.to_move(&pos).or_else(|e| lenient(&pos, san).ok_or(e)) {
             Ok(m) => m,
-            Err(e) => {
-                let (category, what) = match e {
-                    SanError::IllegalSan => (RejectCategory::IllegalMove, "illegal move"),
-                    SanError::AmbiguousSan => (RejectCategory::AmbiguousMove, "ambiguous move"),
-                };
-                let side = side_name(pos.turn());
-                let reason = format!(
-                    "{what} {san} at ply {ply} ({} {side} to move)",
-                    move_label(ply)
-                );
-                return reject(&game, Some(ply), category, reason);
-            }
+            Err(e) => return Err(bad_move(game, &pos, san, ply, e)),
         };
         moves::push(&mut moves, &m);
         let changes = m.is_capture() || m.role() == Role::Pawn;
@@ -471,54 +500,58 @@ pub fn replay(mut game: RawGame) -> Replayed {
         run.last_ply = ply;
     }
     runs.push(run);
-    if let Some(problem) = &game.problem {
-        let (category, reason, ply) = match problem {
-            ReadProblem::NullMove { ply } => (
-                RejectCategory::NullMove,
-                format!("null move (--) at ply {}", ply + 1),
-                *ply as u32 + 1,
+    Ok((moves, runs, pos))
+}
+
+/// The reject of a move that is illegal or ambiguous in `pos`.
+#[cold]
+fn bad_move(game: &RawGame, pos: &Chess, san: &San, ply: u32, e: SanError) -> Replayed {
+    let (category, what) = match e {
+        SanError::IllegalSan => (RejectCategory::IllegalMove, "illegal move"),
+        SanError::AmbiguousSan => (RejectCategory::AmbiguousMove, "ambiguous move"),
+    };
+    let side = side_name(pos.turn());
+    let reason = format!(
+        "{what} {san} at ply {ply} ({} {side} to move)",
+        move_label(ply)
+    );
+    reject(game, Some(ply), category, reason)
+}
+
+/// What a problem the reader found after the last good move (a null move, a piece drop, an
+/// unknown token) makes of the game: its category, reason and ply. `pos` is the position the
+/// moves before it reached.
+fn problem_after_the_moves(problem: &ReadProblem, pos: &Chess) -> (RejectCategory, String, u32) {
+    match problem {
+        ReadProblem::NullMove { ply } => (
+            RejectCategory::NullMove,
+            format!("null move (--) at ply {}", ply + 1),
+            *ply as u32 + 1,
+        ),
+        ReadProblem::Drop { ply } => (
+            RejectCategory::PieceDrop,
+            format!(
+                "piece drop at ply {} (a crazyhouse move, not standard chess)",
+                ply + 1
             ),
-            ReadProblem::Drop { ply } => (
-                RejectCategory::PieceDrop,
+            *ply as u32 + 1,
+        ),
+        ReadProblem::UnknownToken { ply, token } => {
+            let at = *ply as u32 + 1;
+            (
+                RejectCategory::UnknownToken,
                 format!(
-                    "piece drop at ply {} (a crazyhouse move, not standard chess)",
-                    ply + 1
+                    "unknown token `{token}` at ply {at} ({} {} to move)",
+                    move_label(at),
+                    side_name(pos.turn())
                 ),
-                *ply as u32 + 1,
-            ),
-            ReadProblem::UnknownToken { ply, token } => {
-                let at = *ply as u32 + 1;
-                (
-                    RejectCategory::UnknownToken,
-                    format!(
-                        "unknown token `{token}` at ply {at} ({} {} to move)",
-                        move_label(at),
-                        side_name(pos.turn())
-                    ),
-                    at,
-                )
-            }
-            _ => unreachable!("handled above"),
-        };
-        return reject(&game, Some(ply), category, reason);
+                at,
+            )
+        }
+        ReadProblem::Syntax(_) | ReadProblem::CutOff(_) | ReadProblem::TooLong => {
+            unreachable!("rejected before the replay")
+        }
     }
-    let plies = game.moves.len() as u32;
-    let mut summary = GameSummary::default();
-    for run in &runs {
-        summary.add(run);
-    }
-    let hash = game_hash(&game.tags, fen.as_deref(), &moves);
-    Replayed::Game(Box::new(GameRecord {
-        offset: game.offset,
-        tags: game.tags,
-        fen,
-        chess960,
-        plies,
-        moves,
-        runs,
-        summary,
-        hash,
-    }))
 }
 
 #[cfg(test)]
