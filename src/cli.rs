@@ -1,15 +1,10 @@
-//! Command-line interface: argument parsing and dispatch. Each command's options struct lives
-//! here; the work is done by the library modules.
+//! Command-line interface: the subcommands and their help, dispatch, and how errors end the
+//! process. Each command's options struct lives with the command (`ingest::command`,
+//! `store::command`, `query`, `query::find`, `stats`, `info`).
 
-use std::path::PathBuf;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use clap::{Parser, Subcommand};
 
-use anyhow::{Context, Result, bail};
-use clap::{Args, Parser, Subcommand};
-
-use crate::command::{DEFAULT_DB, EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK};
-use crate::ingest::{self as index, IndexOptions};
+use crate::command::{EXIT_ERROR, EXIT_OK};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -41,7 +36,7 @@ enum Command {
                       be read, or a fatal error), 130 interrupted by Ctrl-C.",
         after_help = "Examples:\n  pawndex index games.pgn\n  pawndex index --db masters.db masters-*.pgn.zst\n  zcat big.pgn.gz | pawndex index -"
     )]
-    Index(IndexArgs),
+    Index(crate::ingest::command::IndexArgs),
     /// Run a named query, a .sql file or ad-hoc SQL against the database.
     Query(crate::query::QueryArgs),
     /// Search positions by pawn-structure filters, without writing SQL.
@@ -59,7 +54,7 @@ enum Command {
                       before adding games.\n\nExit status: 0 success, 1 error.",
         after_help = "Example:\n  pawndex migrate --db masters.db"
     )]
-    Migrate(MigrateArgs),
+    Migrate(crate::store::command::MigrateArgs),
     /// Verify a database: SQLite's integrity check and pawndex's own invariants (read-only).
     #[command(
         long_about = "Opens a database read-only and verifies it in one read transaction: \
@@ -74,7 +69,7 @@ enum Command {
                       pawndex database.",
         after_help = "Example:\n  pawndex check --db masters.db"
     )]
-    Check(CheckArgs),
+    Check(crate::store::command::CheckArgs),
     /// What a database holds: games, plies, sources, rejects, schema, size, state (read-only).
     #[command(
         long_about = "Describes a database without changing it (opened read-only; no file is \
@@ -91,124 +86,15 @@ enum Command {
     Info(crate::info::InfoArgs),
 }
 
-#[derive(Args, Debug)]
-struct CheckArgs {
-    /// Database file to verify (it is not modified)
-    #[arg(long, default_value = DEFAULT_DB, value_name = "PATH")]
-    db: PathBuf,
-}
-
-#[derive(Args, Debug)]
-struct MigrateArgs {
-    /// Database file to upgrade
-    #[arg(long, default_value = DEFAULT_DB, value_name = "PATH")]
-    db: PathBuf,
-}
-
-fn run_migrate(args: MigrateArgs) -> Result<i32> {
-    let (before, merged) = crate::store::upgrade(&args.db)?;
-    let now = crate::store::SCHEMA_VERSION;
-    if merged > 0 {
-        let games = if merged == 1 { "game" } else { "games" };
-        eprintln!("pawndex: {} {games} merged into the derived tables", merged);
-    }
-    if before < now {
-        eprintln!(
-            "pawndex: {} upgraded from schema version {before} to {now}",
-            args.db.display()
-        );
-    } else {
-        eprintln!(
-            "pawndex: {} is up to date (schema version {now})",
-            args.db.display()
-        );
-    }
-    Ok(EXIT_OK)
-}
-
-#[derive(Args, Debug)]
-struct IndexArgs {
-    /// PGN files (plain, .gz, .bz2, .zst), or - for standard input
-    #[arg(required = true, value_name = "FILE")]
-    files: Vec<String>,
-    /// Database file to create or extend
-    #[arg(long, default_value = DEFAULT_DB, value_name = "PATH")]
-    db: PathBuf,
-    /// Replay threads (default: every core)
-    #[arg(long, value_name = "N")]
-    threads: Option<usize>,
-    /// No progress bar and no summary (errors are still printed)
-    #[arg(long, short)]
-    quiet: bool,
-    /// Store games even when an identical game is already in the database
-    #[arg(long)]
-    keep_duplicates: bool,
-}
-
-/// Checks every input file before the database is created or opened: each one exists and is a
-/// readable file (standard input, `-`, is not checked), and none is a SQLite database (the
-/// usual slip: `pawndex index research.db`, `--db` forgotten). Nothing is written.
-fn check_inputs(files: &[String]) -> Result<()> {
-    for name in files.iter().filter(|f| f.as_str() != "-") {
-        let path = std::path::Path::new(name);
-        let meta = std::fs::metadata(path).with_context(|| format!("{name}: cannot read"))?;
-        if meta.is_dir() {
-            bail!("{name} is a directory, not a PGN file");
-        }
-        std::fs::File::open(path).with_context(|| format!("{name}: cannot read"))?;
-        if crate::store::is_sqlite_file(path) {
-            bail!("{name} is a SQLite database, not PGN: did you mean --db {name}?");
-        }
-    }
-    Ok(())
-}
-
-fn run_index(args: IndexArgs) -> Result<i32> {
-    check_inputs(&args.files)?;
-    let stop = Arc::new(AtomicBool::new(false));
-    {
-        let stop = stop.clone();
-        let _ = ctrlc::set_handler(move || {
-            if stop.swap(true, Ordering::SeqCst) {
-                // Second Ctrl-C: leave now; SQLite keeps the database consistent.
-                std::process::exit(EXIT_INTERRUPTED);
-            }
-        });
-    }
-    let threads = args.threads.unwrap_or_else(|| {
-        std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
-    });
-    let opts = IndexOptions {
-        db: args.db,
-        files: args.files,
-        threads,
-        quiet: args.quiet,
-        keep_duplicates: args.keep_duplicates,
-    };
-    let summary = index::run(&opts, stop)?;
-    if !opts.quiet {
-        eprint!("{}", summary.render());
-    }
-    Ok(if summary.interrupted {
-        EXIT_INTERRUPTED
-    } else if summary.file_errors.is_empty() {
-        EXIT_OK
-    } else {
-        EXIT_ERROR
-    })
-}
-
 /// Parses the command line, runs the command, returns the process exit code.
 pub fn main_with_args() -> i32 {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Index(args) => run_index(args),
+        Command::Index(args) => crate::ingest::command::run(args),
         Command::Query(args) => crate::query::run(args),
         Command::Find(args) => crate::query::find::run(args),
         Command::Stats(args) => crate::stats::run(args),
-        Command::Migrate(args) => run_migrate(args),
+        Command::Migrate(args) => crate::store::command::run_migrate(args),
         Command::Check(args) => crate::store::check::run_to_stdout(&args.db)
             .map(|ok| if ok { EXIT_OK } else { EXIT_ERROR }),
         Command::Info(args) => crate::info::run(args),

@@ -1148,6 +1148,53 @@ fn scan_slices<T: Send>(
     })
 }
 
+/// The command's snapshot of ids: the first and last game, and the largest pawn set id.
+fn snapshot_ids(conn: &Connection) -> Result<((i64, i64), i64)> {
+    let tx = conn.unchecked_transaction()?;
+    let range = tx.query_row(sql::GAME_ID_RANGE, [], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    let max_set = tx.query_row(sql::MAX_SET_ID, [], |r| r.get(0))?;
+    tx.finish()?;
+    Ok((range, max_set))
+}
+
+/// Groups the runs of every slice of games in parallel, merges the slices' groups and turns
+/// each key into the cells of the requested columns.
+fn group_runs(
+    plan: &Plan,
+    structures: &StructureKeys,
+    games: &Games,
+    parts: &[(i64, i64)],
+    connect: &(dyn Fn() -> Result<Connection> + Sync),
+) -> Result<Vec<Group>> {
+    let per_slice = scan_slices(connect, parts, |c, slice| {
+        let mut agg = Aggregator::new(plan, structures, games);
+        scan_positions(c, plan, slice, |run| agg.add_run(run))?;
+        Ok(agg.finish())
+    })?;
+    let mut merged: HashMap<FullKey, Totals> = HashMap::new();
+    for groups in per_slice {
+        for (key, totals) in groups {
+            merged.entry(key).or_default().merge(&totals);
+        }
+    }
+    Ok(merged
+        .into_iter()
+        .map(|((s, g, r), totals)| {
+            let values = structures.values(plan, s);
+            let keys = plan
+                .parts
+                .iter()
+                .map(|part| match *part {
+                    Part::Structure(i) => values[i].clone(),
+                    Part::Game(i) => games.tuples[g as usize][i].clone(),
+                    Part::Run(i) => Cell::Int(r[i]),
+                })
+                .collect();
+            Group { keys, totals }
+        })
+        .collect())
+}
+
 /// Runs a statistics request. `connect` opens another read-only connection to the same
 /// database (the scans run in `threads` parallel slices of the games).
 pub fn run(
@@ -1171,13 +1218,7 @@ pub fn run(
     // The command's snapshot: the games and pawn sets stored now. Other connections read only
     // ids up to these (a concurrent `pawndex index` only appends, and a game's runs only name
     // sets stored with or before it).
-    let (game_range, max_set): ((i64, i64), i64) = {
-        let tx = conn.unchecked_transaction()?;
-        let range = tx.query_row(sql::GAME_ID_RANGE, [], |r| Ok((r.get(0)?, r.get(1)?)))?;
-        let max_set = tx.query_row(sql::MAX_SET_ID, [], |r| r.get(0))?;
-        tx.finish()?;
-        (range, max_set)
-    };
+    let (game_range, max_set) = snapshot_ids(conn)?;
     let t0 = std::time::Instant::now();
     let whole_structures = plan.structure_unique
         && plan.game_columns.is_empty()
@@ -1201,33 +1242,7 @@ pub fn run(
     let parts = id_slices(games.first_id, games.last_id, threads);
 
     let aggregate = |structures: &StructureKeys| -> Result<Vec<Group>> {
-        let per_slice = scan_slices(&connect_for, &parts, |c, slice| {
-            let mut agg = Aggregator::new(&plan, structures, &games);
-            scan_positions(c, &plan, slice, |run| agg.add_run(run))?;
-            Ok(agg.finish())
-        })?;
-        let mut merged: HashMap<FullKey, Totals> = HashMap::new();
-        for groups in per_slice {
-            for (key, totals) in groups {
-                merged.entry(key).or_default().merge(&totals);
-            }
-        }
-        Ok(merged
-            .into_iter()
-            .map(|((s, g, r), totals)| {
-                let values = structures.values(&plan, s);
-                let keys = plan
-                    .parts
-                    .iter()
-                    .map(|part| match *part {
-                        Part::Structure(i) => values[i].clone(),
-                        Part::Game(i) => games.tuples[g as usize][i].clone(),
-                        Part::Run(i) => Cell::Int(r[i]),
-                    })
-                    .collect();
-                Group { keys, totals }
-            })
-            .collect())
+        group_runs(&plan, structures, &games, &parts, &connect_for)
     };
 
     if let (true, Some(n)) = (whole_structures, q.top) {

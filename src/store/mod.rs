@@ -12,6 +12,7 @@
 //! interrupted run); and the view `ply_features`, one row per game and ply.
 
 pub mod check;
+pub mod command;
 pub mod count;
 mod derive;
 pub mod info;
