@@ -7,7 +7,7 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use common::*;
 use rusqlite::types::Value;
@@ -18,21 +18,11 @@ const GAMES: usize = 1500;
 /// `pawndex ARGS` with `PAWNDEX_MAX_PAGES` set (when given).
 fn pawndex(args: &[&str], max_pages: Option<i64>) -> Run {
     let mut cmd = Command::new(BIN);
-    cmd.args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    cmd.args(args);
     if let Some(p) = max_pages {
         cmd.env("PAWNDEX_MAX_PAGES", p.to_string());
     }
-    let out = cmd.output().expect("run pawndex");
-    let run = Run {
-        code: out.status.code(),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    };
-    run.assert_no_panic(&format!("{args:?}"));
-    run
+    Run::of(cmd, &format!("{args:?}"))
 }
 
 /// The input: random games (some rejected), written once per test into `dir`.

@@ -6,7 +6,7 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use common::*;
 use rusqlite::Connection;
@@ -14,18 +14,9 @@ use rusqlite::Connection;
 const FILES: [&str; 2] = ["examples/sample.pgn", "tests/fixtures/structures.pgn"];
 
 fn pawndex(args: &[&str]) -> Run {
-    let out = Command::new(BIN)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run pawndex");
-    let run = Run {
-        code: out.status.code(),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    };
-    run.assert_no_panic(&format!("{args:?}"));
-    run
+    let mut cmd = Command::new(BIN);
+    cmd.args(args);
+    Run::of(cmd, &format!("{args:?}"))
 }
 
 fn index_files(db: &Path, files: &[&str]) {

@@ -5,25 +5,15 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use common::*;
 
 /// `pawndex ARGS` run in `dir`.
 fn pawndex_in(dir: &Path, args: &[&str]) -> Run {
-    let out = Command::new(BIN)
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run pawndex");
-    let run = Run {
-        code: out.status.code(),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    };
-    run.assert_no_panic(&format!("{args:?}"));
-    run
+    let mut cmd = Command::new(BIN);
+    cmd.args(args).current_dir(dir);
+    Run::of(cmd, &format!("{args:?}"))
 }
 
 /// Every name under `dir`, recursively, sorted.

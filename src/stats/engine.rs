@@ -400,9 +400,9 @@ fn sqlite_message(e: &rusqlite::Error) -> String {
 /// The connection is `query_only`; pawndex lifts that for its own temporary table only (the
 /// database file itself is opened read-only), and sets it again before any user expression.
 fn fill_piece_masks(conn: &Connection) -> Result<()> {
-    conn.execute_batch("PRAGMA query_only = OFF")?;
+    conn.execute_batch(sql::WRITES_ALLOWED)?;
     let filled = fill_piece_masks_table(conn);
-    conn.execute_batch("PRAGMA query_only = ON")?;
+    conn.execute_batch(sql::READ_ONLY_AGAIN)?;
     filled
 }
 

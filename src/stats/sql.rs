@@ -76,6 +76,11 @@ fn phase(ply: &str, masks: Option<&str>) -> String {
 }
 
 /// Temporary table of the piece masks of games that start from a FEN (rarely any).
+/// Lifts `query_only` while pawndex fills its own temporary table (the file stays read-only).
+pub const WRITES_ALLOWED: &str = "PRAGMA query_only = OFF";
+/// Sets `query_only` again before any user expression runs.
+pub const READ_ONLY_AGAIN: &str = "PRAGMA query_only = ON";
+
 pub const PIECE_MASKS_TABLE: &str = "CREATE TEMP TABLE IF NOT EXISTS stats_piece_masks (
     game_id      INTEGER PRIMARY KEY,
     white_queens INTEGER NOT NULL,

@@ -56,6 +56,19 @@ pub struct Run {
 }
 
 impl Run {
+    /// Runs `cmd` (stdin closed, output captured) and fails the test if the binary panicked.
+    pub fn of(mut cmd: Command, what: &str) -> Run {
+        let out = cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .output()
+            .expect("run pawndex");
+        let run = Run::from_output(out);
+        run.assert_no_panic(what);
+        run
+    }
+
     fn from_output(out: Output) -> Run {
         Run {
             code: out.status.code(),
