@@ -22,7 +22,7 @@ mod writer;
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
-use rusqlite::{Connection, OpenFlags};
+use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
 pub use derive::{SetAggregate, TAIL_MAX_GAMES, decode_games, lag, tail_sets};
 pub use writer::{Stored, WriteFailed, Writer};
@@ -104,16 +104,27 @@ fn check_pawndex(conn: &Connection, path: &Path) -> Result<i64> {
     Ok(version)
 }
 
-/// Applies the migrations the database has not seen, each in its own transaction.
+/// Applies the migrations the database has not seen, all in one transaction: a reader sees
+/// the database before or after the upgrade, never a schema half built (a fresh database
+/// at version 1 of 3, say), and an interrupted upgrade leaves the old version whole.
 pub fn migrate(conn: &mut Connection, path: &Path) -> Result<()> {
     let version = check_pawndex(conn, path)?;
+    if version >= SCHEMA_VERSION {
+        return Ok(());
+    }
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    // Checked again inside the write transaction: another process may have upgraded the
+    // database between the first check and taking the write lock.
+    let version = schema_version(&tx)?;
+    if version >= SCHEMA_VERSION {
+        return Ok(());
+    }
     for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
-        let tx = conn.transaction()?;
         tx.execute_batch(sql)
             .with_context(|| format!("applying migration {}", i + 1))?;
-        tx.pragma_update(None, "user_version", (i + 1) as i64)?;
-        tx.commit()?;
     }
+    tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+    tx.commit()?;
     Ok(())
 }
 
@@ -340,6 +351,32 @@ mod tests {
         drop(conn);
         let err = open_for_writing(&path).unwrap_err().to_string();
         assert!(err.contains("newer than this pawndex"), "{err}");
+    }
+
+    /// A reader polling a database being created must never see a schema half built: every
+    /// migration lands in one commit, and an upgrade from version 1 in one more.
+    #[test]
+    fn a_fresh_database_and_an_upgrade_each_take_one_commit() {
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let dir = tempfile::tempdir().unwrap();
+        for from in [0, 1] {
+            let path = dir.path().join(format!("from{from}.db"));
+            let mut conn = Connection::open(&path).unwrap();
+            if from == 1 {
+                conn.execute_batch(MIGRATIONS[0]).unwrap();
+                conn.pragma_update(None, "user_version", 1).unwrap();
+            }
+            let commits = Arc::new(AtomicUsize::new(0));
+            let seen = Arc::clone(&commits);
+            conn.commit_hook(Some(move || {
+                seen.fetch_add(1, Ordering::SeqCst);
+                false
+            }));
+            migrate(&mut conn, &path).unwrap();
+            assert_eq!(schema_version(&conn).unwrap(), SCHEMA_VERSION);
+            assert_eq!(commits.load(Ordering::SeqCst), 1, "from version {from}");
+        }
     }
 
     #[test]
