@@ -290,6 +290,17 @@ fn what_cannot_be_translated_is_a_usage_error() {
         ],
         "--count needs a named query",
     );
+    refused(
+        &[
+            "query",
+            "--dialect",
+            "spark",
+            "--print-sql",
+            "--dataset",
+            "a;\nb",
+        ],
+        "line break",
+    );
     // Without --dialect, --print-sql still refuses --count.
     refused(&["query", "carlsbad", "--print-sql", "--count"], "--count");
 }

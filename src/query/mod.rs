@@ -76,7 +76,8 @@ pub struct QueryArgs {
     pub dialect: Option<Dialect>,
     /// With --dialect --print-sql: first print the views games, runs, rejects and ply_features
     /// over the dataset in DIR (NAME is then optional). Every statement ends with ; at the end
-    /// of a line: split the text on ";\n" to run it one statement at a time (spark.sql)
+    /// of a line: split the text on ";\n" (and skip the blank rest) to run it one statement at a
+    /// time, as spark.sql needs
     #[arg(long, value_name = "DIR", requires = "dialect")]
     pub dataset: Option<String>,
     #[command(flatten)]
@@ -473,6 +474,12 @@ fn print_dialect_sql(
     let query = dialect_query(args)?;
     let mut text = String::new();
     if let Some(dir) = &args.dataset {
+        if dir.contains(['\n', '\r']) {
+            usage!(
+                "--dataset: the directory name holds a line break, which would split a \
+                 statement of the printed SQL; rename the directory"
+            );
+        }
         text.push_str(&dialect::dataset_views(dialect, dir));
     }
     match query {
