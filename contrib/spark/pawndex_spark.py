@@ -165,6 +165,9 @@ def make_task(binary, shipped_name, out, extra):
 def index_files(spark, args, binary):
     """Runs one task per file; returns the task results, raises RunError if any failed."""
     sc = spark.sparkContext
+    if __name__ != "__main__":
+        # Imported (by the engine check, say): the workers import this module to run a task.
+        sc.addPyFile(os.path.abspath(__file__))
     shipped_name = None
     if args.ship:
         sc.addFile(binary)
@@ -273,7 +276,7 @@ def session(master):
     """A Spark session (local[*] unless a master is given or spark-submit set one)."""
     from pyspark.sql import SparkSession
 
-    builder = SparkSession.builder.appName("pawndex")
+    builder = SparkSession.builder.appName("pawndex").config("spark.ui.showConsoleProgress", "false")
     if master:
         builder = builder.master(master)
     elif "PYSPARK_GATEWAY_PORT" not in os.environ:

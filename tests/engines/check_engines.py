@@ -207,7 +207,7 @@ class Duck:
         self.extras = None
 
     def arrow(self, sql):
-        return self.con.execute(sql).arrow()
+        return self.con.sql(sql).to_arrow_table()
 
     def exclude(self, ids_table):
         """Leaves these game ids (an Arrow table with column id) out of the answers."""
@@ -293,13 +293,13 @@ class Compare:
     def diff(self, ref, other):
         """(rows, games, missing, extra, examples) of `other` against `ref` (multisets)."""
         c = self.con
-        rows = c.execute(f"SELECT count(*) FROM {other}").fetchone()[0]
+        rows = c.execute(f"SELECT count(*) FROM {other}").fetchall()[0][0]
         games = c.execute(f"SELECT count(*) FROM (SELECT DISTINCT src, off FROM {other})"
-                          ).fetchone()[0]
+                          ).fetchall()[0][0]
         missing = c.execute(f"SELECT count(*) FROM (SELECT * FROM {ref} EXCEPT ALL "
-                            f"SELECT * FROM {other})").fetchone()[0]
+                            f"SELECT * FROM {other})").fetchall()[0][0]
         extra = c.execute(f"SELECT count(*) FROM (SELECT * FROM {other} EXCEPT ALL "
-                          f"SELECT * FROM {ref})").fetchone()[0]
+                          f"SELECT * FROM {ref})").fetchall()[0][0]
         examples = c.execute(f"(SELECT 'missing', * FROM (SELECT * FROM {ref} EXCEPT ALL "
                              f"SELECT * FROM {other}) LIMIT 3) UNION ALL "
                              f"(SELECT 'extra', * FROM (SELECT * FROM {other} EXCEPT ALL "
@@ -408,6 +408,7 @@ def check(args, shards, work):
     with Timer() as t:
         spark = (SparkSession.builder.master(args.master).appName("pawndex-engines")
                  .config("spark.ui.enabled", "false")
+                 .config("spark.ui.showConsoleProgress", "false")
                  .config("spark.sql.shuffle.partitions", "8").getOrCreate())
         spark.sparkContext.setLogLevel("ERROR")
     say(f"Spark session ({args.master}): {t.seconds:.1f} s")
@@ -460,7 +461,8 @@ def agree(chk, pawndex, spark, dir_b, dir_c, work):
         f"black_pawns={black}, {n} games at ply 20)")
     params = [f"white_pawns={white}", f"black_pawns={black}"]
     with Timer() as t:
-        ref = reference_positions(pawndex, cmp, ref_games, "exact-structure", *params)
+        ref = reference_positions(pawndex, cmp, ref_games, "exact-structure",
+                                  *(x for p in params for x in ("--param", p)))
     compare_positions(chk, cmp, "exact-structure", ref, t.seconds, engines,
                       lambda e: exact_query(pawndex, e, params, white, black))
 
@@ -515,17 +517,17 @@ def cross_run_duplicates(chk, cmp, ref_games, duck_b, spark_b):
     cmp.con.execute("CREATE TABLE b_games AS SELECT * FROM b_games_arrow")
     cmp.con.unregister("b_games_arrow")
     c = cmp.con
-    n_a = c.execute(f"SELECT count(*) FROM {ref_games}").fetchone()[0]
-    n_b = c.execute("SELECT count(*) FROM b_games").fetchone()[0]
+    n_a = c.execute(f"SELECT count(*) FROM {ref_games}").fetchall()[0][0]
+    n_b = c.execute("SELECT count(*) FROM b_games").fetchall()[0][0]
     missing = c.execute(f"SELECT count(*) FROM {ref_games} a ANTI JOIN b_games b "
-                        "USING (src, off)").fetchone()[0]
+                        "USING (src, off)").fetchall()[0][0]
     extra = c.execute(f"SELECT id, hash FROM b_games b ANTI JOIN {ref_games} a "
                       "USING (src, off)").fetchall()
     unexplained = c.execute(f"""SELECT count(*) FROM (SELECT hash FROM b_games b
         ANTI JOIN {ref_games} a USING (src, off)) x WHERE hash NOT IN (SELECT hash FROM {ref_games})
-        """).fetchone()[0]
+        """).fetchall()[0][0]
     changed = c.execute(f"SELECT count(*) FROM {ref_games} a JOIN b_games b USING (src, off) "
-                        "WHERE a.hash != b.hash").fetchone()[0]
+                        "WHERE a.hash != b.hash").fetchall()[0][0]
     chk.result("games of (b) vs (a)",
                missing == 0 and unexplained == 0 and changed == 0,
                f"{n_a} in (a), {n_b} in (b): {len(extra)} duplicates of games in other files "
@@ -549,7 +551,7 @@ def same_games(chk, cmp, ref_games, duck):
                                EXCEPT ALL SELECT id, src, off, hash FROM x_games)),
         (SELECT count(*) FROM (SELECT id, src, off, hash FROM x_games
                                EXCEPT ALL SELECT id, src, off, hash FROM {ref_games})),
-        (SELECT count(*) FROM x_games)""").fetchone()
+        (SELECT count(*) FROM x_games)""").fetchall()[0]
     cmp.con.unregister("x_games")
     chk.result(f"games of {duck.label.split()[-1]} vs (a)", diff[0] == 0 and diff[1] == 0,
                f"{diff[2]} games, {diff[0]} missing, {diff[1]} extra (same id, file, offset, "
@@ -601,5 +603,8 @@ if __name__ == "__main__":
     try:
         sys.exit(main())
     except Exception as e:  # pylint: disable=broad-except
+        import traceback
+
+        traceback.print_exc()
         say(f"FAIL: {type(e).__name__}: {e}")
         sys.exit(1)
