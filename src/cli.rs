@@ -84,6 +84,8 @@ enum Command {
         after_help = "Examples:\n  pawndex info --db masters.db\n  pawndex info --db masters.db --format json | jq .games"
     )]
     Info(crate::info::InfoArgs),
+    /// Export a database in another format (parquet: a dataset for DuckDB and Spark).
+    Export(crate::dataset::command::ExportArgs),
 }
 
 /// Parses the command line, runs the command, returns the process exit code.
@@ -98,6 +100,7 @@ pub fn main_with_args() -> i32 {
         Command::Check(args) => crate::store::check::run_to_stdout(&args.db)
             .map(|ok| if ok { EXIT_OK } else { EXIT_ERROR }),
         Command::Info(args) => crate::info::run(args),
+        Command::Export(args) => crate::dataset::command::run(args),
     };
     match result {
         Ok(code) => code,

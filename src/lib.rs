@@ -12,6 +12,7 @@
 
 pub mod cli;
 mod command;
+mod dataset;
 pub mod features;
 mod info;
 mod ingest;

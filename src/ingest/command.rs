@@ -8,8 +8,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 
-use super::IndexOptions;
-use crate::command::{DEFAULT_DB, EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK};
+use super::{IndexOptions, ParquetOutput};
+use crate::command::{DEFAULT_DB, EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK, usage};
+use crate::dataset::command::DatasetArgs;
 
 #[derive(Args, Debug)]
 pub struct IndexArgs {
@@ -28,6 +29,11 @@ pub struct IndexArgs {
     /// Store games even when an identical game is already in the database
     #[arg(long)]
     keep_duplicates: bool,
+    /// Write a Parquet dataset into DIR instead of a database (layout: docs/dataset.md)
+    #[arg(long, value_name = "DIR", conflicts_with = "db")]
+    parquet: Option<PathBuf>,
+    #[command(flatten)]
+    dataset: DatasetArgs,
 }
 
 /// Checks every input file before the database is created or opened: each one exists and is a
@@ -48,8 +54,25 @@ fn check_inputs(files: &[String]) -> Result<()> {
     Ok(())
 }
 
+/// The dataset a `--parquet` run writes, checked before anything is created; the dataset
+/// options without `--parquet` are a usage error.
+fn parquet_output(args: &IndexArgs) -> Result<Option<ParquetOutput>> {
+    let d = &args.dataset;
+    let Some(dir) = &args.parquet else {
+        if !d.partition.is_empty() || d.shard.is_some() || d.overwrite || d.max_file_mb.is_some() {
+            usage!("--partition, --shard, --overwrite and --max-file-mb go with --parquet DIR");
+        }
+        return Ok(None);
+    };
+    Ok(Some(ParquetOutput {
+        target: d.target(dir.clone())?,
+        max_file_bytes: d.max_file_bytes(),
+    }))
+}
+
 pub fn run(args: IndexArgs) -> Result<i32> {
     check_inputs(&args.files)?;
+    let parquet = parquet_output(&args)?;
     let stop = Arc::new(AtomicBool::new(false));
     {
         let stop = stop.clone();
@@ -71,6 +94,7 @@ pub fn run(args: IndexArgs) -> Result<i32> {
         threads,
         quiet: args.quiet,
         keep_duplicates: args.keep_duplicates,
+        parquet,
     };
     let summary = super::run(&opts, stop)?;
     if !opts.quiet {

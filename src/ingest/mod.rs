@@ -11,4 +11,4 @@ mod pipeline;
 pub mod reader;
 pub mod replay;
 
-pub use pipeline::{IndexOptions, run};
+pub use pipeline::{IndexOptions, ParquetOutput, run};

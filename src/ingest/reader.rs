@@ -37,6 +37,12 @@ pub struct Tags {
     pub count: usize,
 }
 
+/// An Elo tag's value when it is an integer (`"2650"`, `" 2650 "`), else `None` (`"-"`, `"?"`).
+#[must_use]
+pub fn parse_elo(tag: Option<&str>) -> Option<i64> {
+    tag.and_then(|s| s.trim().parse::<i64>().ok())
+}
+
 /// Why a game could not even be read as a list of moves.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ReadProblem {

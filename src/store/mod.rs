@@ -15,6 +15,7 @@ pub mod check;
 pub mod command;
 pub mod count;
 mod derive;
+pub mod dump;
 pub mod info;
 pub mod search;
 mod writer;

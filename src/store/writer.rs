@@ -13,6 +13,7 @@ use rusqlite::{Connection, ErrorCode, OptionalExtension, ffi, params};
 
 use super::derive;
 use crate::features::SideFeatures;
+use crate::ingest::reader::parse_elo;
 use crate::ingest::replay::{GameRecord, Reject};
 use crate::outcome::roster;
 
@@ -490,7 +491,7 @@ impl Writer {
         }
         self.ensure_ply_numbers(g.plies)?;
         let t = &g.tags;
-        let elo = |v: &Option<String>| v.as_deref().and_then(|s| s.trim().parse::<i64>().ok());
+        let elo = |v: &Option<String>| parse_elo(v.as_deref());
         self.conn
             .prepare_cached(
                 "INSERT INTO games (event, site, date, round, white, black, result, white_elo,

@@ -1,0 +1,84 @@
+//! `pawndex export parquet`: a database's games, runs and rejects as a dataset, read in one
+//! snapshot and published whole.
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+
+use super::layout::Target;
+use super::tables::{GameRow, RejectRow, RunRow};
+use super::writer::{DatasetWriter, Written};
+use crate::store::dump;
+
+/// A value of the database that must fit a narrower column.
+fn narrow<T: TryFrom<i64>>(v: i64, what: &str) -> Result<T> {
+    T::try_from(v).map_err(|_| anyhow::anyhow!("{what} {v} is out of range"))
+}
+
+/// Writes the database at `db` into the dataset `target`.
+pub fn export(db: &Path, target: &Target, max_file_bytes: u64) -> Result<Written> {
+    let mut conn = crate::command::open_for_reading(db)?;
+    let tx = conn.transaction()?;
+    let inputs = [db.display().to_string()];
+    let mut w = DatasetWriter::new(target.claim(&inputs)?, false, max_file_bytes)?;
+    let result = (|| -> Result<()> {
+        dump::games(&tx, |g| {
+            let id = w.id_for(g.id)?;
+            let t = &g.tags;
+            w.push_game_row(&GameRow {
+                id,
+                tags: std::array::from_fn(|i| t[i].as_deref()),
+                white_elo: g.white_elo,
+                black_elo: g.black_elo,
+                eco: g.eco.as_deref(),
+                plies: narrow(g.plies, "plies")?,
+                source: &g.source,
+                offset: g.offset,
+                fen: g.fen.as_deref(),
+                chess960: g.chess960,
+                moves: &g.moves,
+                hash: g.hash,
+            })
+            .with_context(|| format!("game {}", g.id))
+        })?;
+        dump::runs(&tx, |r| {
+            let row = RunRow {
+                game_id: w.id_for(r.game_id)?,
+                first_ply: narrow(r.first_ply, "first_ply")?,
+                last_ply: narrow(r.last_ply, "last_ply")?,
+                white_pawns: r.white_pawns as u64,
+                black_pawns: r.black_pawns as u64,
+                white: r.white,
+                black: r.black,
+                bishop_pairs: narrow(r.bishop_pairs, "bishop_pairs")?,
+                pieceset: narrow(r.pieceset, "pieceset")?,
+            };
+            w.push_run_row(&row)
+                .with_context(|| format!("a run of game {}", r.game_id))
+        })?;
+        dump::rejects(&tx, |r| {
+            let id = w.id_for(r.id)?;
+            w.push_reject_row(&RejectRow {
+                id,
+                source: &r.source,
+                offset: r.offset,
+                event: r.event.as_deref(),
+                white: r.white.as_deref(),
+                black: r.black.as_deref(),
+                ply: r.ply.map(|p| narrow(p, "ply")).transpose()?,
+                reason: &r.reason,
+            })
+        })?;
+        Ok(())
+    })();
+    match result {
+        Ok(()) => w.finish(),
+        Err(e) => {
+            let _ = w.discard();
+            Err(e.context(format!(
+                "exporting {} failed; nothing was published",
+                db.display()
+            )))
+        }
+    }
+}

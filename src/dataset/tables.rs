@@ -1,0 +1,339 @@
+//! The three tables of a dataset as Arrow schemas, and column buffers that fill one record
+//! batch at a time (see `docs/dataset.md` for what each column means).
+
+use std::sync::Arc;
+
+use anyhow::Result;
+use arrow_array::builder::{BinaryBuilder, StringBuilder};
+use arrow_array::{ArrayRef, BooleanArray, Int8Array, Int32Array, Int64Array, RecordBatch};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+
+use crate::features::SideFeatures;
+
+/// The columns of `games`, with their Arrow types and whether they can be NULL.
+const GAMES: &[(&str, DataType, bool)] = &[
+    ("id", DataType::Int64, false),
+    ("event", DataType::Utf8, true),
+    ("site", DataType::Utf8, true),
+    ("date", DataType::Utf8, true),
+    ("round", DataType::Utf8, true),
+    ("white", DataType::Utf8, true),
+    ("black", DataType::Utf8, true),
+    ("result", DataType::Utf8, true),
+    ("white_elo", DataType::Int64, true),
+    ("black_elo", DataType::Int64, true),
+    ("eco", DataType::Utf8, true),
+    ("plies", DataType::Int32, false),
+    ("source", DataType::Utf8, false),
+    ("offset", DataType::Int64, false),
+    ("fen", DataType::Utf8, true),
+    ("chess960", DataType::Boolean, false),
+    ("moves", DataType::Binary, false),
+    ("hash", DataType::Int64, false),
+];
+
+/// The columns of `runs`: the `ply_features` columns, with `ply` as two bounds.
+const RUNS: &[(&str, DataType, bool)] = &[
+    ("game_id", DataType::Int64, false),
+    ("first_ply", DataType::Int32, false),
+    ("last_ply", DataType::Int32, false),
+    ("white_pawns", DataType::Int64, false),
+    ("black_pawns", DataType::Int64, false),
+    ("white_islands", DataType::Int8, false),
+    ("black_islands", DataType::Int8, false),
+    ("white_dispersion", DataType::Int8, false),
+    ("black_dispersion", DataType::Int8, false),
+    ("white_distortion", DataType::Int8, false),
+    ("black_distortion", DataType::Int8, false),
+    ("white_duo", DataType::Int64, false),
+    ("black_duo", DataType::Int64, false),
+    ("white_trio", DataType::Int64, false),
+    ("black_trio", DataType::Int64, false),
+    ("white_quart", DataType::Int64, false),
+    ("black_quart", DataType::Int64, false),
+    ("white_bishop_pair", DataType::Int8, false),
+    ("black_bishop_pair", DataType::Int8, false),
+    ("pieceset", DataType::Int64, false),
+];
+
+const REJECTS: &[(&str, DataType, bool)] = &[
+    ("id", DataType::Int64, false),
+    ("source", DataType::Utf8, false),
+    ("offset", DataType::Int64, false),
+    ("event", DataType::Utf8, true),
+    ("white", DataType::Utf8, true),
+    ("black", DataType::Utf8, true),
+    ("ply", DataType::Int32, true),
+    ("reason", DataType::Utf8, false),
+];
+
+fn schema(columns: &[(&str, DataType, bool)]) -> SchemaRef {
+    Arc::new(Schema::new(
+        columns
+            .iter()
+            .map(|(name, ty, null)| Field::new(*name, ty.clone(), *null))
+            .collect::<Vec<_>>(),
+    ))
+}
+
+/// The schema of a table by name.
+#[must_use]
+pub fn schema_of(table: &str) -> SchemaRef {
+    match table {
+        "games" => schema(GAMES),
+        "runs" => schema(RUNS),
+        _ => schema(REJECTS),
+    }
+}
+
+/// Every column name of the dataset (a partition may not reuse one).
+pub fn all_columns() -> impl Iterator<Item = &'static str> {
+    GAMES.iter().chain(RUNS).chain(REJECTS).map(|c| c.0)
+}
+
+/// One row of `games`.
+pub struct GameRow<'a> {
+    pub id: i64,
+    pub tags: [Option<&'a str>; 7],
+    pub white_elo: Option<i64>,
+    pub black_elo: Option<i64>,
+    pub eco: Option<&'a str>,
+    pub plies: i32,
+    pub source: &'a str,
+    pub offset: i64,
+    pub fen: Option<&'a str>,
+    pub chess960: bool,
+    pub moves: &'a [u8],
+    pub hash: i64,
+}
+
+/// Buffered rows of `games`.
+pub struct Games {
+    id: Vec<i64>,
+    tags: [StringBuilder; 7],
+    white_elo: Vec<Option<i64>>,
+    black_elo: Vec<Option<i64>>,
+    eco: StringBuilder,
+    plies: Vec<i32>,
+    source: StringBuilder,
+    offset: Vec<i64>,
+    fen: StringBuilder,
+    chess960: Vec<bool>,
+    moves: BinaryBuilder,
+    hash: Vec<i64>,
+}
+
+impl Default for Games {
+    fn default() -> Self {
+        Games {
+            id: Vec::new(),
+            tags: std::array::from_fn(|_| StringBuilder::new()),
+            white_elo: Vec::new(),
+            black_elo: Vec::new(),
+            eco: StringBuilder::new(),
+            plies: Vec::new(),
+            source: StringBuilder::new(),
+            offset: Vec::new(),
+            fen: StringBuilder::new(),
+            chess960: Vec::new(),
+            moves: BinaryBuilder::new(),
+            hash: Vec::new(),
+        }
+    }
+}
+
+impl Games {
+    pub fn push(&mut self, g: &GameRow) {
+        self.id.push(g.id);
+        for (b, t) in self.tags.iter_mut().zip(g.tags) {
+            b.append_option(t);
+        }
+        self.white_elo.push(g.white_elo);
+        self.black_elo.push(g.black_elo);
+        self.eco.append_option(g.eco);
+        self.plies.push(g.plies);
+        self.source.append_value(g.source);
+        self.offset.push(g.offset);
+        self.fen.append_option(g.fen);
+        self.chess960.push(g.chess960);
+        self.moves.append_value(g.moves);
+        self.hash.push(g.hash);
+    }
+
+    pub fn len(&self) -> usize {
+        self.id.len()
+    }
+
+    /// The buffered rows as a batch; the buffers start again empty.
+    pub fn take(&mut self) -> Result<RecordBatch> {
+        let mut cols: Vec<ArrayRef> =
+            vec![Arc::new(Int64Array::from(std::mem::take(&mut self.id)))];
+        for b in &mut self.tags {
+            cols.push(Arc::new(b.finish()));
+        }
+        cols.push(Arc::new(Int64Array::from(std::mem::take(
+            &mut self.white_elo,
+        ))));
+        cols.push(Arc::new(Int64Array::from(std::mem::take(
+            &mut self.black_elo,
+        ))));
+        cols.push(Arc::new(self.eco.finish()));
+        cols.push(Arc::new(Int32Array::from(std::mem::take(&mut self.plies))));
+        cols.push(Arc::new(self.source.finish()));
+        cols.push(Arc::new(Int64Array::from(std::mem::take(&mut self.offset))));
+        cols.push(Arc::new(self.fen.finish()));
+        cols.push(Arc::new(BooleanArray::from(std::mem::take(
+            &mut self.chess960,
+        ))));
+        cols.push(Arc::new(self.moves.finish()));
+        cols.push(Arc::new(Int64Array::from(std::mem::take(&mut self.hash))));
+        Ok(RecordBatch::try_new(schema(GAMES), cols)?)
+    }
+}
+
+/// One row of `runs`: a stretch of plies and the position's values over it.
+#[derive(Copy, Clone, Debug)]
+pub struct RunRow {
+    pub game_id: i64,
+    pub first_ply: i32,
+    pub last_ply: i32,
+    pub white_pawns: u64,
+    pub black_pawns: u64,
+    pub white: SideFeatures,
+    pub black: SideFeatures,
+    /// Bit 0: White has the bishop pair; bit 1: Black has it.
+    pub bishop_pairs: u8,
+    pub pieceset: u32,
+}
+
+/// Buffered rows of `runs`, one vector per column.
+#[derive(Default)]
+pub struct Runs {
+    game_id: Vec<i64>,
+    first_ply: Vec<i32>,
+    last_ply: Vec<i32>,
+    pawns: [Vec<i64>; 2],
+    small: [Vec<i8>; 6],
+    groups: [Vec<i64>; 6],
+    bishop_pair: [Vec<i8>; 2],
+    pieceset: Vec<i64>,
+}
+
+impl Runs {
+    pub fn push(&mut self, r: &RunRow) {
+        self.game_id.push(r.game_id);
+        self.first_ply.push(r.first_ply);
+        self.last_ply.push(r.last_ply);
+        self.pawns[0].push(r.white_pawns as i64);
+        self.pawns[1].push(r.black_pawns as i64);
+        let (w, b) = (&r.white, &r.black);
+        let small = [
+            w.islands,
+            b.islands,
+            w.dispersion,
+            b.dispersion,
+            w.distortion,
+            b.distortion,
+        ];
+        for (col, v) in self.small.iter_mut().zip(small) {
+            // Islands, dispersion and distortion are at most 8.
+            col.push(v as i8);
+        }
+        let groups = [w.duo, b.duo, w.trio, b.trio, w.quart, b.quart];
+        for (col, v) in self.groups.iter_mut().zip(groups) {
+            col.push(v as i64);
+        }
+        self.bishop_pair[0].push((r.bishop_pairs & 1) as i8);
+        self.bishop_pair[1].push((r.bishop_pairs >> 1 & 1) as i8);
+        self.pieceset.push(i64::from(r.pieceset));
+    }
+
+    pub fn len(&self) -> usize {
+        self.game_id.len()
+    }
+
+    /// The buffered rows as a batch; the buffers start again empty.
+    pub fn take(&mut self) -> Result<RecordBatch> {
+        let i64s = |v: &mut Vec<i64>| -> ArrayRef { Arc::new(Int64Array::from(std::mem::take(v))) };
+        let i32s = |v: &mut Vec<i32>| -> ArrayRef { Arc::new(Int32Array::from(std::mem::take(v))) };
+        let i8s = |v: &mut Vec<i8>| -> ArrayRef { Arc::new(Int8Array::from(std::mem::take(v))) };
+        let mut cols = vec![
+            i64s(&mut self.game_id),
+            i32s(&mut self.first_ply),
+            i32s(&mut self.last_ply),
+        ];
+        cols.extend(self.pawns.iter_mut().map(i64s));
+        cols.extend(self.small.iter_mut().map(i8s));
+        cols.extend(self.groups.iter_mut().map(i64s));
+        cols.extend(self.bishop_pair.iter_mut().map(i8s));
+        cols.push(i64s(&mut self.pieceset));
+        Ok(RecordBatch::try_new(schema(RUNS), cols)?)
+    }
+}
+
+/// One row of `rejects`.
+pub struct RejectRow<'a> {
+    pub id: i64,
+    pub source: &'a str,
+    pub offset: i64,
+    pub event: Option<&'a str>,
+    pub white: Option<&'a str>,
+    pub black: Option<&'a str>,
+    pub ply: Option<i32>,
+    pub reason: &'a str,
+}
+
+/// Buffered rows of `rejects`.
+pub struct Rejects {
+    id: Vec<i64>,
+    source: StringBuilder,
+    offset: Vec<i64>,
+    names: [StringBuilder; 3],
+    ply: Vec<Option<i32>>,
+    reason: StringBuilder,
+}
+
+impl Default for Rejects {
+    fn default() -> Self {
+        Rejects {
+            id: Vec::new(),
+            source: StringBuilder::new(),
+            offset: Vec::new(),
+            names: std::array::from_fn(|_| StringBuilder::new()),
+            ply: Vec::new(),
+            reason: StringBuilder::new(),
+        }
+    }
+}
+
+impl Rejects {
+    pub fn push(&mut self, r: &RejectRow) {
+        self.id.push(r.id);
+        self.source.append_value(r.source);
+        self.offset.push(r.offset);
+        for (b, v) in self.names.iter_mut().zip([r.event, r.white, r.black]) {
+            b.append_option(v);
+        }
+        self.ply.push(r.ply);
+        self.reason.append_value(r.reason);
+    }
+
+    pub fn len(&self) -> usize {
+        self.id.len()
+    }
+
+    /// The buffered rows as a batch; the buffers start again empty.
+    pub fn take(&mut self) -> Result<RecordBatch> {
+        let mut cols: Vec<ArrayRef> = vec![
+            Arc::new(Int64Array::from(std::mem::take(&mut self.id))),
+            Arc::new(self.source.finish()),
+            Arc::new(Int64Array::from(std::mem::take(&mut self.offset))),
+        ];
+        for b in &mut self.names {
+            cols.push(Arc::new(b.finish()));
+        }
+        cols.push(Arc::new(Int32Array::from(std::mem::take(&mut self.ply))));
+        cols.push(Arc::new(self.reason.finish()));
+        Ok(RecordBatch::try_new(schema(REJECTS), cols)?)
+    }
+}

@@ -1,0 +1,366 @@
+//! Writing a dataset: rolling zstd Parquet files per table, and [`DatasetWriter`], the
+//! second destination of the ingest pipeline (the first is SQLite's `store::Writer`).
+
+use std::collections::{HashMap, HashSet};
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+use arrow_array::RecordBatch;
+use parquet::arrow::ArrowWriter;
+use parquet::basic::{Compression, ZstdLevel};
+use parquet::file::metadata::KeyValue;
+use parquet::file::properties::WriterProperties;
+
+use super::layout::{Claim, TABLES};
+use super::tables::{self, GameRow, Games, RejectRow, Rejects, RunRow, Runs};
+use crate::features::SideFeatures;
+use crate::ingest::reader::parse_elo;
+use crate::ingest::replay::{GameRecord, Reject, content_check};
+use crate::store::Stored;
+
+/// Rows per row group: large groups compress better and engines read them in parallel.
+const ROW_GROUP: usize = 1 << 20;
+/// Rows buffered before they are handed to the Parquet encoder.
+const BATCH_ROWS: usize = 1 << 16;
+/// A game's number takes the low 40 bits of its id, the shard the 23 above.
+const NUMBER_BITS: u32 = 40;
+
+/// The files of one table: `part-SSSSSSS-NNNN.parquet` in the staging directory, a new one
+/// when the current one reaches `max_bytes`.
+struct TableFiles {
+    table: &'static str,
+    dir: PathBuf,
+    shard: u32,
+    max_bytes: u64,
+    next_file: u32,
+    open: Option<ArrowWriter<BufWriter<File>>>,
+    files: Vec<PathBuf>,
+    rows: u64,
+}
+
+impl TableFiles {
+    fn new(claim: &Claim, table: &'static str, max_bytes: u64) -> Result<Self> {
+        let dir = claim.staging_dir(table);
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+        Ok(TableFiles {
+            table,
+            dir,
+            shard: claim.shard,
+            max_bytes,
+            next_file: 0,
+            open: None,
+            files: Vec::new(),
+            rows: 0,
+        })
+    }
+
+    fn properties(&self) -> Result<WriterProperties> {
+        Ok(WriterProperties::builder()
+            .set_compression(Compression::ZSTD(ZstdLevel::try_new(3)?))
+            .set_max_row_group_row_count(Some(ROW_GROUP))
+            .set_created_by(format!("pawndex {}", env!("CARGO_PKG_VERSION")))
+            .set_key_value_metadata(Some(vec![
+                KeyValue::new("pawndex.table".into(), self.table.to_string()),
+                KeyValue::new("pawndex.shard".into(), self.shard.to_string()),
+            ]))
+            .build())
+    }
+
+    fn writer(&mut self) -> Result<&mut ArrowWriter<BufWriter<File>>> {
+        if self.open.is_none() {
+            let path = self.dir.join(format!(
+                "part-{:07}-{:04}.parquet",
+                self.shard, self.next_file
+            ));
+            self.next_file += 1;
+            let file =
+                File::create(&path).with_context(|| format!("cannot create {}", path.display()))?;
+            let writer = ArrowWriter::try_new(
+                BufWriter::with_capacity(1 << 20, file),
+                tables::schema_of(self.table),
+                Some(self.properties()?),
+            )?;
+            self.files.push(path);
+            self.open = Some(writer);
+        }
+        Ok(self.open.as_mut().expect("opened above"))
+    }
+
+    fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+        self.rows += batch.num_rows() as u64;
+        let max = self.max_bytes;
+        let w = self.writer()?;
+        w.write(batch)?;
+        if (w.bytes_written() + w.in_progress_size()) as u64 >= max {
+            self.close_file()?;
+        }
+        Ok(())
+    }
+
+    fn close_file(&mut self) -> Result<()> {
+        if let Some(w) = self.open.take() {
+            let file = w.into_inner()?;
+            file.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+        }
+        Ok(())
+    }
+
+    /// Closes the last file; a table that got no rows still gets one (empty) file, so that
+    /// every table of a partition can be read.
+    fn finish(&mut self) -> Result<()> {
+        if self.files.is_empty() {
+            self.writer()?;
+        }
+        self.close_file()
+    }
+}
+
+/// What a finished run wrote.
+#[derive(Clone, Debug, Default)]
+pub struct Written {
+    pub games: u64,
+    pub runs: u64,
+    pub rejects: u64,
+    pub files: usize,
+    /// Bytes of the published files.
+    pub bytes: u64,
+}
+
+/// Writes one run's games, runs and rejects as a dataset partition; nothing is visible to
+/// readers until [`DatasetWriter::finish`] publishes it.
+pub struct DatasetWriter {
+    claim: Claim,
+    files: [TableFiles; 3],
+    games: Games,
+    runs: Runs,
+    rejects: Rejects,
+    games_stored: u64,
+    rejects_stored: u64,
+    /// Game hash -> a second, independent hash of the same contents: two games are the same
+    /// when both agree (`None` with `--keep-duplicates`).
+    seen: Option<HashMap<i64, u64>>,
+    /// (source, offset) of the rejects stored: a file given twice rejects its games once.
+    rejected: HashSet<(String, u64)>,
+    /// The features of the last pawn sets seen: most runs change one side only.
+    last: [(u64, SideFeatures); 2],
+}
+
+impl DatasetWriter {
+    pub fn new(claim: Claim, keep_duplicates: bool, max_file_bytes: u64) -> Result<Self> {
+        let files = [
+            TableFiles::new(&claim, "games", max_file_bytes)?,
+            TableFiles::new(&claim, "runs", max_file_bytes)?,
+            TableFiles::new(&claim, "rejects", max_file_bytes)?,
+        ];
+        Ok(DatasetWriter {
+            claim,
+            files,
+            games: Games::default(),
+            runs: Runs::default(),
+            rejects: Rejects::default(),
+            games_stored: 0,
+            rejects_stored: 0,
+            seen: (!keep_duplicates).then(HashMap::new),
+            rejected: HashSet::new(),
+            last: [(0, SideFeatures::white(0)), (0, SideFeatures::black(0))],
+        })
+    }
+
+    /// The shard this run writes (the high bits of its ids).
+    pub fn shard(&self) -> u32 {
+        self.claim.shard
+    }
+
+    /// The id of a run's `n`-th game or reject (from 1).
+    fn id(&self, n: u64) -> Result<i64> {
+        if n >= 1 << NUMBER_BITS {
+            bail!("more than 2^40 games in one run: split the input");
+        }
+        Ok((i64::from(self.claim.shard) << NUMBER_BITS) | n as i64)
+    }
+
+    /// Adds a game unless the run already has the same one.
+    pub fn add_game(&mut self, g: &GameRecord, source: &str) -> Result<Stored> {
+        if let Some(seen) = &mut self.seen {
+            let check = content_check(g);
+            match seen.get(&g.hash) {
+                Some(&c) if c == check => return Ok(Stored::Duplicate),
+                // Same first hash, other contents: a collision; the game is kept (its first
+                // hash stays with the earlier game).
+                Some(_) => {}
+                None => {
+                    seen.insert(g.hash, check);
+                }
+            }
+        }
+        self.games_stored += 1;
+        let id = self.id(self.games_stored)?;
+        let t = &g.tags;
+        self.games.push(&GameRow {
+            id,
+            tags: [
+                t.event.as_deref(),
+                t.site.as_deref(),
+                t.date.as_deref(),
+                t.round.as_deref(),
+                t.white.as_deref(),
+                t.black.as_deref(),
+                t.result.as_deref(),
+            ],
+            white_elo: parse_elo(t.white_elo.as_deref()),
+            black_elo: parse_elo(t.black_elo.as_deref()),
+            eco: t.eco.as_deref(),
+            plies: g.plies as i32,
+            source,
+            offset: g.offset as i64,
+            fen: g.fen.as_deref(),
+            chess960: g.chess960,
+            moves: &g.moves,
+            hash: g.hash,
+        });
+        for run in &g.runs {
+            let white = self.features(0, run.white_pawns);
+            let black = self.features(1, run.black_pawns);
+            self.runs.push(&RunRow {
+                game_id: id,
+                first_ply: run.first_ply as i32,
+                last_ply: run.last_ply as i32,
+                white_pawns: run.white_pawns,
+                black_pawns: run.black_pawns,
+                white,
+                black,
+                bishop_pairs: run.bishop_pairs,
+                pieceset: run.pieceset,
+            });
+        }
+        self.flush_full()?;
+        Ok(Stored::Indexed)
+    }
+
+    /// The features of one side's pawns, from the one-entry cache of that side.
+    fn features(&mut self, side: usize, pawns: u64) -> SideFeatures {
+        let (last, f) = &mut self.last[side];
+        if *last != pawns {
+            *last = pawns;
+            *f = if side == 0 {
+                SideFeatures::white(pawns)
+            } else {
+                SideFeatures::black(pawns)
+            };
+        }
+        *f
+    }
+
+    /// Adds a rejected game (once per source and offset).
+    pub fn add_reject(&mut self, r: &Reject, source: &str) -> Result<()> {
+        if !self.rejected.insert((source.to_string(), r.offset)) {
+            return Ok(());
+        }
+        self.rejects_stored += 1;
+        let id = self.id(self.rejects_stored)?;
+        self.rejects.push(&RejectRow {
+            id,
+            source,
+            offset: r.offset as i64,
+            event: r.event.as_deref(),
+            white: r.white.as_deref(),
+            black: r.black.as_deref(),
+            ply: r.ply.map(|p| p as i32),
+            reason: &r.reason,
+        });
+        self.flush_full()
+    }
+
+    /// Adds rows given directly (`export parquet`): the caller chooses the ids.
+    pub fn push_game_row(&mut self, row: &GameRow) -> Result<()> {
+        self.games_stored += 1;
+        self.games.push(row);
+        self.flush_full()
+    }
+
+    pub fn push_run_row(&mut self, row: &RunRow) -> Result<()> {
+        self.runs.push(row);
+        self.flush_full()
+    }
+
+    pub fn push_reject_row(&mut self, row: &RejectRow) -> Result<()> {
+        self.rejects_stored += 1;
+        self.rejects.push(row);
+        self.flush_full()
+    }
+
+    /// An id for a row with number `n` of the source (export keeps the database's ids).
+    pub fn id_for(&self, n: i64) -> Result<i64> {
+        if n < 0 {
+            bail!("negative id {n} in the database");
+        }
+        self.id(n as u64)
+    }
+
+    /// Hands the buffers that are full to the encoder.
+    fn flush_full(&mut self) -> Result<()> {
+        if self.games.len() >= BATCH_ROWS {
+            let b = self.games.take()?;
+            self.files[0].write(&b)?;
+        }
+        if self.runs.len() >= BATCH_ROWS {
+            let b = self.runs.take()?;
+            self.files[1].write(&b)?;
+        }
+        if self.rejects.len() >= BATCH_ROWS {
+            let b = self.rejects.take()?;
+            self.files[2].write(&b)?;
+        }
+        Ok(())
+    }
+
+    /// Writes every buffered row.
+    fn flush_all(&mut self) -> Result<()> {
+        if self.games.len() > 0 {
+            let b = self.games.take()?;
+            self.files[0].write(&b)?;
+        }
+        if self.runs.len() > 0 {
+            let b = self.runs.take()?;
+            self.files[1].write(&b)?;
+        }
+        if self.rejects.len() > 0 {
+            let b = self.rejects.take()?;
+            self.files[2].write(&b)?;
+        }
+        Ok(())
+    }
+
+    /// Closes every file and publishes the partition.
+    pub fn finish(mut self) -> Result<Written> {
+        self.flush_all()?;
+        for f in &mut self.files {
+            f.finish()?;
+        }
+        let mut written = Written {
+            games: self.files[0].rows,
+            runs: self.files[1].rows,
+            rejects: self.files[2].rows,
+            ..Written::default()
+        };
+        for f in &self.files {
+            written.files += f.files.len();
+            for p in &f.files {
+                written.bytes += std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+            }
+        }
+        debug_assert_eq!(TABLES.len(), self.files.len());
+        self.claim.publish()?;
+        Ok(written)
+    }
+
+    /// Drops what the run wrote: nothing is published.
+    pub fn discard(self) -> Result<()> {
+        let DatasetWriter { claim, files, .. } = self;
+        drop(files);
+        claim.discard()
+    }
+}
