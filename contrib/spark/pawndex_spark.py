@@ -174,7 +174,9 @@ def index_files(spark, args, binary):
         shipped_name = os.path.basename(binary)
     elif args.shipped:
         shipped_name = args.shipped
-    items = [(args.first_shard + i, f) for i, f in enumerate(args.files)]
+    # Absolute paths: a task's working directory is not the driver's.
+    files = [f if "://" in f else os.path.abspath(f) for f in args.files]
+    items = [(args.first_shard + i, f) for i, f in enumerate(files)]
     rdd = sc.parallelize(items, numSlices=len(items))
     task = make_task(binary, shipped_name, dataset_path(args.out), args.index_arg)
     results = sorted(rdd.map(task).collect(), key=lambda r: r["shard"])

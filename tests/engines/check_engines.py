@@ -505,6 +505,8 @@ def exact_query(pawndex, engine, params, white, black):
     """The exact-structure query in the engine's dialect, its parameters bound."""
     _, q = pawndex.dialect_sql(dialect(engine), "exact-structure", engine.dataset, params)
     if ":white_pawns" in q or "$white_pawns" in q:
+        say(f"  note: the {dialect(engine)} dialect left :white_pawns unbound; "
+            "the check's own SQL runs instead")
         return exact_sql(white, black)
     return q
 
