@@ -183,7 +183,9 @@ def keyed(query, dialect, restrict=None):
     offset = 'g."offset"' if dialect == "duckdb" else "g.`offset`"
     where = f"\nWHERE g.id NOT IN (SELECT id FROM {restrict})" if restrict else ""
     return f"""SELECT {base} AS src, {offset} AS off, CAST(q.ply AS INTEGER) AS ply
-FROM ({query}) AS q JOIN games AS g ON g.id = q.game_id{where}"""
+FROM (
+{query}
+) AS q JOIN games AS g ON g.id = q.game_id{where}"""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -504,11 +506,17 @@ def dialect(engine):
 def exact_query(pawndex, engine, params, white, black):
     """The exact-structure query in the engine's dialect, its parameters bound."""
     _, q = pawndex.dialect_sql(dialect(engine), "exact-structure", engine.dataset, params)
-    if ":white_pawns" in q or "$white_pawns" in q:
+    if unbound(q):
         say(f"  note: the {dialect(engine)} dialect left :white_pawns unbound; "
             "the check's own SQL runs instead")
         return exact_sql(white, black)
     return q
+
+
+def unbound(sql):
+    """Whether a query still has the exact-structure parameters (outside its comments)."""
+    body = uncommented(sql)
+    return ":white_pawns" in body or "$white_pawns" in body
 
 
 def cross_run_duplicates(chk, cmp, ref_games, duck_b, spark_b):
@@ -587,7 +595,7 @@ def timings(duck, pawndex, white, black):
     _, count_sql = pawndex.dialect_sql("duckdb", "white-quart", duck.dataset, count=True)
     _, exact = pawndex.dialect_sql("duckdb", "exact-structure", duck.dataset,
                                    [f"white_pawns={white}", f"black_pawns={black}"])
-    if ":white_pawns" in exact or "$white_pawns" in exact:
+    if unbound(exact):
         exact = exact_sql(white, black)
     for label, sql in (("count of white-quart positions", count_sql),
                        ("stats by white_islands", stats_sql()),
