@@ -91,7 +91,8 @@ enum Command {
 /// Parses the command line, runs the command, returns the process exit code.
 pub fn main_with_args() -> i32 {
     let cli = Cli::parse();
-    let result = match cli.command {
+    // Usage errors give exit status 2 and a closed pipe 0, for every command.
+    let result = crate::command::exit_status(match cli.command {
         Command::Index(args) => crate::ingest::command::run(args),
         Command::Query(args) => crate::query::run(args),
         Command::Find(args) => crate::query::find::run(args),
@@ -101,7 +102,7 @@ pub fn main_with_args() -> i32 {
             .map(|ok| if ok { EXIT_OK } else { EXIT_ERROR }),
         Command::Info(args) => crate::info::run(args),
         Command::Export(args) => crate::dataset::command::run(args),
-    };
+    });
     match result {
         Ok(code) => code,
         Err(e) => {

@@ -10,6 +10,13 @@ use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
 use crate::features::SideFeatures;
 
+/// The rows of a column vector, leaving it empty with room for as many again (the next batch
+/// then grows no vector from nothing).
+fn take_vec<T>(v: &mut Vec<T>) -> Vec<T> {
+    let cap = v.len();
+    std::mem::replace(v, Vec::with_capacity(cap))
+}
+
 /// The columns of `games`, with their Arrow types and whether they can be NULL.
 const GAMES: &[(&str, DataType, bool)] = &[
     ("id", DataType::Int64, false),
@@ -166,27 +173,20 @@ impl Games {
 
     /// The buffered rows as a batch; the buffers start again empty.
     pub fn take(&mut self) -> Result<RecordBatch> {
-        let mut cols: Vec<ArrayRef> =
-            vec![Arc::new(Int64Array::from(std::mem::take(&mut self.id)))];
+        let mut cols: Vec<ArrayRef> = vec![Arc::new(Int64Array::from(take_vec(&mut self.id)))];
         for b in &mut self.tags {
             cols.push(Arc::new(b.finish()));
         }
-        cols.push(Arc::new(Int64Array::from(std::mem::take(
-            &mut self.white_elo,
-        ))));
-        cols.push(Arc::new(Int64Array::from(std::mem::take(
-            &mut self.black_elo,
-        ))));
+        cols.push(Arc::new(Int64Array::from(take_vec(&mut self.white_elo))));
+        cols.push(Arc::new(Int64Array::from(take_vec(&mut self.black_elo))));
         cols.push(Arc::new(self.eco.finish()));
-        cols.push(Arc::new(Int32Array::from(std::mem::take(&mut self.plies))));
+        cols.push(Arc::new(Int32Array::from(take_vec(&mut self.plies))));
         cols.push(Arc::new(self.source.finish()));
-        cols.push(Arc::new(Int64Array::from(std::mem::take(&mut self.offset))));
+        cols.push(Arc::new(Int64Array::from(take_vec(&mut self.offset))));
         cols.push(Arc::new(self.fen.finish()));
-        cols.push(Arc::new(BooleanArray::from(std::mem::take(
-            &mut self.chess960,
-        ))));
+        cols.push(Arc::new(BooleanArray::from(take_vec(&mut self.chess960))));
         cols.push(Arc::new(self.moves.finish()));
-        cols.push(Arc::new(Int64Array::from(std::mem::take(&mut self.hash))));
+        cols.push(Arc::new(Int64Array::from(take_vec(&mut self.hash))));
         Ok(RecordBatch::try_new(schema(GAMES), cols)?)
     }
 }
@@ -254,9 +254,9 @@ impl Runs {
 
     /// The buffered rows as a batch; the buffers start again empty.
     pub fn take(&mut self) -> Result<RecordBatch> {
-        let i64s = |v: &mut Vec<i64>| -> ArrayRef { Arc::new(Int64Array::from(std::mem::take(v))) };
-        let i32s = |v: &mut Vec<i32>| -> ArrayRef { Arc::new(Int32Array::from(std::mem::take(v))) };
-        let i8s = |v: &mut Vec<i8>| -> ArrayRef { Arc::new(Int8Array::from(std::mem::take(v))) };
+        let i64s = |v: &mut Vec<i64>| -> ArrayRef { Arc::new(Int64Array::from(take_vec(v))) };
+        let i32s = |v: &mut Vec<i32>| -> ArrayRef { Arc::new(Int32Array::from(take_vec(v))) };
+        let i8s = |v: &mut Vec<i8>| -> ArrayRef { Arc::new(Int8Array::from(take_vec(v))) };
         let mut cols = vec![
             i64s(&mut self.game_id),
             i32s(&mut self.first_ply),
@@ -325,14 +325,14 @@ impl Rejects {
     /// The buffered rows as a batch; the buffers start again empty.
     pub fn take(&mut self) -> Result<RecordBatch> {
         let mut cols: Vec<ArrayRef> = vec![
-            Arc::new(Int64Array::from(std::mem::take(&mut self.id))),
+            Arc::new(Int64Array::from(take_vec(&mut self.id))),
             Arc::new(self.source.finish()),
-            Arc::new(Int64Array::from(std::mem::take(&mut self.offset))),
+            Arc::new(Int64Array::from(take_vec(&mut self.offset))),
         ];
         for b in &mut self.names {
             cols.push(Arc::new(b.finish()));
         }
-        cols.push(Arc::new(Int32Array::from(std::mem::take(&mut self.ply))));
+        cols.push(Arc::new(Int32Array::from(take_vec(&mut self.ply))));
         cols.push(Arc::new(self.reason.finish()));
         Ok(RecordBatch::try_new(schema(REJECTS), cols)?)
     }

@@ -6,16 +6,19 @@ use std::fs::File;
 use std::io::BufWriter;
 use std::path::PathBuf;
 
+use std::thread::JoinHandle;
+
 use anyhow::{Context, Result, bail};
 use arrow_array::RecordBatch;
+use crossbeam_channel::{Sender, bounded};
 use parquet::arrow::ArrowWriter;
-use parquet::basic::{Compression, ZstdLevel};
+use parquet::basic::{Compression, Encoding, ZstdLevel};
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
+use parquet::schema::types::ColumnPath;
 
 use super::layout::{Claim, TABLES};
 use super::tables::{self, GameRow, Games, RejectRow, Rejects, RunRow, Runs};
-use crate::features::SideFeatures;
 use crate::ingest::reader::parse_elo;
 use crate::ingest::replay::{GameRecord, Reject, content_check};
 use crate::store::Stored;
@@ -57,16 +60,48 @@ impl TableFiles {
         })
     }
 
+    /// zstd everywhere; per column the encoding that makes it smallest (measured on the
+    /// masters corpus): sorted ids as deltas, high-cardinality bitboards and move lists
+    /// plain (a dictionary of them overflows and costs time), a dictionary for the small
+    /// features, and a stronger zstd level for the three columns that make half the bytes.
     fn properties(&self) -> Result<WriterProperties> {
-        Ok(WriterProperties::builder()
-            .set_compression(Compression::ZSTD(ZstdLevel::try_new(3)?))
+        let zstd =
+            |level| -> Result<Compression> { Ok(Compression::ZSTD(ZstdLevel::try_new(level)?)) };
+        let mut b = WriterProperties::builder()
+            .set_compression(zstd(3)?)
             .set_max_row_group_row_count(Some(ROW_GROUP))
             .set_created_by(format!("pawndex {}", env!("CARGO_PKG_VERSION")))
             .set_key_value_metadata(Some(vec![
                 KeyValue::new("pawndex.table".into(), self.table.to_string()),
                 KeyValue::new("pawndex.shard".into(), self.shard.to_string()),
-            ]))
-            .build())
+            ]));
+        let col = |name: &str| ColumnPath::from(name);
+        let (deltas, plain, strong): (&[&str], &[&str], &[(&str, i32)]) = match self.table {
+            "runs" => (
+                &["game_id"],
+                &["white_pawns", "black_pawns", "pieceset"],
+                &[("white_pawns", 4), ("black_pawns", 4), ("pieceset", 4)],
+            ),
+            "games" => (&["id", "offset"], &["hash"], &[("moves", 5)]),
+            _ => (&["id"], &[], &[]),
+        };
+        for name in deltas {
+            b = b
+                .set_column_dictionary_enabled(col(name), false)
+                .set_column_encoding(col(name), Encoding::DELTA_BINARY_PACKED);
+        }
+        for name in plain {
+            b = b.set_column_dictionary_enabled(col(name), false);
+        }
+        if self.table == "games" {
+            b = b
+                .set_column_dictionary_enabled(col("moves"), false)
+                .set_column_encoding(col("moves"), Encoding::DELTA_LENGTH_BYTE_ARRAY);
+        }
+        for (name, level) in strong {
+            b = b.set_column_compression(col(name), zstd(*level)?);
+        }
+        Ok(b.build())
     }
 
     fn writer(&mut self) -> Result<&mut ArrowWriter<BufWriter<File>>> {
@@ -118,6 +153,56 @@ impl TableFiles {
     }
 }
 
+/// A table's files written on a thread of their own: Parquet encoding and zstd take most of
+/// the writer's time, and the three tables encode in parallel with each other and with the
+/// replay. At most two batches wait for each encoder, so memory stays bounded.
+struct Encoder {
+    tx: Option<Sender<RecordBatch>>,
+    thread: Option<JoinHandle<Result<TableFiles>>>,
+}
+
+impl Encoder {
+    fn start(mut files: TableFiles) -> Result<Self> {
+        let (tx, rx) = bounded::<RecordBatch>(2);
+        let thread = std::thread::Builder::new()
+            .name(format!("parquet-{}", files.table))
+            .spawn(move || -> Result<TableFiles> {
+                for batch in rx {
+                    files.write(&batch)?;
+                }
+                files.finish()?;
+                Ok(files)
+            })?;
+        Ok(Encoder {
+            tx: Some(tx),
+            thread: Some(thread),
+        })
+    }
+
+    /// Hands a batch to the thread; when the thread has failed, its error.
+    fn send(&mut self, batch: RecordBatch) -> Result<()> {
+        let sent = self.tx.as_ref().is_some_and(|tx| tx.send(batch).is_ok());
+        if sent {
+            return Ok(());
+        }
+        match self.finish() {
+            Err(e) => Err(e),
+            Ok(_) => bail!("the Parquet encoder stopped"),
+        }
+    }
+
+    /// Closes the table's last file and returns what was written.
+    fn finish(&mut self) -> Result<TableFiles> {
+        drop(self.tx.take());
+        match self.thread.take() {
+            Some(t) => t
+                .join()
+                .map_err(|_| anyhow::anyhow!("the Parquet encoder panicked"))?,
+            None => bail!("the Parquet encoder already stopped"),
+        }
+    }
+}
+
 /// What a finished run wrote.
 #[derive(Clone, Debug, Default)]
 pub struct Written {
@@ -133,7 +218,8 @@ pub struct Written {
 /// readers until [`DatasetWriter::finish`] publishes it.
 pub struct DatasetWriter {
     claim: Claim,
-    files: [TableFiles; 3],
+    /// games, runs, rejects.
+    encoders: [Encoder; 3],
     games: Games,
     runs: Runs,
     rejects: Rejects,
@@ -144,20 +230,18 @@ pub struct DatasetWriter {
     seen: Option<HashMap<i64, u64>>,
     /// (source, offset) of the rejects stored: a file given twice rejects its games once.
     rejected: HashSet<(String, u64)>,
-    /// The features of the last pawn sets seen: most runs change one side only.
-    last: [(u64, SideFeatures); 2],
 }
 
 impl DatasetWriter {
     pub fn new(claim: Claim, keep_duplicates: bool, max_file_bytes: u64) -> Result<Self> {
-        let files = [
-            TableFiles::new(&claim, "games", max_file_bytes)?,
-            TableFiles::new(&claim, "runs", max_file_bytes)?,
-            TableFiles::new(&claim, "rejects", max_file_bytes)?,
+        let encoders = [
+            Encoder::start(TableFiles::new(&claim, "games", max_file_bytes)?)?,
+            Encoder::start(TableFiles::new(&claim, "runs", max_file_bytes)?)?,
+            Encoder::start(TableFiles::new(&claim, "rejects", max_file_bytes)?)?,
         ];
         Ok(DatasetWriter {
             claim,
-            files,
+            encoders,
             games: Games::default(),
             runs: Runs::default(),
             rejects: Rejects::default(),
@@ -165,7 +249,6 @@ impl DatasetWriter {
             rejects_stored: 0,
             seen: (!keep_duplicates).then(HashMap::new),
             rejected: HashSet::new(),
-            last: [(0, SideFeatures::white(0)), (0, SideFeatures::black(0))],
         })
     }
 
@@ -221,37 +304,21 @@ impl DatasetWriter {
             moves: &g.moves,
             hash: g.hash,
         });
-        for run in &g.runs {
-            let white = self.features(0, run.white_pawns);
-            let black = self.features(1, run.black_pawns);
+        for (run, [white, black]) in g.runs.iter().zip(&g.run_features) {
             self.runs.push(&RunRow {
                 game_id: id,
                 first_ply: run.first_ply as i32,
                 last_ply: run.last_ply as i32,
                 white_pawns: run.white_pawns,
                 black_pawns: run.black_pawns,
-                white,
-                black,
+                white: *white,
+                black: *black,
                 bishop_pairs: run.bishop_pairs,
                 pieceset: run.pieceset,
             });
         }
         self.flush_full()?;
         Ok(Stored::Indexed)
-    }
-
-    /// The features of one side's pawns, from the one-entry cache of that side.
-    fn features(&mut self, side: usize, pawns: u64) -> SideFeatures {
-        let (last, f) = &mut self.last[side];
-        if *last != pawns {
-            *last = pawns;
-            *f = if side == 0 {
-                SideFeatures::white(pawns)
-            } else {
-                SideFeatures::black(pawns)
-            };
-        }
-        *f
     }
 
     /// Adds a rejected game (once per source and offset).
@@ -300,67 +367,58 @@ impl DatasetWriter {
         self.id(n as u64)
     }
 
-    /// Hands the buffers that are full to the encoder.
+    /// Hands the buffers that are full to the encoders.
     fn flush_full(&mut self) -> Result<()> {
-        if self.games.len() >= BATCH_ROWS {
-            let b = self.games.take()?;
-            self.files[0].write(&b)?;
-        }
-        if self.runs.len() >= BATCH_ROWS {
-            let b = self.runs.take()?;
-            self.files[1].write(&b)?;
-        }
-        if self.rejects.len() >= BATCH_ROWS {
-            let b = self.rejects.take()?;
-            self.files[2].write(&b)?;
-        }
-        Ok(())
+        self.flush(BATCH_ROWS)
     }
 
-    /// Writes every buffered row.
-    fn flush_all(&mut self) -> Result<()> {
-        if self.games.len() > 0 {
+    /// Hands every buffer holding at least `min` rows (and at least one) to its encoder.
+    fn flush(&mut self, min: usize) -> Result<()> {
+        let min = min.max(1);
+        if self.games.len() >= min {
             let b = self.games.take()?;
-            self.files[0].write(&b)?;
+            self.encoders[0].send(b)?;
         }
-        if self.runs.len() > 0 {
+        if self.runs.len() >= min {
             let b = self.runs.take()?;
-            self.files[1].write(&b)?;
+            self.encoders[1].send(b)?;
         }
-        if self.rejects.len() > 0 {
+        if self.rejects.len() >= min {
             let b = self.rejects.take()?;
-            self.files[2].write(&b)?;
+            self.encoders[2].send(b)?;
         }
         Ok(())
     }
 
     /// Closes every file and publishes the partition.
     pub fn finish(mut self) -> Result<Written> {
-        self.flush_all()?;
-        for f in &mut self.files {
-            f.finish()?;
-        }
-        let mut written = Written {
-            games: self.files[0].rows,
-            runs: self.files[1].rows,
-            rejects: self.files[2].rows,
-            ..Written::default()
-        };
-        for f in &self.files {
-            written.files += f.files.len();
-            for p in &f.files {
+        self.flush(1)?;
+        let mut written = Written::default();
+        let mut counts = [0u64; 3];
+        for (encoder, count) in self.encoders.iter_mut().zip(&mut counts) {
+            let files = encoder.finish()?;
+            *count = files.rows;
+            written.files += files.files.len();
+            for p in &files.files {
                 written.bytes += std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
             }
         }
-        debug_assert_eq!(TABLES.len(), self.files.len());
+        [written.games, written.runs, written.rejects] = counts;
+        debug_assert_eq!(TABLES.len(), self.encoders.len());
         self.claim.publish()?;
         Ok(written)
     }
 
     /// Drops what the run wrote: nothing is published.
     pub fn discard(self) -> Result<()> {
-        let DatasetWriter { claim, files, .. } = self;
-        drop(files);
+        let DatasetWriter {
+            claim,
+            mut encoders,
+            ..
+        } = self;
+        for e in &mut encoders {
+            let _ = e.finish();
+        }
         claim.discard()
     }
 }

@@ -12,7 +12,7 @@ use shakmaty::{
     PositionErrorKinds, Role, Square,
 };
 
-use crate::features;
+use crate::features::{self, SideFeatures};
 use crate::ingest::reader::{RawGame, ReadProblem, Tags};
 use crate::moves;
 use crate::outcome::roster;
@@ -42,10 +42,8 @@ pub struct GameSummary {
 }
 
 impl GameSummary {
-    /// Folds in one run's values.
-    pub fn add(&mut self, run: &Run) {
-        let w = features::SideFeatures::white(run.white_pawns);
-        let b = features::SideFeatures::black(run.black_pawns);
+    /// Folds in one run's values; `w` and `b` are the features of its White and Black pawns.
+    pub fn add(&mut self, run: &Run, w: &SideFeatures, b: &SideFeatures) {
         let any = [
             w.duo != 0,
             b.duo != 0,
@@ -85,6 +83,8 @@ pub struct GameRecord {
     /// Two bytes per ply, see [`crate::moves`].
     pub moves: Vec<u8>,
     pub runs: Vec<Run>,
+    /// The features of each run's White and Black pawns, one entry per run.
+    pub run_features: Vec<[SideFeatures; 2]>,
     pub summary: GameSummary,
     /// Hash of the seven-tag roster, start position and moves (duplicate detection).
     pub hash: i64,
@@ -427,9 +427,15 @@ pub fn replay(mut game: RawGame) -> Replayed {
     }
     let plies = game.moves.len() as u32;
     let mut summary = GameSummary::default();
-    for run in &runs {
-        summary.add(run);
-    }
+    let run_features: Vec<[SideFeatures; 2]> = runs
+        .iter()
+        .map(|run| {
+            let w = SideFeatures::white(run.white_pawns);
+            let b = SideFeatures::black(run.black_pawns);
+            summary.add(run, &w, &b);
+            [w, b]
+        })
+        .collect();
     let hash = game_hash(&game.tags, fen.as_deref(), &moves);
     Replayed::Game(Box::new(GameRecord {
         offset: game.offset,
@@ -439,6 +445,7 @@ pub fn replay(mut game: RawGame) -> Replayed {
         plies,
         moves,
         runs,
+        run_features,
         summary,
         hash,
     }))
