@@ -63,7 +63,8 @@ impl TableFiles {
     /// zstd everywhere; per column the encoding that makes it smallest (measured on the
     /// masters corpus): sorted ids as deltas, high-cardinality bitboards and move lists
     /// plain (a dictionary of them overflows and costs time), a dictionary for the small
-    /// features, and a stronger zstd level for the three columns that make half the bytes.
+    /// features, and a stronger zstd level for the move lists (a third of the bytes, encoded
+    /// on the games thread, which has time to spare).
     fn properties(&self) -> Result<WriterProperties> {
         let zstd =
             |level| -> Result<Compression> { Ok(Compression::ZSTD(ZstdLevel::try_new(level)?)) };
@@ -77,12 +78,8 @@ impl TableFiles {
             ]));
         let col = |name: &str| ColumnPath::from(name);
         let (deltas, plain, strong): (&[&str], &[&str], &[(&str, i32)]) = match self.table {
-            "runs" => (
-                &["game_id"],
-                &["white_pawns", "black_pawns", "pieceset"],
-                &[("white_pawns", 4), ("black_pawns", 4), ("pieceset", 4)],
-            ),
-            "games" => (&["id", "offset"], &["hash"], &[("moves", 5)]),
+            "runs" => (&["game_id"], &["white_pawns", "black_pawns", "pieceset"], &[]),
+            "games" => (&["id", "offset"], &["hash"], &[("moves", 6)]),
             _ => (&["id"], &[], &[]),
         };
         for name in deltas {

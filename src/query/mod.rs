@@ -14,12 +14,14 @@ use rusqlite::types::Value;
 use rusqlite::{Connection, Statement};
 
 mod catalogue;
+pub mod dialect;
 pub mod export;
 pub mod find;
 pub mod output;
 mod params;
 
-use catalogue::{closest_names, named, named_queries, named_search};
+use catalogue::{NamedQuery, closest_names, named, named_queries, named_search};
+use dialect::Dialect;
 use output::OutputArgs;
 use params::{bind_params, parse_params};
 
@@ -40,13 +42,14 @@ Examples:
   pawndex query carlsbad --format pgn > carlsbad.pgn
   pawndex query exact-structure --param white_pawns=0x1000EF00 \\
       --param black_pawns=0xEF001000000000
-  pawndex query --sql \"SELECT id AS game_id FROM games WHERE result = '0-1'\" -f csv"
+  pawndex query --sql \"SELECT id AS game_id FROM games WHERE result = '0-1'\" -f csv
+  pawndex query carlsbad --dialect duckdb --print-sql --dataset out/ | duckdb"
 )]
 pub struct QueryArgs {
     /// A named query (see --list) or a .sql file
     #[arg(
         value_name = "NAME|FILE.sql",
-        required_unless_present_any = ["sql", "list"],
+        required_unless_present_any = ["sql", "list", "dataset"],
         conflicts_with_all = ["sql", "list"]
     )]
     pub query: Option<String>,
@@ -65,8 +68,18 @@ pub struct QueryArgs {
     #[arg(long)]
     pub list: bool,
     /// Print the query's SQL instead of running it
-    #[arg(long, conflicts_with = "count")]
+    #[arg(long)]
     pub print_sql: bool,
+    /// With --print-sql: print the named query in this engine's SQL, over the tables of the
+    /// Parquet dataset (`pawndex index --parquet`); with --count, its count
+    #[arg(long, value_enum, value_name = "ENGINE", conflicts_with = "list")]
+    pub dialect: Option<Dialect>,
+    /// With --dialect --print-sql: first print the views games, runs, rejects and ply_features
+    /// over the dataset in DIR (NAME is then optional). Every statement ends with ; at the end
+    /// of a line: split the text on ";\n" (and skip the blank rest) to run it one statement at a
+    /// time, as spark.sql needs
+    #[arg(long, value_name = "DIR", requires = "dialect")]
+    pub dataset: Option<String>,
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -421,6 +434,77 @@ fn resolve(args: &QueryArgs, params: &[(String, Value)]) -> Result<Plan> {
     )
 }
 
+/// The named query `--dialect` translates: a usage error for SQL text (pawndex writes the
+/// other engines' SQL from a named query's typed search; it cannot translate SQLite SQL).
+fn dialect_query(args: &QueryArgs) -> Result<Option<NamedQuery>> {
+    let cannot = "pawndex writes --dialect SQL from the typed search of a named query and \
+                  cannot translate SQLite SQL";
+    if args.sql.is_some() {
+        usage!("--dialect cannot be used with --sql: {cannot}");
+    }
+    let Some(name) = args.query.as_deref() else {
+        return Ok(None);
+    };
+    if let Some(q) = named(name) {
+        return Ok(Some(q));
+    }
+    if name.ends_with(".sql") || Path::new(name).is_file() {
+        usage!("--dialect cannot be used with a .sql file ({name}): {cannot}");
+    }
+    // Unknown names get the same suggestions as without --dialect.
+    resolve(args, &[])?;
+    bail!("unknown query \"{name}\"")
+}
+
+/// `--dialect ENGINE --print-sql [--dataset DIR] [--count]`: the views over the dataset, then
+/// the named query (or its count) in that engine's SQL.
+fn print_dialect_sql(
+    args: &QueryArgs,
+    dialect: Dialect,
+    params: &[(String, Value)],
+) -> Result<i32> {
+    if !args.print_sql {
+        usage!(
+            "--dialect {0} prints SQL for {1} and needs --print-sql (pawndex runs queries on \
+             SQLite only): pawndex query NAME --dialect {0} --print-sql",
+            dialect.name(),
+            dialect.engine()
+        );
+    }
+    let query = dialect_query(args)?;
+    let mut text = String::new();
+    if let Some(dir) = &args.dataset {
+        if dir.contains(['\n', '\r']) {
+            usage!(
+                "--dataset: the directory name holds a line break, which would split a \
+                 statement of the printed SQL; rename the directory"
+            );
+        }
+        text.push_str(&dialect::dataset_views(dialect, dir));
+    }
+    match query {
+        Some(q) => {
+            let search = named_search(q.name, params)?;
+            if !text.is_empty() {
+                text.push('\n');
+            }
+            text.push_str(&if args.output.count {
+                dialect::count_sql(dialect, q.name, q.description, &search)?
+            } else {
+                dialect::rows_sql(dialect, q.name, q.description, &search)?
+            });
+        }
+        None if args.output.count => {
+            usage!("--count needs a named query to count (pawndex query NAME --dialect ...)")
+        }
+        None => {}
+    }
+    let mut out = io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()?;
+    Ok(0)
+}
+
 pub fn run(args: QueryArgs) -> Result<i32> {
     exit_status(run_inner(args))
 }
@@ -430,6 +514,15 @@ fn run_inner(args: QueryArgs) -> Result<i32> {
         return list();
     }
     let params = parse_params(&args.params)?;
+    if let Some(dialect) = args.dialect {
+        return print_dialect_sql(&args, dialect, &params);
+    }
+    if args.print_sql && args.output.count {
+        usage!(
+            "--print-sql cannot be used with --count (only with --dialect, which prints the \
+             count form for DuckDB or Spark)"
+        );
+    }
     if args.print_sql {
         let text = match args.query.as_deref().and_then(named) {
             Some(q) => q.sql.to_string(),
