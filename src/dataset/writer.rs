@@ -23,8 +23,12 @@ use crate::ingest::reader::parse_elo;
 use crate::ingest::replay::{GameRecord, Reject, content_check};
 use crate::store::Stored;
 
-/// Rows per row group: large groups compress better and engines read them in parallel.
-const ROW_GROUP: usize = 1 << 20;
+/// Rows per row group of `runs`: large groups compress better, and engines read the groups
+/// in parallel. The encoder holds a whole group (compressed) in memory.
+const RUN_ROW_GROUP: usize = 1 << 20;
+/// Rows per row group of `games` and `rejects`: a game's row is some 130 bytes compressed
+/// (its moves), so a group of 2^20 games would hold 130 MB in memory.
+const GAME_ROW_GROUP: usize = 1 << 17;
 /// Rows buffered before they are handed to the Parquet encoder.
 const BATCH_ROWS: usize = 1 << 16;
 /// A game's number takes the low 40 bits of its id, the shard the 23 above.
@@ -70,7 +74,11 @@ impl TableFiles {
             |level| -> Result<Compression> { Ok(Compression::ZSTD(ZstdLevel::try_new(level)?)) };
         let mut b = WriterProperties::builder()
             .set_compression(zstd(3)?)
-            .set_max_row_group_row_count(Some(ROW_GROUP))
+            .set_max_row_group_row_count(Some(if self.table == "runs" {
+                RUN_ROW_GROUP
+            } else {
+                GAME_ROW_GROUP
+            }))
             .set_created_by(format!("pawndex {}", env!("CARGO_PKG_VERSION")))
             .set_key_value_metadata(Some(vec![
                 KeyValue::new("pawndex.table".into(), self.table.to_string()),
@@ -78,7 +86,11 @@ impl TableFiles {
             ]));
         let col = |name: &str| ColumnPath::from(name);
         let (deltas, plain, strong): (&[&str], &[&str], &[(&str, i32)]) = match self.table {
-            "runs" => (&["game_id"], &["white_pawns", "black_pawns", "pieceset"], &[]),
+            "runs" => (
+                &["game_id"],
+                &["white_pawns", "black_pawns", "pieceset"],
+                &[],
+            ),
             "games" => (&["id", "offset"], &["hash"], &[("moves", 6)]),
             _ => (&["id"], &[], &[]),
         };
