@@ -130,8 +130,23 @@ class Pawndex:
 
 def stats_sql():
     """`pawndex stats --by white_islands` over the dataset: the integer sums, and the three
-    ratios as doubles computed in the order pawndex computes them (rounded when printed)."""
+    ratios as doubles computed in the order pawndex computes them (rounded when printed).
+    Runs are first summed per (game, islands), so that a game counts once per group without a
+    COUNT(DISTINCT) over every run, and the result is decoded once per game, not per run."""
     return """
+WITH g AS (
+    SELECT id,
+           CASE WHEN trim(result) = '1-0' THEN 1 ELSE 0 END AS w,
+           CASE WHEN trim(result) = '1/2-1/2' THEN 1 ELSE 0 END AS d,
+           CASE WHEN trim(result) = '0-1' THEN 1 ELSE 0 END AS b,
+           white_elo, black_elo
+    FROM games
+),
+per_game AS (
+    SELECT game_id, white_islands, SUM(CAST(last_ply - first_ply + 1 AS BIGINT)) AS n
+    FROM runs
+    GROUP BY game_id, white_islands
+)
 SELECT white_islands,
        positions, games, white_wins, draws, black_wins,
        CASE WHEN white_wins + draws + black_wins > 0
@@ -144,22 +159,21 @@ SELECT white_islands,
             THEN CAST(black_elo_sum AS DOUBLE) / CAST(black_elo_units AS DOUBLE) END
            AS avg_black_elo
 FROM (
-    SELECT r.white_islands,
-           SUM(r.n) AS positions,
-           COUNT(DISTINCT r.game_id) AS games,
-           SUM(CASE WHEN trim(g.result) = '1-0' THEN r.n ELSE 0 END) AS white_wins,
-           SUM(CASE WHEN trim(g.result) = '1/2-1/2' THEN r.n ELSE 0 END) AS draws,
-           SUM(CASE WHEN trim(g.result) = '0-1' THEN r.n ELSE 0 END) AS black_wins,
-           SUM(CASE WHEN g.white_elo IS NOT NULL THEN r.n * g.white_elo ELSE 0 END)
+    SELECT p.white_islands,
+           SUM(p.n) AS positions,
+           COUNT(*) AS games,
+           SUM(p.n * g.w) AS white_wins,
+           SUM(p.n * g.d) AS draws,
+           SUM(p.n * g.b) AS black_wins,
+           SUM(CASE WHEN g.white_elo IS NOT NULL THEN p.n * g.white_elo ELSE 0 END)
                AS white_elo_sum,
-           SUM(CASE WHEN g.white_elo IS NOT NULL THEN r.n ELSE 0 END) AS white_elo_units,
-           SUM(CASE WHEN g.black_elo IS NOT NULL THEN r.n * g.black_elo ELSE 0 END)
+           SUM(CASE WHEN g.white_elo IS NOT NULL THEN p.n ELSE 0 END) AS white_elo_units,
+           SUM(CASE WHEN g.black_elo IS NOT NULL THEN p.n * g.black_elo ELSE 0 END)
                AS black_elo_sum,
-           SUM(CASE WHEN g.black_elo IS NOT NULL THEN r.n ELSE 0 END) AS black_elo_units
-    FROM (SELECT game_id, white_islands, CAST(last_ply - first_ply + 1 AS BIGINT) AS n
-          FROM runs) AS r
-    JOIN games AS g ON g.id = r.game_id
-    GROUP BY r.white_islands
+           SUM(CASE WHEN g.black_elo IS NOT NULL THEN p.n ELSE 0 END) AS black_elo_units
+    FROM per_game AS p
+    JOIN g ON g.id = p.game_id
+    GROUP BY p.white_islands
 ) AS t
 ORDER BY white_islands"""
 
