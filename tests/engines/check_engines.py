@@ -128,9 +128,10 @@ class Pawndex:
 # ---------------------------------------------------------------------------------------------
 # SQL over the dataset, in both dialects (the features are inline in `runs`).
 
-def stats_sql():
+def stats_sql(exclude=None):
     """`pawndex stats --by white_islands` over the dataset: the integer sums, and the three
     ratios as doubles computed in the order pawndex computes them (rounded when printed).
+    `exclude` names a table of game ids to leave out (the inner join drops their runs too).
     Runs are first summed per (game, islands), so that a game counts once per group without a
     COUNT(DISTINCT) over every run, and the result is decoded once per game, not per run."""
     return """
@@ -140,7 +141,7 @@ WITH g AS (
            CASE WHEN trim(result) = '1/2-1/2' THEN 1 ELSE 0 END AS d,
            CASE WHEN trim(result) = '0-1' THEN 1 ELSE 0 END AS b,
            white_elo, black_elo
-    FROM games
+    FROM games""" + (f"\n    WHERE id NOT IN (SELECT id FROM {exclude})" if exclude else "") + """
 ),
 per_game AS (
     SELECT game_id, white_islands, SUM(CAST(last_ply - first_ply + 1 AS BIGINT)) AS n
@@ -235,11 +236,7 @@ class Duck:
         return self.arrow(keyed(query.rstrip().rstrip(";"), "duckdb", self.extras))
 
     def stats(self):
-        sql = stats_sql()
-        if self.extras:
-            sql = sql.replace("JOIN games AS g ON g.id = r.game_id",
-                              "JOIN games AS g ON g.id = r.game_id\n"
-                              "    WHERE g.id NOT IN (SELECT id FROM extra_games)")
+        sql = stats_sql(self.extras)
         return self.con.execute(sql).fetchall()
 
 
@@ -275,11 +272,7 @@ class Spark:
         return out
 
     def stats(self):
-        sql = stats_sql()
-        if self.extras:
-            sql = sql.replace("JOIN games AS g ON g.id = r.game_id",
-                              "JOIN games AS g ON g.id = r.game_id\n"
-                              "    WHERE g.id NOT IN (SELECT id FROM extra_games)")
+        sql = stats_sql(self.extras)
         return [tuple(r) for r in self.spark.sql(sql).collect()]
 
 
