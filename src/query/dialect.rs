@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 use anyhow::{Result, bail};
 use clap::ValueEnum;
 
-use crate::store::search::{Group, Measure, Op, RunCond, Search, SetCond, Side};
+use crate::store::search::{Group, Measure, RunCond, Search, SetCond, Side, squares};
 
 /// An engine that reads the Parquet dataset.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -103,37 +103,6 @@ pub fn bigint(v: u64) -> String {
     }
 }
 
-/// Squares of a mask in words for a comment: whole files as "the c-file", other squares by
-/// name.
-fn squares(mask: u64) -> String {
-    const FILE: u64 = 0x0101_0101_0101_0101;
-    let mut words = Vec::new();
-    let mut rest = mask;
-    for f in 0..8u8 {
-        if mask & (FILE << f) == FILE << f {
-            words.push(format!("the {}-file", char::from(b'a' + f)));
-            rest &= !(FILE << f);
-        }
-    }
-    words.extend(
-        (0..64u8)
-            .filter(|i| rest & (1u64 << i) != 0)
-            .map(|i| format!("{}{}", char::from(b'a' + i % 8), i / 8 + 1)),
-    );
-    words.join(" ")
-}
-
-fn op_sql(op: Op) -> &'static str {
-    match op {
-        Op::Eq => "=",
-        Op::Ne => "!=",
-        Op::Lt => "<",
-        Op::Le => "<=",
-        Op::Gt => ">",
-        Op::Ge => ">=",
-    }
-}
-
 /// One condition on a side's pawns, over the `runs` columns of that side (a comment may end
 /// the line).
 fn set_condition(side: Side, cond: &SetCond) -> String {
@@ -153,7 +122,7 @@ fn set_condition(side: Side, cond: &SetCond) -> String {
                 Measure::Dispersion => "dispersion",
                 Measure::Distortion => "distortion",
             };
-            format!("{s}_{measure} {} {n}", op_sql(*op))
+            format!("{s}_{measure} {} {n}", op.sql())
         }
         SetCond::PawnsOn(mask) => format!(
             "({s}_pawns & {0}) = {0}  -- {s} pawns on {1}",

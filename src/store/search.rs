@@ -67,7 +67,8 @@ pub enum Op {
 }
 
 impl Op {
-    fn sql(self) -> &'static str {
+    /// The SQL operator (the same in SQLite, DuckDB and Spark).
+    pub fn sql(self) -> &'static str {
         match self {
             Op::Eq => "=",
             Op::Ne => "!=",
@@ -269,7 +270,7 @@ fn hex(v: u64) -> String {
 }
 
 /// Squares of a mask in words: whole files as "the c- or e-file", other squares by name.
-fn squares(mask: u64) -> String {
+pub fn squares(mask: u64) -> String {
     const FILE: u64 = 0x0101_0101_0101_0101;
     let mut files = Vec::new();
     let mut rest = mask;
