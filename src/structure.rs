@@ -159,6 +159,8 @@ struct Form {
 pub struct Catalogue {
     definitions: Vec<Definition>,
     forms: Vec<Form>,
+    /// The files as read: (key, TOML text), sorted by key.
+    texts: Vec<(String, String)>,
 }
 
 impl Catalogue {
@@ -205,8 +207,10 @@ impl Catalogue {
     /// Parses and orders definitions given as (key, TOML text).
     pub fn from_texts(files: impl IntoIterator<Item = (String, String)>) -> Result<Catalogue> {
         let mut definitions = Vec::new();
-        for (key, text) in files {
-            definitions.push(parse(&key, &text).with_context(|| format!("in {key}.toml"))?);
+        let mut texts: Vec<(String, String)> = files.into_iter().collect();
+        texts.sort();
+        for (key, text) in &texts {
+            definitions.push(parse(key, text).with_context(|| format!("in {key}.toml"))?);
         }
         definitions.sort_by(|a, b| a.key.cmp(&b.key));
         if let Some(w) = definitions.windows(2).find(|w| w[0].key == w[1].key) {
@@ -244,7 +248,11 @@ impl Catalogue {
                 .then(da.key.cmp(&db.key))
                 .then(a.code.cmp(&b.code))
         });
-        Ok(Catalogue { definitions, forms })
+        Ok(Catalogue {
+            definitions,
+            forms,
+            texts,
+        })
     }
 
     /// The catalogue in force: the folder named by `PAWNDEX_STRUCTURES`, else the built-in one.
@@ -266,6 +274,13 @@ impl Catalogue {
     /// before doing any work.
     pub fn active() -> &'static Catalogue {
         ACTIVE.get_or_init(|| Catalogue::builtin().unwrap_or_default())
+    }
+
+    /// The definition files as read, (key, TOML text) sorted by key: for an independent
+    /// reading of the rules (`pawndex check`).
+    #[must_use]
+    pub fn texts(&self) -> &[(String, String)] {
+        &self.texts
     }
 
     /// The definitions, sorted by key (the one with code `2 * id + r` is at `id - 1`).
