@@ -235,7 +235,7 @@ fn impossible_pawns_are_found() {
 fn a_run_of_a_game_id_beyond_32_bits_is_found() {
     damaged(
         "INSERT INTO runs
-         SELECT 1099511627776, 0, 0, white_set, black_set, 0, 0
+         SELECT 1099511627776, 0, 0, white_set, black_set, 0, 0, 0
          FROM runs WHERE game_id = 1 AND first_ply = 0",
         &["runs: game 1099511627776", "no such game"],
     );
