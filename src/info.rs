@@ -126,6 +126,7 @@ fn table(info: &Info) -> String {
             ),
         ),
         ("pawn sets", thousands(info.pawn_sets)),
+        ("structures", structures_line(info)),
         ("rejected", thousands(info.rejected)),
     ];
     let mut s = String::new();
@@ -158,6 +159,19 @@ fn table(info: &Info) -> String {
         s += &columns(["rejected by reason", "games"], &rows);
     }
     s
+}
+
+/// The named structures and whether they follow the catalogue in force.
+fn structures_line(info: &Info) -> String {
+    if info.structures_current {
+        format!("{} named, classified with this pawndex's catalogue", info.structures)
+    } else {
+        format!(
+            "{} named, classified with another catalogue: `pawndex migrate --db {}` re-classifies",
+            info.structures,
+            info.db.display()
+        )
+    }
 }
 
 /// Rows under a header: the first column left-aligned, the others (numbers) right-aligned.
@@ -203,6 +217,8 @@ fn to_json(info: &Info) -> serde_json::Value {
         "positions": info.positions(),
         "pawn_sets": info.pawn_sets,
         "rejected": info.rejected,
+        "structures": info.structures,
+        "structures_current": info.structures_current,
         "sources": info.sources.iter().map(|s| json!({
             "source": s.name,
             "games": s.games,

@@ -55,6 +55,11 @@ pub struct Info {
     /// Rejected games by reason (the categories of `pawndex index`'s end summary), most first.
     pub reasons: Vec<(String, i64)>,
     pub lag: Lag,
+    /// Named structures in the database's catalogue.
+    pub structures: i64,
+    /// Whether the runs were classified with the catalogue in force (else `pawndex migrate`
+    /// re-classifies them).
+    pub structures_current: bool,
 }
 
 impl Info {
@@ -134,6 +139,9 @@ fn snapshot(conn: &Connection, db: &Path) -> Result<Info> {
         sources,
         reasons,
         lag: lag(conn)?,
+        structures: one("SELECT count(*) FROM structure_names")?,
+        structures_current: crate::structure::Catalogue::load_active()
+            .map_or(Ok(false), |c| super::structures::is_current(conn, c))?,
     })
 }
 
