@@ -91,6 +91,16 @@ enum Command {
 /// Parses the command line, runs the command, returns the process exit code.
 pub fn main_with_args() -> i32 {
     let cli = Cli::parse();
+    // The commands that classify positions stop on a bad PAWNDEX_STRUCTURES folder before any
+    // work (the others read the names stored in the database).
+    if matches!(
+        cli.command,
+        Command::Index(_) | Command::Migrate(_) | Command::Export(_)
+    ) && let Err(e) = crate::structure::Catalogue::load_active()
+    {
+        eprintln!("pawndex: error: {e:#}");
+        return EXIT_ERROR;
+    }
     // Usage errors give exit status 2 and a closed pipe 0, for every command.
     let result = crate::command::exit_status(match cli.command {
         Command::Index(args) => crate::ingest::command::run(args),

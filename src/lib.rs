@@ -3,7 +3,8 @@
 //! The layers, top to bottom: [`cli`] parses the command line; `ingest` reads PGN, replays each
 //! game and computes its per-ply features; `store` owns the SQLite schema and every SQL text;
 //! `query` (named queries, `find`, export) and `stats` read the database. The chess concepts
-//! they share sit flat beside them: [`features`] (the pure pawn-structure kernels), `pieceset`
+//! they share sit flat beside them: [`features`] (the pure pawn-structure kernels), [`structure`]
+//! (the named structures of `structures/*.toml`), `pieceset`
 //! (which starting pieces remain), `moves` (the stored move encoding) and [`outcome`] (results,
 //! the tag roster, side names).
 //!
@@ -22,6 +23,7 @@ mod pieceset;
 mod query;
 mod stats;
 mod store;
+pub mod structure;
 
 /// The ingest stages, for tests that drive them directly (the fuzz test).
 pub use ingest::input::Counting;

@@ -92,6 +92,12 @@ pub fn decode(pos: &Chess, code: u16) -> Option<Move> {
     }
 }
 
+/// The SAN of `m` in `pos` with its check or mate mark (`exd5`, `Qxf7#`).
+#[must_use]
+pub fn san_plus(pos: &Chess, m: Move) -> String {
+    shakmaty::san::SanPlus::from_move(pos.clone(), m).to_string()
+}
+
 /// Iterates over the codes of a `games.moves` blob.
 #[cfg(test)]
 fn codes(blob: &[u8]) -> impl Iterator<Item = u16> + '_ {

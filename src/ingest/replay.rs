@@ -4,6 +4,8 @@
 //! tracks the piece-set slots through captures, en passant, castling and promotion, and
 //! compresses the per-ply values into runs: a new run starts whenever the pawn structure, the
 //! piece-set or the bishop-pair flags change, which only a pawn move or a capture can do.
+//! Each run gets the named structure its pawns form ([`crate::structure`]), and every ply where
+//! the name changes is kept with the move that changed it.
 
 use shakmaty::fen::Fen;
 use shakmaty::san::{San, SanError};
@@ -17,6 +19,7 @@ use crate::ingest::reader::{RawGame, ReadProblem, Tags};
 use crate::moves;
 use crate::outcome::roster;
 use crate::pieceset::{NO_SLOT, initial_slots, move_slots};
+use crate::structure::{Catalogue, Code};
 
 /// Per-ply values that stay the same for a stretch of plies.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -28,6 +31,19 @@ pub struct Run {
     pub pieceset: u32,
     /// Bit 0: White has the bishop pair; bit 1: Black has it.
     pub bishop_pairs: u8,
+    /// The named structure of the pawns (0: none), see [`crate::structure::Code`].
+    pub structure: Code,
+}
+
+/// A ply where the game's named structure differs from the ply before (ply 0: the game starts
+/// in a named structure).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StructureChange {
+    pub ply: u32,
+    pub from: Code,
+    pub to: Code,
+    /// The move that made the change, in SAN with its check mark; `None` at ply 0.
+    pub san: Option<String>,
 }
 
 /// What a game reached at any ply (the `game_summary` row).
@@ -86,6 +102,8 @@ pub struct GameRecord {
     /// The features of each run's White and Black pawns, one entry per run.
     pub run_features: Vec<[SideFeatures; 2]>,
     pub summary: GameSummary,
+    /// The plies where the named structure changes, in order.
+    pub changes: Vec<StructureChange>,
     /// Hash of the seven-tag roster, start position and moves (duplicate detection).
     pub hash: i64,
 }
@@ -417,7 +435,7 @@ pub fn replay(mut game: RawGame) -> Replayed {
             return reject(&game, None, RejectCategory::InvalidFen, reason);
         }
     };
-    let (moves, runs, pos) = match play(&game, pos, slots, pieceset) {
+    let (moves, runs, changes, pos) = match play(&game, pos, slots, pieceset) {
         Ok(played) => played,
         Err(rejected) => return rejected,
     };
@@ -447,6 +465,7 @@ pub fn replay(mut game: RawGame) -> Replayed {
         runs,
         run_features,
         summary,
+        changes,
         hash,
     }))
 }
@@ -476,17 +495,24 @@ fn reject_before_replay(game: &RawGame) -> Option<Replayed> {
     Some(reject(game, None, category, reason))
 }
 
-/// Plays the mainline from `pos`: the encoded moves, the runs of unchanged per-ply values, and
-/// the final position; or the reject of the first move that is illegal or ambiguous.
+/// What [`play`] returns: the encoded moves, the runs, the structure changes, the final
+/// position.
+type Played = (Vec<u8>, Vec<Run>, Vec<StructureChange>, Chess);
+
+/// Plays the mainline from `pos`: the encoded moves, the runs of unchanged per-ply values, the
+/// changes of the named structure and the final position; or the reject of the first move that
+/// is illegal or ambiguous.
 fn play(
     game: &RawGame,
     mut pos: Chess,
     mut slots: [u8; 64],
     mut pieceset: u32,
-) -> Result<(Vec<u8>, Vec<Run>, Chess), Replayed> {
+) -> Result<Played, Replayed> {
+    let catalogue = Catalogue::active();
     let mut moves = Vec::with_capacity(game.moves.len() * 2);
     let (wp, bp, pairs) = snapshot(pos.board());
     let mut runs = Vec::with_capacity(game.moves.len() / 2 + 1);
+    let mut changes = Vec::new();
     let mut run = Run {
         first_ply: 0,
         last_ply: 0,
@@ -494,7 +520,16 @@ fn play(
         black_pawns: bp,
         pieceset,
         bishop_pairs: pairs,
+        structure: catalogue.classify(wp, bp),
     };
+    if run.structure != 0 {
+        changes.push(StructureChange {
+            ply: 0,
+            from: 0,
+            to: run.structure,
+            san: None,
+        });
+    }
     for (i, san) in game.moves.iter().enumerate() {
         let ply = i as u32 + 1;
         let m = match san.to_move(&pos).or_else(|e| lenient(&pos, san).ok_or(e)) {
@@ -502,23 +537,38 @@ fn play(
             Err(e) => return Err(bad_move(game, &pos, san, ply, e)),
         };
         moves::push(&mut moves, &m);
-        let changes = m.is_capture() || m.role() == Role::Pawn;
+        let may_change = m.is_capture() || m.role() == Role::Pawn;
         let turn = pos.turn();
-        if changes || matches!(m, Move::Castle { .. }) {
+        if may_change || matches!(m, Move::Castle { .. }) {
             pieceset &= !move_slots(&mut slots, &m, turn);
         } else {
             let (from, to) = (m.from().expect("not a drop"), m.to());
             slots[u32::from(to) as usize] =
                 std::mem::replace(&mut slots[u32::from(from) as usize], NO_SLOT);
         }
+        // The position before a move that may change the pawns, for the move's SAN.
+        let before = may_change.then(|| pos.clone());
         pos.play_unchecked(m);
-        if changes {
+        if let Some(before) = before {
             let (wp, bp, pairs) = snapshot(pos.board());
             if wp != run.white_pawns
                 || bp != run.black_pawns
                 || pieceset != run.pieceset
                 || pairs != run.bishop_pairs
             {
+                let structure = if wp != run.white_pawns || bp != run.black_pawns {
+                    catalogue.classify(wp, bp)
+                } else {
+                    run.structure
+                };
+                if structure != run.structure {
+                    changes.push(StructureChange {
+                        ply,
+                        from: run.structure,
+                        to: structure,
+                        san: Some(moves::san_plus(&before, m)),
+                    });
+                }
                 runs.push(run);
                 run = Run {
                     first_ply: ply,
@@ -527,6 +577,7 @@ fn play(
                     black_pawns: bp,
                     pieceset,
                     bishop_pairs: pairs,
+                    structure,
                 };
                 continue;
             }
@@ -534,7 +585,7 @@ fn play(
         run.last_ply = ply;
     }
     runs.push(run);
-    Ok((moves, runs, pos))
+    Ok((moves, runs, changes, pos))
 }
 
 /// The reject of a move that is illegal or ambiguous in `pos`.

@@ -18,10 +18,12 @@ mod derive;
 pub mod dump;
 pub mod info;
 pub mod search;
+pub mod structures;
 mod writer;
 
 use std::path::Path;
 
+use crate::structure::Catalogue;
 use anyhow::{Context, Result, bail};
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
@@ -60,6 +62,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0001_init.sql"),
     include_str!("../../migrations/0002_storage_v2.sql"),
     include_str!("../../migrations/0003_unmerged_tail.sql"),
+    include_str!("../../migrations/0004_structures.sql"),
 ];
 
 /// The schema version this binary writes.
@@ -105,26 +108,36 @@ fn check_pawndex(conn: &Connection, path: &Path) -> Result<i64> {
     Ok(version)
 }
 
-/// Applies the migrations the database has not seen, all in one transaction: a reader sees
-/// the database before or after the upgrade, never a schema half built (a fresh database
-/// at version 1 of 3, say), and an interrupted upgrade leaves the old version whole.
+/// Applies the migrations the database has not seen and brings its named structures to the
+/// catalogue in force ([`structures::sync`]), all in one transaction: a reader sees the
+/// database before or after the upgrade, never a schema half built (a fresh database at version
+/// 1 of 4, say) nor runs half re-classified, and an interrupted upgrade leaves the old version
+/// whole.
 pub fn migrate(conn: &mut Connection, path: &Path) -> Result<()> {
     let version = check_pawndex(conn, path)?;
-    if version >= SCHEMA_VERSION {
+    let catalogue = Catalogue::active();
+    if version >= SCHEMA_VERSION && structures::is_current(conn, catalogue)? {
         return Ok(());
     }
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     // Checked again inside the write transaction: another process may have upgraded the
     // database between the first check and taking the write lock.
     let version = schema_version(&tx)?;
-    if version >= SCHEMA_VERSION {
-        return Ok(());
-    }
     for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
         tx.execute_batch(sql)
             .with_context(|| format!("applying migration {}", i + 1))?;
     }
-    tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+    if version < SCHEMA_VERSION {
+        tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+    }
+    let reclassifying = version > 0 && !structures::is_current(&tx, catalogue)?;
+    if reclassifying {
+        eprintln!(
+            "pawndex: classifying the named structures of {} with the current catalogue",
+            path.display()
+        );
+    }
+    structures::sync(&tx, catalogue, &|_, _| {}).context("classifying named structures")?;
     tx.commit()?;
     Ok(())
 }

@@ -236,7 +236,7 @@ pub struct Writer {
     pairs: derive::PairCollector,
 }
 
-const RUN_COLUMNS: usize = 7;
+const RUN_COLUMNS: usize = 8;
 const SET_COLUMNS: usize = 9;
 /// Rows per multi-row INSERT statement.
 const ROWS_PER_INSERT: usize = 128;
@@ -555,7 +555,14 @@ impl Writer {
                 black,
                 (u32::MAX - run.pieceset).into(),
                 run.bishop_pairs.into(),
+                run.structure.into(),
             ]);
+        }
+        if !g.changes.is_empty() {
+            let mut st = self.conn.prepare_cached(super::structures::INSERT_CHANGE)?;
+            for c in &g.changes {
+                st.execute(params![game_id, c.ply, c.from, c.to, c.san])?;
+            }
         }
         if self.pending_runs.len() >= 4 * ROWS_PER_INSERT {
             self.flush(false)?;
