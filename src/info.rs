@@ -164,7 +164,10 @@ fn table(info: &Info) -> String {
 /// The named structures and whether they follow the catalogue in force.
 fn structures_line(info: &Info) -> String {
     if info.structures_current {
-        format!("{} named, classified with this pawndex's catalogue", info.structures)
+        format!(
+            "{} named, classified with this pawndex's catalogue",
+            info.structures
+        )
     } else {
         format!(
             "{} named, classified with another catalogue: `pawndex migrate --db {}` re-classifies",

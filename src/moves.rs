@@ -6,6 +6,7 @@
 //! is 0 for none, else the role number (knight 2, bishop 3, rook 4, queen 5). A stored game is
 //! replayed by matching each code against the legal moves of the position.
 
+use shakmaty::san::{San, SanPlus, Suffix};
 use shakmaty::{CastlingSide, Chess, Move, MoveList, Position, Role, Square};
 
 /// Encodes one move. Drops (`Q@f7`) are never stored; they encode as `to << 6`.
@@ -92,10 +93,58 @@ pub fn decode(pos: &Chess, code: u16) -> Option<Move> {
     }
 }
 
-/// The SAN of `m` in `pos` with its check or mate mark (`exd5`, `Qxf7#`).
+/// The SAN of `m`, played in `before` to reach `after`, with its check or mate mark (`exd5`,
+/// `Qxf7#`).
 #[must_use]
-pub fn san_plus(pos: &Chess, m: Move) -> String {
-    shakmaty::san::SanPlus::from_move(pos.clone(), m).to_string()
+pub fn san_plus(before: &Chess, m: Move, after: &Chess) -> String {
+    with_suffix(san(before, m), after)
+}
+
+/// The SAN of `m` in `before`, without its check mark: a pawn move's needs no look at the
+/// position ([`pawn_san`]); a piece move is disambiguated against its siblings.
+#[must_use]
+pub fn san(before: &Chess, m: Move) -> San {
+    pawn_san(m).unwrap_or_else(|| San::disambiguate(m, &siblings(before, m)))
+}
+
+/// The SAN of a pawn move (a capture names its file, a push nothing); `None` for other moves.
+#[must_use]
+pub fn pawn_san(m: Move) -> Option<San> {
+    match m {
+        Move::Normal {
+            role: Role::Pawn,
+            from,
+            capture,
+            to,
+            promotion,
+        } => Some(San::Normal {
+            role: Role::Pawn,
+            file: capture.is_some().then(|| from.file()),
+            rank: None,
+            capture: capture.is_some(),
+            to,
+            promotion,
+        }),
+        Move::EnPassant { from, to } => Some(San::Normal {
+            role: Role::Pawn,
+            file: Some(from.file()),
+            rank: None,
+            capture: true,
+            to,
+            promotion: None,
+        }),
+        _ => None,
+    }
+}
+
+/// A SAN with the check or mate mark of the position it leads to.
+#[must_use]
+pub fn with_suffix(san: San, after: &Chess) -> String {
+    SanPlus {
+        san,
+        suffix: Suffix::from_position(after),
+    }
+    .to_string()
 }
 
 /// Iterates over the codes of a `games.moves` blob.
@@ -114,7 +163,7 @@ pub fn promotion(code: u16) -> Option<Role> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use shakmaty::{CastlingMode, fen::Fen, san::San};
+    use shakmaty::{CastlingMode, fen::Fen};
 
     fn play(pos: &mut Chess, san: &str) -> Move {
         let m = San::from_ascii(san.as_bytes())
@@ -147,6 +196,28 @@ mod tests {
             }
             // A code of no legal move decodes to nothing.
             assert_eq!(decode(&pos, 0), None);
+        }
+    }
+
+    #[test]
+    fn san_plus_matches_shakmaty_for_every_legal_move() {
+        let fens = [
+            "r3k2r/pPpp1ppp/8/3Pp3/8/2N2N2/PPP2PPP/R3K2R w KQkq e6 0 1",
+            "4k3/1P6/8/8/8/8/6p1/4K2R b K - 0 1",
+            "6k1/5ppp/8/8/8/8/5PPP/R3R1K1 w - - 0 1",
+            "rnbqkbnr/ppp2ppp/8/3pp3/4P3/5Q2/PPPP1PPP/RNB1KBNR w KQkq - 0 3",
+        ];
+        for fen in fens {
+            let pos: Chess = Fen::from_ascii(fen.as_bytes())
+                .unwrap()
+                .into_position(CastlingMode::Standard)
+                .unwrap();
+            for m in &pos.legal_moves() {
+                let mut after = pos.clone();
+                after.play_unchecked(*m);
+                let want = SanPlus::from_move(pos.clone(), *m).to_string();
+                assert_eq!(san_plus(&pos, *m, &after), want, "{fen}");
+            }
         }
     }
 

@@ -146,12 +146,62 @@ impl Definition {
     }
 }
 
-/// One form (normal or reversed) of a definition, in the order forms are tried.
+/// One form (normal or reversed) of a definition, in the order forms are tried: the square
+/// conditions of both sides as plain bitboards (tested first, they decide almost every
+/// position), the rest only when a side has `one_of` or `count` conditions.
 #[derive(Clone, Debug)]
 struct Form {
     code: Code,
-    white: SideRule,
-    black: SideRule,
+    white_pawns: u64,
+    black_pawns: u64,
+    white_none: u64,
+    black_none: u64,
+    rest: Option<Box<[SideRule; 2]>>,
+}
+
+impl Form {
+    fn new(code: Code, white: &SideRule, black: &SideRule) -> Form {
+        let plain = |r: &SideRule| r.one_of.is_empty() && r.count.is_empty();
+        Form {
+            code,
+            white_pawns: white.pawns,
+            black_pawns: black.pawns,
+            white_none: white.none,
+            black_none: black.none,
+            rest: (!plain(white) || !plain(black))
+                .then(|| Box::new([white.clone(), black.clone()])),
+        }
+    }
+
+    #[inline]
+    fn matches(&self, white: u64, black: u64) -> bool {
+        white & self.white_pawns == self.white_pawns
+            && black & self.black_pawns == self.black_pawns
+            && (white & self.white_none) | (black & self.black_none) == 0
+            && self
+                .rest
+                .as_ref()
+                .is_none_or(|r| r[0].matches(white) && r[1].matches(black))
+    }
+
+    /// The rules of both sides, for the fingerprint.
+    fn rules(&self) -> [SideRule; 2] {
+        match &self.rest {
+            Some(r) => [r[0].clone(), r[1].clone()],
+            None => [
+                SideRule {
+                    pawns: self.white_pawns,
+                    none: self.white_none,
+                    ..SideRule::default()
+                },
+                SideRule {
+                    pawns: self.black_pawns,
+                    none: self.black_none,
+                    ..SideRule::default()
+                },
+            ],
+        }
+    }
 }
 
 /// The definitions, sorted by key, and the forms in match order.
@@ -222,17 +272,9 @@ impl Catalogue {
         let mut forms = Vec::new();
         for (i, d) in definitions.iter().enumerate() {
             let id = i as Code + 1;
-            forms.push(Form {
-                code: 2 * id,
-                white: d.white.clone(),
-                black: d.black.clone(),
-            });
+            forms.push(Form::new(2 * id, &d.white, &d.black));
             if d.reversed {
-                forms.push(Form {
-                    code: 2 * id + 1,
-                    white: d.black.turned(),
-                    black: d.white.turned(),
-                });
+                forms.push(Form::new(2 * id + 1, &d.black.turned(), &d.white.turned()));
             }
         }
         // Higher priority first, then more conditions, then the key; the normal form before
@@ -295,7 +337,7 @@ impl Catalogue {
     pub fn classify(&self, white: u64, black: u64) -> Code {
         self.forms
             .iter()
-            .find(|f| f.white.matches(white) && f.black.matches(black))
+            .find(|f| f.matches(white, black))
             .map_or(0, |f| f.code)
     }
 
@@ -318,13 +360,14 @@ impl Catalogue {
         let mut out = String::new();
         for f in &self.forms {
             let (d, reversed) = self.named(f.code).expect("every form has its definition");
+            let [white, black] = f.rules();
             out.push_str(&format!(
                 "{}{} {}: white {}; black {}\n",
                 d.key,
                 if reversed { "~" } else { "" },
                 f.code,
-                f.white.canonical(),
-                f.black.canonical()
+                white.canonical(),
+                black.canonical()
             ));
         }
         out
@@ -412,9 +455,10 @@ fn parse(key: &str, text: &str) -> Result<Definition> {
     })
 }
 
-/// The squares of a file letter `a`..`h`.
+/// The squares of a file letter `a`..`h` where a pawn can stand (ranks 2 to 7: a whole file
+/// counts 6 conditions).
 fn file_mask(letter: u8) -> u64 {
-    0x0101_0101_0101_0101 << (letter - b'a')
+    0x0001_0101_0101_0100 << (letter - b'a')
 }
 
 /// A square `a2`..`h7` (pawns never stand on the first or last rank), or with `files`, a

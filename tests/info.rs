@@ -55,7 +55,13 @@ fn agrees_with_sql(db: &Path, j: &serde_json::Value) {
         count(&conn, "SELECT count(*) FROM pawn_sets")
     );
     assert_eq!(j["rejected"], count(&conn, "SELECT count(*) FROM rejects"));
-    assert_eq!(j["schema_version"], 3);
+    assert_eq!(j["schema_version"], 4);
+    assert_eq!(
+        j["structures"],
+        count(&conn, "SELECT count(*) FROM structure_names")
+    );
+    assert!(j["structures"].as_i64().unwrap() > 0);
+    assert_eq!(j["structures_current"], true);
     assert_eq!(j["bytes"], std::fs::metadata(db).unwrap().len());
     let sources = j["sources"].as_array().unwrap();
     let want = query_all(

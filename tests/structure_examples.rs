@@ -40,7 +40,10 @@ struct FixtureGame {
 }
 
 fn tag_value<'a>(line: &'a str, tag: &str) -> Option<&'a str> {
-    let rest = line.strip_prefix('[')?.strip_prefix(tag)?.strip_prefix(" \"")?;
+    let rest = line
+        .strip_prefix('[')?
+        .strip_prefix(tag)?
+        .strip_prefix(" \"")?;
     rest.strip_suffix("\"]")
 }
 
@@ -56,7 +59,10 @@ fn parse_expect(item: &str) -> Expect {
         Some(k) => (k, true),
         None => (key, false),
     };
-    assert!(!(near_miss && reversed), "{item:?}: a near miss names the structure, not a form");
+    assert!(
+        !(near_miss && reversed),
+        "{item:?}: a near miss names the structure, not a form"
+    );
     Expect {
         key: key.to_string(),
         reversed,
@@ -128,13 +134,20 @@ fn every_tagged_position_has_its_structure() {
     let conn = open_db(&db);
 
     let stored = query_all(&conn, "SELECT id, white, black FROM games ORDER BY id");
-    assert_eq!(stored.len(), games.len(), "every fixture game is indexed once");
+    assert_eq!(
+        stored.len(),
+        games.len(),
+        "every fixture game is indexed once"
+    );
 
     let mut failures = Vec::new();
     for (game, row) in games.iter().zip(&stored) {
         let id = int(&row[0]);
         assert_eq!(
-            (text(&row[1]).unwrap_or_default(), text(&row[2]).unwrap_or_default()),
+            (
+                text(&row[1]).unwrap_or_default(),
+                text(&row[2]).unwrap_or_default()
+            ),
             (game.white.clone(), game.black.clone()),
             "game {id} lines up with the fixture"
         );
@@ -168,13 +181,22 @@ fn every_tagged_position_has_its_structure() {
             }
         }
     }
-    assert!(failures.is_empty(), "{} wrong:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} wrong:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 #[test]
 fn every_catalogue_key_has_two_matches_and_a_near_miss() {
     let keys = catalogue_keys();
-    assert!(keys.len() >= 33, "the catalogue has {} structures", keys.len());
+    assert!(
+        keys.len() >= 33,
+        "the catalogue has {} structures",
+        keys.len()
+    );
     // key -> (matches, near misses)
     let mut seen: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     for game in fixture_games() {

@@ -110,7 +110,10 @@ fn migrate_with_a_changed_catalogue_equals_a_fresh_index() {
     let before = classified(&old);
     let conn = open_db(&old);
     let named_a = common::count(&conn, "SELECT count(*) FROM runs WHERE structure != 0");
-    assert!(named_a > 0, "catalogue A names no run: the test would prove nothing");
+    assert!(
+        named_a > 0,
+        "catalogue A names no run: the test would prove nothing"
+    );
     drop(conn);
 
     // The same catalogue again: nothing to do.
@@ -119,6 +122,17 @@ fn migrate_with_a_changed_catalogue_equals_a_fresh_index() {
     assert!(!run.stderr.contains("classifying"), "{}", run.stderr);
     assert_eq!(classified(&old), before);
 
+    // `info` tells a database classified with another catalogue, and what to run.
+    let info = pawndex(&b, &["info", "--format", "json"], &old, &[]);
+    info.expect_code(0, "info with B");
+    let j: serde_json::Value = serde_json::from_str(&info.stdout).unwrap();
+    assert_eq!(j["structures_current"], false, "{}", info.stdout);
+    let info = pawndex(&b, &["info"], &old, &[]);
+    assert!(
+        info.stdout.contains("pawndex migrate --db"),
+        "{}",
+        info.stdout
+    );
     let run = pawndex(&b, &["migrate"], &old, &[]);
     run.expect_code(0, "migrate with B");
     assert!(run.stderr.contains("classifying"), "{}", run.stderr);
@@ -134,7 +148,10 @@ fn migrate_with_a_changed_catalogue_equals_a_fresh_index() {
         "SELECT count(*) FROM structure_changes WHERE move IS NOT NULL AND from_structure >> 1 != 1 \
          AND to_structure >> 1 != 1",
     );
-    assert!(moves > 20, "only {moves} changes with a move outside Carlsbad");
+    assert!(
+        moves > 20,
+        "only {moves} changes with a move outside Carlsbad"
+    );
 }
 
 #[test]
@@ -160,7 +177,10 @@ fn a_new_description_rewrites_the_names_only() {
     let text = std::fs::read_to_string(a.join("iqp.toml")).unwrap();
     std::fs::write(
         a.join("iqp.toml"),
-        text.replace("description = \"d\"", "description = \"an isolated d-pawn\""),
+        text.replace(
+            "description = \"d\"",
+            "description = \"an isolated d-pawn\"",
+        ),
     )
     .unwrap();
     let run = pawndex(&a, &["migrate"], &db, &[]);
@@ -207,6 +227,10 @@ fn a_bad_catalogue_stops_before_anything_is_written() {
     std::fs::create_dir(&empty).unwrap();
     let run = pawndex(&empty, &["index"], &db, &inputs());
     run.expect_code(1, "index with an empty catalogue folder");
-    assert!(run.stderr.contains("no structure definitions"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("no structure definitions"),
+        "{}",
+        run.stderr
+    );
     assert!(!db.exists(), "a database was created");
 }

@@ -546,10 +546,12 @@ fn play(
             slots[u32::from(to) as usize] =
                 std::mem::replace(&mut slots[u32::from(from) as usize], NO_SLOT);
         }
-        // The position before a move that may change the pawns, for the move's SAN.
-        let before = may_change.then(|| pos.clone());
+        // The SAN of a piece taking a pawn needs the position before the move (a pawn move's
+        // does not): made now, used if the move changes the named structure.
+        let piece_san = (m.role() != Role::Pawn && m.capture() == Some(Role::Pawn))
+            .then(|| moves::san(&pos, m));
         pos.play_unchecked(m);
-        if let Some(before) = before {
+        if may_change {
             let (wp, bp, pairs) = snapshot(pos.board());
             if wp != run.white_pawns
                 || bp != run.black_pawns
@@ -566,7 +568,9 @@ fn play(
                         ply,
                         from: run.structure,
                         to: structure,
-                        san: Some(moves::san_plus(&before, m)),
+                        san: moves::pawn_san(m)
+                            .or(piece_san)
+                            .map(|san| moves::with_suffix(san, &pos)),
                     });
                 }
                 runs.push(run);

@@ -130,7 +130,7 @@ pub fn migrate(conn: &mut Connection, path: &Path) -> Result<()> {
     if version < SCHEMA_VERSION {
         tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
     }
-    let reclassifying = version > 0 && !structures::is_current(&tx, catalogue)?;
+    let reclassifying = version > 0 && !structures::rules_current(&tx, catalogue)?;
     if reclassifying {
         eprintln!(
             "pawndex: classifying the named structures of {} with the current catalogue",

@@ -49,13 +49,18 @@ fn name_rows(catalogue: &Catalogue) -> Vec<(i64, String, String, String, String,
         .collect()
 }
 
-/// Whether the database holds this catalogue (names and rules) already. Read-only.
-pub fn is_current(conn: &Connection, catalogue: &Catalogue) -> Result<bool> {
+/// Whether the runs were classified with this catalogue's rules. Read-only.
+pub fn rules_current(conn: &Connection, catalogue: &Catalogue) -> Result<bool> {
     let fingerprint: String =
         conn.query_row("SELECT fingerprint FROM structure_catalogue", [], |r| {
             r.get(0)
         })?;
-    if fingerprint != catalogue.fingerprint() {
+    Ok(fingerprint == catalogue.fingerprint())
+}
+
+/// Whether the database holds this catalogue (names and rules) already. Read-only.
+pub fn is_current(conn: &Connection, catalogue: &Catalogue) -> Result<bool> {
+    if !rules_current(conn, catalogue)? {
         return Ok(false);
     }
     let mut st = conn.prepare(
@@ -96,11 +101,7 @@ pub fn sync(
         st.execute(params![row.0, row.1, row.2, row.3, row.4, row.5])?;
     }
     done.names = true;
-    let fingerprint: String =
-        conn.query_row("SELECT fingerprint FROM structure_catalogue", [], |r| {
-            r.get(0)
-        })?;
-    if fingerprint != catalogue.fingerprint() {
+    if !rules_current(conn, catalogue)? {
         done.runs_changed = reclassify(conn, catalogue, progress)?;
         done.reclassified = true;
         conn.execute(
@@ -232,9 +233,10 @@ fn moves_of(
             cursor = Some(Cursor::new(game)?);
         }
         let k = cursor.as_mut().expect("set just above");
-        let pos = k.seek(c.ply - 1)?.clone();
-        let m = k.game.move_at(&pos, c.ply)?;
-        out.push(Some(crate::moves::san_plus(&pos, m)));
+        let before = k.seek(c.ply - 1)?.clone();
+        let m = k.game.move_at(&before, c.ply)?;
+        let after = k.seek(c.ply)?;
+        out.push(Some(crate::moves::san_plus(&before, m, after)));
     }
     Ok(out)
 }

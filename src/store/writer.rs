@@ -231,6 +231,8 @@ pub struct Writer {
     /// Rows waiting for a multi-row INSERT (far fewer statement executions than row by row).
     pending_runs: Vec<[i64; RUN_COLUMNS]>,
     pending_sets: Vec<[i64; SET_COLUMNS]>,
+    /// Rows of `structure_changes`: game, ply, from, to, move.
+    pending_changes: Vec<([i64; 4], Option<String>)>,
     /// The (set, game) pairs of the games stored, for the derived tables at the end (so that
     /// they need not be read back from the runs).
     pairs: derive::PairCollector,
@@ -269,6 +271,21 @@ fn insert_rows<const N: usize>(conn: &Connection, table: &str, rows: &[[i64; N]]
     Ok(())
 }
 
+/// Inserts rows of `structure_changes` as [`insert_rows`] does.
+fn insert_changes(conn: &Connection, rows: &[([i64; 4], Option<String>)]) -> Result<()> {
+    for chunk in rows.chunks(ROWS_PER_INSERT) {
+        let mut st = conn.prepare_cached(&multi_row_insert("structure_changes", 5, chunk.len()))?;
+        for (i, (ints, san)) in chunk.iter().enumerate() {
+            for (j, v) in ints.iter().enumerate() {
+                st.raw_bind_parameter(i * 5 + j + 1, v)?;
+            }
+            st.raw_bind_parameter(i * 5 + 5, san)?;
+        }
+        st.raw_execute()?;
+    }
+    Ok(())
+}
+
 impl Writer {
     pub fn new(conn: Connection, keep_duplicates: bool) -> Result<Writer> {
         let no_games: bool =
@@ -294,6 +311,7 @@ impl Writer {
             in_transaction: false,
             pending_runs: Vec::new(),
             pending_sets: Vec::new(),
+            pending_changes: Vec::new(),
             pairs: derive::PairCollector::new(),
         })
     }
@@ -336,6 +354,9 @@ impl Writer {
         let n = take(self.pending_runs.len());
         insert_rows(&self.conn, "runs", &self.pending_runs[..n])?;
         self.pending_runs.drain(..n);
+        let n = take(self.pending_changes.len());
+        insert_changes(&self.conn, &self.pending_changes[..n])?;
+        self.pending_changes.drain(..n);
         Ok(())
     }
 
@@ -464,6 +485,7 @@ impl Writer {
         self.in_transaction = false;
         self.pending_runs.clear();
         self.pending_sets.clear();
+        self.pending_changes.clear();
         let games = self
             .conn
             .query_row("SELECT count(*) FROM games", [], |r| r.get(0))
@@ -558,13 +580,15 @@ impl Writer {
                 run.structure.into(),
             ]);
         }
-        if !g.changes.is_empty() {
-            let mut st = self.conn.prepare_cached(super::structures::INSERT_CHANGE)?;
-            for c in &g.changes {
-                st.execute(params![game_id, c.ply, c.from, c.to, c.san])?;
-            }
+        for c in &g.changes {
+            self.pending_changes.push((
+                [game_id, c.ply.into(), c.from.into(), c.to.into()],
+                c.san.clone(),
+            ));
         }
-        if self.pending_runs.len() >= 4 * ROWS_PER_INSERT {
+        if self.pending_runs.len() >= 4 * ROWS_PER_INSERT
+            || self.pending_changes.len() >= 4 * ROWS_PER_INSERT
+        {
             self.flush(false)?;
         }
         if !self.keep_duplicates {
