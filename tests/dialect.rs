@@ -234,7 +234,7 @@ fn dataset_views_come_first_and_quote_the_directory() {
             with_query[views.len()..].contains("-- carlsbad: "),
             "{with_query}"
         );
-        assert_eq!(with_query.matches(";\n").count(), 5, "{with_query}");
+        assert_eq!(with_query.matches(";\n").count(), 6, "{with_query}");
     }
 }
 
