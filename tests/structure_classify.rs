@@ -307,6 +307,9 @@ struct Seen {
     by_key: u64,
     /// Contested positions won by the normal form over its own reversed one.
     by_normal: u64,
+    /// Positions where both `wing-seven` (7 squares) and `no-white-c` (a whole file: 6)
+    /// matched: the file's count decided.
+    file_vs_squares: u64,
 }
 
 /// Indexes `pgn` with the catalogue in `catalogue` (`None`: built-in), then compares every
@@ -397,6 +400,10 @@ fn index_and_compare(
             }
             if m.len() > 1 {
                 seen.contested += 1;
+                let keys: Vec<&str> = m.iter().map(|&i| forms[i].key.as_str()).collect();
+                if keys.contains(&"wing-seven") && keys.contains(&"no-white-c") {
+                    seen.file_vs_squares += 1;
+                }
                 let (a, b) = (&forms[m[0]], &forms[m[1]]);
                 if a.priority > b.priority && a.conditions < b.conditions {
                     seen.by_priority += 1;
