@@ -543,3 +543,173 @@ fn a_small_append_stays_in_the_unmerged_tail_and_reads_agree() {
     );
     assert_eq!(check(&db).code, Some(0));
 }
+
+/// A structure catalogue of this test's own (names that the games of `FILES` reach whatever the
+/// built-in catalogue holds), written into `dir`.
+fn own_catalogue(dir: &Path) -> PathBuf {
+    let cat = dir.join("catalogue");
+    std::fs::create_dir_all(&cat).unwrap();
+    let head = "family = \"Test\"\ndescription = \"d\"\nsource = \"tests/check.rs\"\n";
+    for (key, rules) in [
+        (
+            "open-game",
+            "reversed = true\n[white]\npawns = [\"e4\"]\n[black]\npawns = [\"e5\"]\n",
+        ),
+        ("d-pawn", "[white]\npawns = [\"d4\"]\n"),
+        (
+            "no-c-pawns",
+            "[white]\nnone = [\"c\"]\n[black]\nnone = [\"c\"]\n",
+        ),
+    ] {
+        std::fs::write(
+            cat.join(format!("{key}.toml")),
+            format!("name = \"{key}\"\n{head}{rules}"),
+        )
+        .unwrap();
+    }
+    cat
+}
+
+/// `pawndex ARGS...` with the structure catalogue in `cat`.
+fn pawndex_with(cat: &Path, args: &[&str]) -> Run {
+    let out = Command::new(BIN)
+        .args(args)
+        .env("PAWNDEX_STRUCTURES", cat)
+        .output()
+        .expect("run pawndex");
+    let run = Run {
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    };
+    assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
+    run
+}
+
+/// A database of `FILES` named with the own catalogue: it passes the check.
+fn named_db(dir: &Path) -> (PathBuf, PathBuf) {
+    let cat = own_catalogue(dir);
+    let db = dir.join("named.db");
+    let paths: Vec<String> = FILES.iter().map(|f| format!("{ROOT}/{f}")).collect();
+    let mut args = vec!["index", "-q", "--db", db.to_str().unwrap()];
+    args.extend(paths.iter().map(String::as_str));
+    let run = pawndex_with(&cat, &args);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let conn = Connection::open(&db).unwrap();
+    for sql in [
+        "SELECT count(*) FROM runs WHERE structure > 0",
+        "SELECT count(*) FROM structure_changes WHERE ply > 0",
+    ] {
+        assert!(one(&conn, sql) > 0, "nothing to check: {sql} is 0");
+    }
+    let run = pawndex_with(&cat, &["check", "--db", db.to_str().unwrap()]);
+    assert_eq!(run.code, Some(0), "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(run.stdout.lines().count(), 1, "{}", run.stdout);
+    (db, cat)
+}
+
+#[test]
+fn a_run_with_the_wrong_structure_is_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, cat) = named_db(dir.path());
+    let conn = Connection::open(&db).unwrap();
+    let (game, ply): (i64, i64) = conn
+        .query_row(
+            "SELECT game_id, first_ply FROM runs WHERE structure > 0 ORDER BY game_id DESC,
+             first_ply DESC LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    // Another code: the other form (normal or reversed) of the same structure.
+    conn.execute(
+        "UPDATE runs SET structure = CASE WHEN structure % 2 = 1 THEN structure - 1
+         ELSE structure + 1 END WHERE game_id = ?1 AND first_ply = ?2",
+        [game, ply],
+    )
+    .unwrap();
+    drop(conn);
+    let run = pawndex_with(&cat, &["check", "--db", db.to_str().unwrap()]);
+    expect_problems(
+        &run,
+        &[
+            "runs: ",
+            &format!("game {game} ply {ply}: structure"),
+            "but the pawns",
+        ],
+    );
+}
+
+#[test]
+fn a_missing_or_wrong_structure_change_is_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, cat) = named_db(dir.path());
+    let conn = Connection::open(&db).unwrap();
+    let (game, ply): (i64, i64) = conn
+        .query_row(
+            "SELECT game_id, ply FROM structure_changes WHERE ply > 0 LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    conn.execute(
+        "DELETE FROM structure_changes WHERE game_id = ?1 AND ply = ?2",
+        [game, ply],
+    )
+    .unwrap();
+    drop(conn);
+    let db_s = db.to_str().unwrap();
+    let run = pawndex_with(&cat, &["check", "--db", db_s]);
+    expect_problems(
+        &run,
+        &[
+            "structure_changes: ",
+            &format!("game {game} ply {ply}: no row for the change"),
+        ],
+    );
+    // A row where the runs do not change, and a row with the wrong codes.
+    let conn = Connection::open(&db).unwrap();
+    conn.execute(
+        "INSERT INTO structure_changes VALUES (?1, ?2, 6, 6, 'e4')",
+        [game, ply],
+    )
+    .unwrap();
+    conn.execute_batch(
+        "INSERT INTO structure_changes
+         SELECT game_id, last_ply, 2, 4, 'Nf3' FROM runs
+         WHERE last_ply > first_ply AND last_ply < (SELECT plies FROM games WHERE id = game_id)
+         LIMIT 1",
+    )
+    .unwrap();
+    drop(conn);
+    let run = pawndex_with(&cat, &["check", "--db", db_s]);
+    expect_problems(
+        &run,
+        &[
+            &format!("game {game} ply {ply}: from "),
+            "but the runs change",
+        ],
+    );
+    expect_problems(&run, &["where the runs have none"]);
+}
+
+#[test]
+fn another_catalogue_in_force_is_a_note() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, _) = named_db(dir.path());
+    let other = dir.path().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(
+        other.join("x.toml"),
+        "name = \"X\"\nfamily = \"F\"\ndescription = \"d\"\nsource = \"s\"\n[white]\npawns = [\"a2\"]\n",
+    )
+    .unwrap();
+    let run = pawndex_with(&other, &["check", "--db", db.to_str().unwrap()]);
+    assert_eq!(run.code, Some(0), "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains("another structure catalogue")
+            && run.stdout.contains("pawndex migrate --db"),
+        "{}",
+        run.stdout
+    );
+}

@@ -200,11 +200,14 @@ fn dataset_views_come_first_and_quote_the_directory() {
             .split(";\n")
             .filter(|s| !code(s).trim().is_empty())
             .collect();
-        assert_eq!(statements.len(), 4, "{views}");
-        for (statement, view) in statements
-            .iter()
-            .zip(["games", "runs", "rejects", "ply_features"])
-        {
+        assert_eq!(statements.len(), 5, "{views}");
+        for (statement, view) in statements.iter().zip([
+            "games",
+            "runs",
+            "rejects",
+            "structure_changes",
+            "ply_features",
+        ]) {
             assert!(
                 code(statement).contains(&format!("VIEW {view}")),
                 "{statement}"
@@ -231,7 +234,7 @@ fn dataset_views_come_first_and_quote_the_directory() {
             with_query[views.len()..].contains("-- carlsbad: "),
             "{with_query}"
         );
-        assert_eq!(with_query.matches(";\n").count(), 5, "{with_query}");
+        assert_eq!(with_query.matches(";\n").count(), 6, "{with_query}");
     }
 }
 

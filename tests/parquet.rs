@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use arrow_array::cast::AsArray;
@@ -18,10 +19,43 @@ use common::{BIN, Run, open_db, query_all, random_collection, root_path, test_se
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use rusqlite::types::Value;
 
-/// `pawndex ARGS...`, stdin closed.
+/// A small structure catalogue of this test's own (so names are found in random games, and
+/// the tests do not depend on the built-in definitions): written once per test process.
+fn catalogue() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("parquet-structures-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let head = "family = \"Test\"\ndescription = \"d\"\nsource = \"tests/parquet.rs\"\n";
+        for (key, rule) in [
+            (
+                "open-e",
+                "reversed = false\n[white]\nnone = [\"e\"]\n[black]\nnone = [\"e\"]\n",
+            ),
+            (
+                "d-pawn",
+                "reversed = true\n[white]\npawns = [\"d4\"]\n[black]\nnone = [\"d\"]\n",
+            ),
+            (
+                "open-game",
+                "[white]\npawns = [\"e4\"]\n[black]\npawns = [\"e5\"]\n",
+            ),
+        ] {
+            fs::write(
+                dir.join(format!("{key}.toml")),
+                format!("name = \"{key}\"\n{head}{rule}"),
+            )
+            .unwrap();
+        }
+        dir
+    })
+}
+
+/// `pawndex ARGS...`, stdin closed, with this test's structure catalogue.
 fn pawndex(args: &[&str], what: &str) -> Run {
     let mut cmd = Command::new(BIN);
-    cmd.args(args);
+    cmd.args(args).env("PAWNDEX_STRUCTURES", catalogue());
     Run::of(cmd, what)
 }
 
@@ -100,9 +134,12 @@ const GAMES_SQL: &str = "SELECT id, event, site, date, round, white, black, resu
 const RUNS_SQL: &str = "SELECT r.game_id, r.first_ply, r.last_ply, w.pawns, b.pawns,
     w.islands, b.islands, w.dispersion, b.dispersion, w.distortion, b.distortion,
     w.duo, b.duo, w.trio, b.trio, w.quart, b.quart,
-    r.bishop_pairs & 1, r.bishop_pairs >> 1, 4294967295 - r.missing
+    r.bishop_pairs & 1, r.bishop_pairs >> 1, 4294967295 - r.missing, s.key, r.structure & 1
     FROM runs r JOIN pawn_sets w ON w.id = r.white_set JOIN pawn_sets b ON b.id = r.black_set
+    LEFT JOIN structure_names s ON s.id = r.structure >> 1
     ORDER BY r.game_id, r.first_ply";
+const CHANGES_SQL: &str = "SELECT game_id, ply, from_structure, from_reversed, to_structure,
+    to_reversed, move FROM structure_transitions ORDER BY game_id, ply";
 const REJECTS_SQL: &str =
     "SELECT id, source, offset, event, white, black, ply, reason FROM rejects ORDER BY id";
 
@@ -114,6 +151,7 @@ fn assert_same(dataset: &Path, db: &Path, shard: i64) {
         ("games", GAMES_SQL, &[0usize][..]),
         ("runs", RUNS_SQL, &[0][..]),
         ("rejects", REJECTS_SQL, &[0][..]),
+        ("structure_changes", CHANGES_SQL, &[0][..]),
     ] {
         let (names, got) = read_table(dataset, table);
         let mut want = query_all(&conn, sql);
@@ -172,6 +210,25 @@ fn index_parquet_and_export_equal_the_database_column_by_column() {
     );
     assert!(run.stderr.contains("dataset: "), "{}", run.stderr);
     assert_same(&direct, &db, 0);
+    // The comparison covers named structures: some runs have one, normal and reversed, and
+    // some games change structure.
+    let conn = open_db(&db);
+    for (sql, what) in [
+        (
+            "SELECT count(*) FROM runs WHERE structure > 0 AND structure & 1 = 0",
+            "runs named in the normal form",
+        ),
+        (
+            "SELECT count(*) FROM runs WHERE structure & 1 = 1",
+            "runs named in the reversed form",
+        ),
+        (
+            "SELECT count(*) FROM structure_changes WHERE ply > 0",
+            "changes after the start",
+        ),
+    ] {
+        assert!(common::count(&conn, sql) > 0, "no {what}");
+    }
 
     let exported = dir.path().join("exported");
     pawndex(
@@ -180,7 +237,7 @@ fn index_parquet_and_export_equal_the_database_column_by_column() {
     )
     .expect_code(0, "export");
     assert_same(&exported, &db, 0);
-    // Nothing is left in staging, and only the three tables and the bookkeeping are there.
+    // Nothing is left in staging, and only the four tables and the bookkeeping are there.
     for d in [&direct, &exported] {
         let staged = d.join("_pawndex/staging");
         assert!(
@@ -240,6 +297,11 @@ fn partitions_and_shards_name_files_and_ids() {
     fs::rename(ds.join("games/month=2024-01"), one.join("games")).unwrap();
     fs::rename(ds.join("runs/month=2024-01"), one.join("runs")).unwrap();
     fs::rename(ds.join("rejects/month=2024-01"), one.join("rejects")).unwrap();
+    fs::rename(
+        ds.join("structure_changes/month=2024-01"),
+        one.join("structure_changes"),
+    )
+    .unwrap();
     assert_same(&one, &db, 5);
 
     // Without --shard, a run takes a number nobody claimed.
@@ -429,7 +491,7 @@ fn a_killed_run_publishes_nothing_and_the_next_run_cleans_up() {
     let status = child.wait().unwrap();
     drop(stdin);
     assert_eq!(status.signal(), Some(9), "the run was killed: {status:?}");
-    for table in ["games", "runs", "rejects"] {
+    for table in ["games", "runs", "rejects", "structure_changes"] {
         assert!(
             parquet_files(&ds.join(table)).is_empty(),
             "a killed run published {table}"
@@ -463,7 +525,7 @@ fn an_interrupted_run_publishes_nothing_and_says_so() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{err}");
     assert!(err.contains("nothing was published"), "{err}");
-    for table in ["games", "runs", "rejects"] {
+    for table in ["games", "runs", "rejects", "structure_changes"] {
         assert!(
             parquet_files(&ds.join(table)).is_empty(),
             "{table} published"

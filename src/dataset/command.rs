@@ -104,9 +104,11 @@ pub fn run(args: ExportArgs) -> Result<i32> {
             let written = super::export::export(&a.db, &target, a.dataset.max_file_bytes())?;
             if !a.quiet {
                 eprintln!(
-                    "pawndex: exported {} games, {} runs, {} rejects to {} ({} file(s), {:.1} MB)",
+                    "pawndex: exported {} games, {} runs, {} structure changes, {} rejects to {} \
+                     ({} file(s), {:.1} MB)",
                     written.games,
                     written.runs,
+                    written.changes,
                     written.rejects,
                     a.out.display(),
                     written.files,

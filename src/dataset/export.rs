@@ -1,4 +1,4 @@
-//! `pawndex export parquet`: a database's games, runs and rejects as a dataset, read in one
+//! `pawndex export parquet`: a database's games, runs, structure changes and rejects as a dataset, read in one
 //! snapshot and published whole.
 
 use std::path::Path;
@@ -6,7 +6,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 
 use super::layout::Target;
-use super::tables::{GameRow, RejectRow, RunRow};
+use super::tables::{ChangeRow, GameRow, RejectRow, RunRow};
 use super::writer::{DatasetWriter, Written};
 use crate::store::dump;
 
@@ -52,9 +52,24 @@ pub fn export(db: &Path, target: &Target, max_file_bytes: u64) -> Result<Written
                 black: r.black,
                 bishop_pairs: narrow(r.bishop_pairs, "bishop_pairs")?,
                 pieceset: narrow(r.pieceset, "pieceset")?,
+                structure: r.structure.as_deref(),
+                structure_reversed: r.structure_reversed,
             };
             w.push_run_row(&row)
                 .with_context(|| format!("a run of game {}", r.game_id))
+        })?;
+        dump::changes(&tx, |c| {
+            let row = ChangeRow {
+                game_id: w.id_for(c.game_id)?,
+                ply: narrow(c.ply, "ply")?,
+                from: c.from.as_deref(),
+                from_reversed: c.from_reversed,
+                to: c.to.as_deref(),
+                to_reversed: c.to_reversed,
+                san: c.san.as_deref(),
+            };
+            w.push_change_row(&row)
+                .with_context(|| format!("a structure change of game {}", c.game_id))
         })?;
         dump::rejects(&tx, |r| {
             let id = w.id_for(r.id)?;

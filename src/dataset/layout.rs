@@ -15,9 +15,9 @@ use anyhow::{Context, Result, bail};
 
 use crate::command::usage;
 
-/// The three tables of a dataset, in the order a run publishes them (games last: a reader
+/// The four tables of a dataset, in the order a run publishes them (games last: a reader
 /// that starts from the games never sees one whose runs are not there yet).
-pub const TABLES: [&str; 3] = ["rejects", "runs", "games"];
+pub const TABLES: [&str; 4] = ["rejects", "structure_changes", "runs", "games"];
 
 /// Shard numbers fit in the 23 bits above a game's 40-bit number.
 pub const MAX_SHARD: u32 = (1 << 23) - 1;

@@ -1,4 +1,4 @@
-//! The three tables of a dataset as Arrow schemas, and column buffers that fill one record
+//! The four tables of a dataset as Arrow schemas, and column buffers that fill one record
 //! batch at a time (see `docs/dataset.md` for what each column means).
 
 use std::sync::Arc;
@@ -61,6 +61,19 @@ const RUNS: &[(&str, DataType, bool)] = &[
     ("white_bishop_pair", DataType::Int8, false),
     ("black_bishop_pair", DataType::Int8, false),
     ("pieceset", DataType::Int64, false),
+    ("structure", DataType::Utf8, true),
+    ("structure_reversed", DataType::Boolean, false),
+];
+
+/// The columns of `structure_changes`: the SQLite view `structure_transitions`.
+const STRUCTURE_CHANGES: &[(&str, DataType, bool)] = &[
+    ("game_id", DataType::Int64, false),
+    ("ply", DataType::Int32, false),
+    ("from_structure", DataType::Utf8, true),
+    ("from_reversed", DataType::Boolean, false),
+    ("to_structure", DataType::Utf8, true),
+    ("to_reversed", DataType::Boolean, false),
+    ("move", DataType::Utf8, true),
 ];
 
 const REJECTS: &[(&str, DataType, bool)] = &[
@@ -89,13 +102,19 @@ pub fn schema_of(table: &str) -> SchemaRef {
     match table {
         "games" => schema(GAMES),
         "runs" => schema(RUNS),
+        "structure_changes" => schema(STRUCTURE_CHANGES),
         _ => schema(REJECTS),
     }
 }
 
 /// Every column name of the dataset (a partition may not reuse one).
 pub fn all_columns() -> impl Iterator<Item = &'static str> {
-    GAMES.iter().chain(RUNS).chain(REJECTS).map(|c| c.0)
+    GAMES
+        .iter()
+        .chain(RUNS)
+        .chain(REJECTS)
+        .chain(STRUCTURE_CHANGES)
+        .map(|c| c.0)
 }
 
 /// One row of `games`.
@@ -193,7 +212,7 @@ impl Games {
 
 /// One row of `runs`: a stretch of plies and the position's values over it.
 #[derive(Copy, Clone, Debug)]
-pub struct RunRow {
+pub struct RunRow<'a> {
     pub game_id: i64,
     pub first_ply: i32,
     pub last_ply: i32,
@@ -204,10 +223,12 @@ pub struct RunRow {
     /// Bit 0: White has the bishop pair; bit 1: Black has it.
     pub bishop_pairs: u8,
     pub pieceset: u32,
+    /// The named structure's key (`None`: no name) and whether it is the reversed form.
+    pub structure: Option<&'a str>,
+    pub structure_reversed: bool,
 }
 
 /// Buffered rows of `runs`, one vector per column.
-#[derive(Default)]
 pub struct Runs {
     game_id: Vec<i64>,
     first_ply: Vec<i32>,
@@ -217,6 +238,25 @@ pub struct Runs {
     groups: [Vec<i64>; 6],
     bishop_pair: [Vec<i8>; 2],
     pieceset: Vec<i64>,
+    structure: StringBuilder,
+    structure_reversed: Vec<bool>,
+}
+
+impl Default for Runs {
+    fn default() -> Self {
+        Runs {
+            game_id: Vec::new(),
+            first_ply: Vec::new(),
+            last_ply: Vec::new(),
+            pawns: Default::default(),
+            small: Default::default(),
+            groups: Default::default(),
+            bishop_pair: Default::default(),
+            pieceset: Vec::new(),
+            structure: StringBuilder::new(),
+            structure_reversed: Vec::new(),
+        }
+    }
 }
 
 impl Runs {
@@ -246,6 +286,8 @@ impl Runs {
         self.bishop_pair[0].push((r.bishop_pairs & 1) as i8);
         self.bishop_pair[1].push((r.bishop_pairs >> 1 & 1) as i8);
         self.pieceset.push(i64::from(r.pieceset));
+        self.structure.append_option(r.structure);
+        self.structure_reversed.push(r.structure_reversed);
     }
 
     pub fn len(&self) -> usize {
@@ -267,7 +309,81 @@ impl Runs {
         cols.extend(self.groups.iter_mut().map(i64s));
         cols.extend(self.bishop_pair.iter_mut().map(i8s));
         cols.push(i64s(&mut self.pieceset));
+        cols.push(Arc::new(self.structure.finish()));
+        cols.push(Arc::new(BooleanArray::from(take_vec(
+            &mut self.structure_reversed,
+        ))));
         Ok(RecordBatch::try_new(schema(RUNS), cols)?)
+    }
+}
+
+/// One row of `structure_changes`: a ply where a game's named structure changes.
+#[derive(Copy, Clone, Debug)]
+pub struct ChangeRow<'a> {
+    pub game_id: i64,
+    pub ply: i32,
+    /// The key of the structure before the ply (`None`: no name) and whether it was reversed.
+    pub from: Option<&'a str>,
+    pub from_reversed: bool,
+    /// The key of the structure after the ply and whether it is reversed.
+    pub to: Option<&'a str>,
+    pub to_reversed: bool,
+    /// The move in SAN with its check mark; `None` at ply 0.
+    pub san: Option<&'a str>,
+}
+
+/// Buffered rows of `structure_changes`.
+pub struct Changes {
+    game_id: Vec<i64>,
+    ply: Vec<i32>,
+    from: StringBuilder,
+    from_reversed: Vec<bool>,
+    to: StringBuilder,
+    to_reversed: Vec<bool>,
+    san: StringBuilder,
+}
+
+impl Default for Changes {
+    fn default() -> Self {
+        Changes {
+            game_id: Vec::new(),
+            ply: Vec::new(),
+            from: StringBuilder::new(),
+            from_reversed: Vec::new(),
+            to: StringBuilder::new(),
+            to_reversed: Vec::new(),
+            san: StringBuilder::new(),
+        }
+    }
+}
+
+impl Changes {
+    pub fn push(&mut self, c: &ChangeRow) {
+        self.game_id.push(c.game_id);
+        self.ply.push(c.ply);
+        self.from.append_option(c.from);
+        self.from_reversed.push(c.from_reversed);
+        self.to.append_option(c.to);
+        self.to_reversed.push(c.to_reversed);
+        self.san.append_option(c.san);
+    }
+
+    pub fn len(&self) -> usize {
+        self.game_id.len()
+    }
+
+    /// The buffered rows as a batch; the buffers start again empty.
+    pub fn take(&mut self) -> Result<RecordBatch> {
+        let cols: Vec<ArrayRef> = vec![
+            Arc::new(Int64Array::from(take_vec(&mut self.game_id))),
+            Arc::new(Int32Array::from(take_vec(&mut self.ply))),
+            Arc::new(self.from.finish()),
+            Arc::new(BooleanArray::from(take_vec(&mut self.from_reversed))),
+            Arc::new(self.to.finish()),
+            Arc::new(BooleanArray::from(take_vec(&mut self.to_reversed))),
+            Arc::new(self.san.finish()),
+        ];
+        Ok(RecordBatch::try_new(schema(STRUCTURE_CHANGES), cols)?)
     }
 }
 

@@ -18,10 +18,11 @@ use parquet::file::properties::WriterProperties;
 use parquet::schema::types::ColumnPath;
 
 use super::layout::{Claim, TABLES};
-use super::tables::{self, GameRow, Games, RejectRow, Rejects, RunRow, Runs};
+use super::tables::{self, ChangeRow, Changes, GameRow, Games, RejectRow, Rejects, RunRow, Runs};
 use crate::ingest::reader::parse_elo;
 use crate::ingest::replay::{GameRecord, Reject, content_check};
 use crate::store::Stored;
+use crate::structure::{Catalogue, Code};
 
 /// Rows per row group of `runs`: large groups compress better, and engines read the groups
 /// in parallel. The encoder holds a whole group (compressed) in memory.
@@ -92,6 +93,7 @@ impl TableFiles {
                 &[],
             ),
             "games" => (&["id", "offset"], &["hash"], &[("moves", 6)]),
+            "structure_changes" => (&["game_id"], &[], &[]),
             _ => (&["id"], &[], &[]),
         };
         for name in deltas {
@@ -163,7 +165,7 @@ impl TableFiles {
 }
 
 /// A table's files written on a thread of their own: Parquet encoding and zstd take most of
-/// the writer's time, and the three tables encode in parallel with each other and with the
+/// the writer's time, and the four tables encode in parallel with each other and with the
 /// replay. At most two batches wait for each encoder, so memory stays bounded.
 struct Encoder {
     tx: Option<Sender<RecordBatch>>,
@@ -218,20 +220,28 @@ pub struct Written {
     pub games: u64,
     pub runs: u64,
     pub rejects: u64,
+    /// Rows of `structure_changes`.
+    pub changes: u64,
     pub files: usize,
     /// Bytes of the published files.
     pub bytes: u64,
+}
+
+/// The key of the structure a code names in the catalogue in force (`None` for no name).
+fn key(code: Code) -> Option<&'static str> {
+    Catalogue::active().named(code).map(|(d, _)| d.key.as_str())
 }
 
 /// Writes one run's games, runs and rejects as a dataset partition; nothing is visible to
 /// readers until [`DatasetWriter::finish`] publishes it.
 pub struct DatasetWriter {
     claim: Claim,
-    /// games, runs, rejects.
-    encoders: [Encoder; 3],
+    /// games, runs, rejects, structure_changes.
+    encoders: [Encoder; 4],
     games: Games,
     runs: Runs,
     rejects: Rejects,
+    changes: Changes,
     games_stored: u64,
     rejects_stored: u64,
     /// Game hash -> a second, independent hash of the same contents: two games are the same
@@ -247,6 +257,11 @@ impl DatasetWriter {
             Encoder::start(TableFiles::new(&claim, "games", max_file_bytes)?)?,
             Encoder::start(TableFiles::new(&claim, "runs", max_file_bytes)?)?,
             Encoder::start(TableFiles::new(&claim, "rejects", max_file_bytes)?)?,
+            Encoder::start(TableFiles::new(
+                &claim,
+                "structure_changes",
+                max_file_bytes,
+            )?)?,
         ];
         Ok(DatasetWriter {
             claim,
@@ -254,6 +269,7 @@ impl DatasetWriter {
             games: Games::default(),
             runs: Runs::default(),
             rejects: Rejects::default(),
+            changes: Changes::default(),
             games_stored: 0,
             rejects_stored: 0,
             seen: (!keep_duplicates).then(HashMap::new),
@@ -324,6 +340,19 @@ impl DatasetWriter {
                 black: *black,
                 bishop_pairs: run.bishop_pairs,
                 pieceset: run.pieceset,
+                structure: key(run.structure),
+                structure_reversed: run.structure % 2 == 1,
+            });
+        }
+        for c in &g.changes {
+            self.changes.push(&ChangeRow {
+                game_id: id,
+                ply: c.ply as i32,
+                from: key(c.from),
+                from_reversed: c.from % 2 == 1,
+                to: key(c.to),
+                to_reversed: c.to % 2 == 1,
+                san: c.san.as_deref(),
             });
         }
         self.flush_full()?;
@@ -362,6 +391,11 @@ impl DatasetWriter {
         self.flush_full()
     }
 
+    pub fn push_change_row(&mut self, row: &ChangeRow) -> Result<()> {
+        self.changes.push(row);
+        self.flush_full()
+    }
+
     pub fn push_reject_row(&mut self, row: &RejectRow) -> Result<()> {
         self.rejects_stored += 1;
         self.rejects.push(row);
@@ -396,6 +430,10 @@ impl DatasetWriter {
             let b = self.rejects.take()?;
             self.encoders[2].send(b)?;
         }
+        if self.changes.len() >= min {
+            let b = self.changes.take()?;
+            self.encoders[3].send(b)?;
+        }
         Ok(())
     }
 
@@ -403,7 +441,7 @@ impl DatasetWriter {
     pub fn finish(mut self) -> Result<Written> {
         self.flush(1)?;
         let mut written = Written::default();
-        let mut counts = [0u64; 3];
+        let mut counts = [0u64; 4];
         for (encoder, count) in self.encoders.iter_mut().zip(&mut counts) {
             let files = encoder.finish()?;
             *count = files.rows;
@@ -412,7 +450,12 @@ impl DatasetWriter {
                 written.bytes += std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
             }
         }
-        [written.games, written.runs, written.rejects] = counts;
+        [
+            written.games,
+            written.runs,
+            written.rejects,
+            written.changes,
+        ] = counts;
         debug_assert_eq!(TABLES.len(), self.encoders.len());
         self.claim.publish()?;
         Ok(written)

@@ -24,11 +24,11 @@ pub enum Dialect {
 }
 
 /// The dataset's tables, in the order their views are defined.
-pub const TABLES: [&str; 3] = ["games", "runs", "rejects"];
+pub const TABLES: [&str; 4] = ["games", "runs", "rejects", "structure_changes"];
 
 /// The columns of the SQLite view `ply_features` after `game_id` and `ply`, all stored inline
 /// in the dataset's `runs`.
-pub const FEATURE_COLUMNS: [&str; 17] = [
+pub const FEATURE_COLUMNS: [&str; 19] = [
     "white_pawns",
     "black_pawns",
     "white_islands",
@@ -46,6 +46,8 @@ pub const FEATURE_COLUMNS: [&str; 17] = [
     "white_bishop_pair",
     "black_bishop_pair",
     "pieceset",
+    "structure",
+    "structure_reversed",
 ];
 
 impl Dialect {
@@ -309,20 +311,27 @@ fn ply_features_view(dialect: Dialect) -> String {
         "game_id".to_string(),
         format!("{} AS ply", dialect.expand("first_ply", "last_ply")),
     ];
-    columns.extend(FEATURE_COLUMNS.iter().map(|c| (*c).to_string()));
+    // The dataset's booleans as SQLite's 0 and 1.
+    columns.extend(FEATURE_COLUMNS.iter().map(|&c| {
+        if c == "structure_reversed" {
+            format!("CAST({c} AS INT) AS {c}")
+        } else {
+            c.to_string()
+        }
+    }));
     format!(
         "CREATE OR REPLACE {temporary}VIEW ply_features AS\nSELECT\n    {}\nFROM runs;\n",
         columns.join(",\n    ")
     )
 }
 
-/// The views naming the dataset in `dir`: `games`, `runs`, `rejects` over its Parquet files
-/// and `ply_features` expanding the runs per ply, one statement per `;\n`.
+/// The views naming the dataset in `dir`: `games`, `runs`, `rejects`, `structure_changes` over
+/// its Parquet files and `ply_features` expanding the runs per ply, one statement per `;\n`.
 #[must_use]
 pub fn dataset_views(dialect: Dialect, dir: &str) -> String {
     let mut sql = format!(
         "-- The pawndex Parquet dataset in {} as {} views (docs/dataset.md): games, runs,\n\
-         -- rejects, and ply_features (one row per position, the columns of pawndex's SQLite\n\
+         -- rejects, structure_changes, and ply_features (one row per position, the columns of pawndex's SQLite\n\
          -- view). Each statement ends with a semicolon at the end of a line.\n",
         dir.replace(['\n', '\r'], " "),
         dialect.engine()
@@ -516,10 +525,10 @@ mod tests {
     fn views_are_statements_ending_lines() {
         for d in DIALECTS {
             let sql = dataset_views(d, "ds");
-            // games, runs, rejects, ply_features.
-            assert_eq!(sql.matches(";\n").count(), 4, "{sql}");
+            // games, runs, rejects, structure_changes, ply_features.
+            assert_eq!(sql.matches(";\n").count(), 5, "{sql}");
             assert!(sql.ends_with(";\n"));
-            let features = sql.split(";\n").nth(3).unwrap();
+            let features = sql.split(";\n").nth(4).unwrap();
             assert!(features.contains("VIEW ply_features AS"), "{features}");
             let columns = features.split("SELECT").nth(1).unwrap();
             let names: Vec<&str> = columns

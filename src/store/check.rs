@@ -17,6 +17,13 @@
 //!   `0 <= first_ply <= last_ply <= plies`; per game the runs tile `0..=plies` exactly; both
 //!   sets exist on the right side; a pawn set holds one stretch of a game (pawn moves cannot be
 //!   undone); `bishop_pairs` in 0..=3 and `missing` in 0..=2^32-1.
+//! - named structures: the catalogue the runs were named with (`structure_catalogue`,
+//!   `structure_names`) is the one in force, else a *note* (`pawndex migrate` re-classifies);
+//!   with it, every run's `structure` equals an independent classification of its pawns (the
+//!   catalogue's TOML texts read again and matched square by square on an 8x8 board, not with
+//!   the index's bitboard rules); `structure_changes` has exactly one row per ply where the
+//!   code changes between consecutive runs of a game (and at ply 0 when the first run is
+//!   named), with the same from and to, a move after ply 0 and none at ply 0.
 //! - `set_totals`, `set_games`, `bishop_totals`, for the games with id <= `derived.through`:
 //!   equal to a recomputation from `runs` and `games`. Pawn-set ids are taken in windows of
 //!   2^20; each window is one pass over the runs into a dense array (88 bytes per id, 92 MB at
@@ -29,6 +36,7 @@
 //! the rest. A table that cannot be read (a damaged file) is one problem and the other checks
 //! go on. Nothing read from the file sizes an allocation unchecked or can panic.
 
+use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
 
@@ -40,6 +48,7 @@ use super::decode_games;
 use crate::features::SideFeatures;
 use crate::ingest::reader::MAX_PLIES;
 use crate::outcome::Outcome;
+use crate::structure::Catalogue;
 
 /// Examples printed per kind of problem.
 const EXAMPLES: u64 = 5;
@@ -51,6 +60,8 @@ const SETS_PER_PASS: i64 = 1 << 20;
 const SET_ID_END: i64 = 1 << 31;
 /// Game ids are at most this (the derived tables hold them as 32-bit numbers).
 const MAX_GAME_ID: i64 = u32::MAX as i64;
+/// Pawn sets per side whose matching structure rules are remembered by the structure check.
+const STRUCTURE_CACHE: usize = 1 << 20;
 /// Earlier pawn sets remembered per game and side for the one-stretch check.
 const STRETCH_MEMORY: usize = 4096;
 
@@ -98,6 +109,14 @@ static RUN_VALUES: Kind = kind("runs", "runs with values out of range");
 static ORPHANS: Kind = kind("set_totals", "derived rows for ids that are not pawn sets");
 static SET_TOTALS: Kind = kind("set_totals", "set_totals rows that differ from the runs");
 static SET_GAMES: Kind = kind("set_games", "set_games rows that differ from the runs");
+static RUN_STRUCTURE: Kind = kind(
+    "runs",
+    "runs whose structure is not the catalogue's name of their pawns",
+);
+static CHANGE_ROWS: Kind = kind(
+    "structure_changes",
+    "structure_changes rows that differ from the runs",
+);
 static BISHOPS: Kind = kind(
     "bishop_totals",
     "bishop_totals rows that differ from the runs",
@@ -268,6 +287,8 @@ fn side_name(side: i64) -> String {
 /// to `out`. `Ok` whatever the database holds (see [`Summary::problems`]); `Err` when the file
 /// cannot be opened as a pawndex database or `out` fails.
 pub fn run(path: &Path, out: &mut dyn Write) -> Result<Summary> {
+    // The catalogue in force (a bad PAWNDEX_STRUCTURES folder stops here).
+    Catalogue::load_active()?;
     let conn = super::open_read_only(path)?;
     conn.pragma_update(None, "query_only", true)?;
     conn.pragma_update(None, "cache_size", -65_536)?;
@@ -310,6 +331,8 @@ fn check_snapshot(conn: &Connection, db: &Path, out: &mut dyn Write) -> Result<S
     f.guard("pawn_sets", r)?;
     let r = runs(conn, &mut f).map(|n| summary.runs = n);
     f.guard("runs", r)?;
+    let r = structures(conn, &mut f, db);
+    f.guard("runs.structure, structure_changes", r)?;
     let r = orphans(conn, &mut f);
     f.guard("set_totals, set_games", r)?;
     if let Some(through) = through {
@@ -855,6 +878,174 @@ fn runs(conn: &Connection, f: &mut Findings) -> Result<u64> {
     Ok(n)
 }
 
+/// The expected row of `structure_changes` for a run: the ply where a game's structure
+/// changes, from and to.
+type Change = (i64, i64, i64, i64);
+
+/// `structure_changes` read in key order, compared with the changes the runs imply.
+struct ChangeRows<'a> {
+    rows: rusqlite::Rows<'a>,
+    /// The next row not yet compared: (game, ply, from, to, whether `move` is right for the
+    /// ply: NULL at ply 0, text after).
+    next: Option<(i64, i64, i64, i64, bool)>,
+}
+
+impl ChangeRows<'_> {
+    fn advance(&mut self, f: &mut Findings) -> Result<()> {
+        self.next = None;
+        while let Some(r) = self.rows.next()? {
+            let vals = [r.get_ref(0)?, r.get_ref(1)?, r.get_ref(2)?, r.get_ref(3)?];
+            let [Some(g), Some(p), Some(from), Some(to)] = vals.map(int) else {
+                let shown = vals.map(show).join(", ");
+                f.problem(&CHANGE_ROWS, || {
+                    format!("structure_changes: a row with values {shown} that are not integers")
+                })?;
+                continue;
+            };
+            let move_ok = match r.get_ref(4)? {
+                ValueRef::Null => p == 0,
+                ValueRef::Text(t) => p > 0 && !t.is_empty(),
+                _ => false,
+            };
+            self.next = Some((g, p, from, to, move_ok));
+            return Ok(());
+        }
+        Ok(())
+    }
+
+    /// Compares the rows up to and including `want` (or all left, with `None`).
+    fn expect(
+        &mut self,
+        want: Option<Change>,
+        naive: &naive::Naive,
+        f: &mut Findings,
+    ) -> Result<()> {
+        while let Some((g, p, from, to, move_ok)) = self.next {
+            let here = want.map(|(wg, wp, _, _)| (g, p).cmp(&(wg, wp)));
+            if here == Some(std::cmp::Ordering::Greater) {
+                break;
+            }
+            if here == Some(std::cmp::Ordering::Equal) {
+                let (_, _, wfrom, wto) = want.expect("compared above");
+                if (from, to) != (wfrom, wto) {
+                    let (a, b, c, d) = (
+                        naive.name(from),
+                        naive.name(to),
+                        naive.name(wfrom),
+                        naive.name(wto),
+                    );
+                    f.problem(&CHANGE_ROWS, || {
+                        format!("structure_changes: game {g} ply {p}: from {a} to {b}, but the runs change from {c} to {d}")
+                    })?;
+                } else if !move_ok {
+                    f.problem(&CHANGE_ROWS, || {
+                        format!("structure_changes: game {g} ply {p}: the move is missing, or given at ply 0")
+                    })?;
+                }
+                self.advance(f)?;
+                return Ok(());
+            }
+            let (a, b) = (naive.name(from), naive.name(to));
+            f.problem(&CHANGE_ROWS, || {
+                format!("structure_changes: game {g} ply {p}: a change from {a} to {b} where the runs have none")
+            })?;
+            self.advance(f)?;
+        }
+        if let Some((g, p, from, to)) = want {
+            let (a, b) = (naive.name(from), naive.name(to));
+            f.problem(&CHANGE_ROWS, || {
+                format!("structure_changes: game {g} ply {p}: no row for the change from {a} to {b} in the runs")
+            })?;
+        }
+        Ok(())
+    }
+}
+
+/// The named structures: the stored catalogue is the one in force (else a note), every run's
+/// code is the naive classification of its pawns, and `structure_changes` holds exactly the
+/// changes between consecutive runs of each game.
+fn structures(conn: &Connection, f: &mut Findings, db: &Path) -> Result<()> {
+    let catalogue = Catalogue::active();
+    let naive = naive::Naive::read(catalogue.texts())?;
+    let current = super::structures::is_current(conn, catalogue)?;
+    if !current {
+        f.note(format!(
+            "note: the runs were named with another structure catalogue than the one in force \
+             (runs.structure is not compared with it); `pawndex migrate --db {}` re-classifies \
+             them",
+            db.display()
+        ))?;
+    }
+    let mut st = conn.prepare(
+        "SELECT game_id, ply, from_structure, to_structure, move
+         FROM structure_changes ORDER BY game_id, ply",
+    )?;
+    let mut changes = ChangeRows {
+        rows: st.query([])?,
+        next: None,
+    };
+    changes.advance(f)?;
+    let mut runs = conn.prepare(
+        "SELECT r.game_id, r.first_ply, r.structure, r.white_set, r.black_set, w.pawns, b.pawns
+         FROM runs AS r
+         LEFT JOIN pawn_sets AS w ON w.id = r.white_set
+         LEFT JOIN pawn_sets AS b ON b.id = r.black_set
+         ORDER BY r.game_id, r.first_ply",
+    )?;
+    let mut rows = runs.query([])?;
+    // The forms each pawn set meets, by set id (cleared when large).
+    let mut sides: [HashMap<i64, Vec<bool>>; 2] = [HashMap::new(), HashMap::new()];
+    // (game, code) of the run before.
+    let mut before: Option<(i64, i64)> = None;
+    while let Some(r) = rows.next()? {
+        let (Some(g), Some(ply), Some(code)) =
+            (int(r.get_ref(0)?), int(r.get_ref(1)?), int(r.get_ref(2)?))
+        else {
+            // Reported by the runs check.
+            continue;
+        };
+        if current
+            && let (Some(ws), Some(bs), Some(wp), Some(bp)) = (
+                int(r.get_ref(3)?),
+                int(r.get_ref(4)?),
+                int(r.get_ref(5)?),
+                int(r.get_ref(6)?),
+            )
+        {
+            for (i, (set, pawns)) in [(ws, wp), (bs, bp)].into_iter().enumerate() {
+                if !sides[i].contains_key(&set) {
+                    if sides[i].len() >= STRUCTURE_CACHE {
+                        sides[i].clear();
+                    }
+                    let matched = naive.side_matches(&naive::board(pawns as u64), i == 0);
+                    sides[i].insert(set, matched);
+                }
+            }
+            let side = |i: usize, set: i64| sides[i].get(&set).map_or(&[][..], |v| &v[..]);
+            let want = i64::from(naive.pick(side(0, ws), side(1, bs)));
+            if want != code {
+                let (a, b) = (naive.name(code), naive.name(want));
+                f.problem(&RUN_STRUCTURE, || {
+                    format!(
+                        "runs: game {g} ply {ply}: structure {a}, but the pawns (White {wp:#x}, \
+                         Black {bp:#x}) form {b}"
+                    )
+                })?;
+            }
+        }
+        let from = match before {
+            Some((bg, bcode)) if bg == g => bcode,
+            _ => 0,
+        };
+        if code != from {
+            changes.expect(Some((g, ply, from, code)), &naive, f)?;
+        }
+        before = Some((g, code));
+    }
+    changes.expect(None, &naive, f)?;
+    Ok(())
+}
+
 /// Rows of the derived tables for ids that are not pawn sets.
 fn orphans(conn: &Connection, f: &mut Findings) -> Result<()> {
     for table in ["set_totals", "set_games"] {
@@ -1310,6 +1501,262 @@ fn first_difference(conn: &Connection, through: i64, set: i64, listed: &[i64]) -
         Some(&l) => format!(": it lists game {l}, which does not reach the set"),
         None => String::new(),
     })
+}
+
+/// An independent reading of the structure catalogue for the check: the TOML texts of the
+/// catalogue in force read as plain `toml` tables, and a position classified square by square
+/// on an 8x8 board, with the match rule of [`crate::structure`] (higher priority first, then
+/// more conditions, then the key; the normal form before the reversed one). Shares nothing with
+/// the bitboard rules the index uses, so a mistake in either shows as a difference.
+mod naive {
+    use anyhow::{Context, Result, bail};
+
+    /// A square as (file 0..8, rank 0..8): a2 is (0, 1).
+    type Square = (usize, usize);
+
+    /// One side's pawns on a board: `[rank][file]`.
+    pub type Board = [[bool; 8]; 8];
+
+    /// The board of a pawn bitboard (a1 = bit 0).
+    pub fn board(pawns: u64) -> Board {
+        let mut b = [[false; 8]; 8];
+        for (rank, row) in b.iter_mut().enumerate() {
+            for (file, cell) in row.iter_mut().enumerate() {
+                *cell = pawns >> (rank * 8 + file) & 1 == 1;
+            }
+        }
+        b
+    }
+
+    /// One side's conditions as written in the file.
+    #[derive(Clone, Debug, Default)]
+    struct Side {
+        pawns: Vec<Square>,
+        /// Squares, a whole file already spelled out as its squares on ranks 2 to 7.
+        none: Vec<Square>,
+        one_of: Vec<Vec<Square>>,
+        /// (files, min, max)
+        count: Vec<(Vec<usize>, i64, i64)>,
+    }
+
+    impl Side {
+        /// The conditions as the documentation counts them: every distinct square of `pawns`
+        /// and `none` (a whole file: 6), every `one_of` list and every count.
+        fn conditions(&self) -> usize {
+            let mut squares: Vec<Square> = self.pawns.clone();
+            squares.extend(&self.none);
+            squares.sort_unstable();
+            squares.dedup();
+            squares.len() + self.one_of.len() + self.count.len()
+        }
+
+        /// The rule for the other colour on the turned board (rank r becomes 9 - r).
+        fn turned(&self) -> Side {
+            let turn = |&(f, r): &Square| (f, 7 - r);
+            Side {
+                pawns: self.pawns.iter().map(turn).collect(),
+                none: self.none.iter().map(turn).collect(),
+                one_of: self
+                    .one_of
+                    .iter()
+                    .map(|l| l.iter().map(turn).collect())
+                    .collect(),
+                count: self.count.clone(),
+            }
+        }
+
+        /// Whether a side's pawns meet every condition, looking at each square named.
+        fn matches(&self, b: &Board) -> bool {
+            self.pawns.iter().all(|&(f, r)| b[r][f])
+                && self.none.iter().all(|&(f, r)| !b[r][f])
+                && self
+                    .one_of
+                    .iter()
+                    .all(|list| list.iter().any(|&(f, r)| b[r][f]))
+                && self.count.iter().all(|(files, lo, hi)| {
+                    let mut n = 0i64;
+                    for &f in files {
+                        for row in b {
+                            n += i64::from(row[f]);
+                        }
+                    }
+                    *lo <= n && n <= *hi
+                })
+        }
+    }
+
+    /// One form (normal or reversed) of a definition.
+    #[derive(Clone, Debug)]
+    pub struct Form {
+        /// 2 * (the key's place in the sorted catalogue, from 1) + reversed.
+        pub code: u16,
+        white: Side,
+        black: Side,
+    }
+
+    /// The catalogue's forms in match order, and its keys sorted.
+    #[derive(Clone, Debug, Default)]
+    pub struct Naive {
+        pub forms: Vec<Form>,
+        pub keys: Vec<String>,
+    }
+
+    fn square(text: &str) -> Result<Square> {
+        match text.as_bytes() {
+            [f @ b'a'..=b'h', r @ b'2'..=b'7'] => {
+                Ok((usize::from(f - b'a'), usize::from(r - b'1')))
+            }
+            _ => bail!("{text:?} is not a square a2..h7"),
+        }
+    }
+
+    fn strings(v: &toml::Value) -> Result<Vec<&str>> {
+        v.as_array()
+            .context("not a list")?
+            .iter()
+            .map(|s| s.as_str().context("not a string"))
+            .collect()
+    }
+
+    fn side(v: Option<&toml::Value>) -> Result<Side> {
+        let mut s = Side::default();
+        let Some(v) = v else {
+            return Ok(s);
+        };
+        let t = v.as_table().context("not a table")?;
+        if let Some(p) = t.get("pawns") {
+            for x in strings(p)? {
+                s.pawns.push(square(x)?);
+            }
+        }
+        if let Some(p) = t.get("none") {
+            for x in strings(p)? {
+                match x.as_bytes() {
+                    [f @ b'a'..=b'h'] => {
+                        s.none.extend((1..7).map(|r| (usize::from(f - b'a'), r)));
+                    }
+                    _ => s.none.push(square(x)?),
+                }
+            }
+        }
+        if let Some(p) = t.get("one_of") {
+            for list in p.as_array().context("one_of is not a list")? {
+                s.one_of.push(
+                    strings(list)?
+                        .into_iter()
+                        .map(square)
+                        .collect::<Result<_>>()?,
+                );
+            }
+        }
+        if let Some(p) = t.get("count") {
+            for c in p.as_array().context("count is not a list")? {
+                let files = c
+                    .get("files")
+                    .and_then(|x| x.as_str())
+                    .context("count without files")?
+                    .bytes()
+                    .map(|f| match f {
+                        b'a'..=b'h' => Ok(usize::from(f - b'a')),
+                        _ => bail!("count files must be a to h"),
+                    })
+                    .collect::<Result<_>>()?;
+                let lo = c.get("min").and_then(toml::Value::as_integer).unwrap_or(0);
+                let hi = c
+                    .get("max")
+                    .and_then(toml::Value::as_integer)
+                    .unwrap_or(i64::MAX);
+                s.count.push((files, lo, hi));
+            }
+        }
+        Ok(s)
+    }
+
+    impl Naive {
+        /// Reads the catalogue's (key, TOML text) pairs.
+        pub fn read(texts: &[(String, String)]) -> Result<Naive> {
+            let mut keys: Vec<String> = texts.iter().map(|(k, _)| k.clone()).collect();
+            keys.sort();
+            // (priority, conditions, key, reversed, form)
+            let mut order = Vec::new();
+            for (key, text) in texts {
+                let t: toml::Table =
+                    toml::from_str(text).with_context(|| format!("in {key}.toml"))?;
+                let priority = t
+                    .get("priority")
+                    .and_then(toml::Value::as_integer)
+                    .unwrap_or(0);
+                let reversed = t
+                    .get("reversed")
+                    .and_then(toml::Value::as_bool)
+                    .unwrap_or(false);
+                let white = side(t.get("white")).with_context(|| format!("{key}: [white]"))?;
+                let black = side(t.get("black")).with_context(|| format!("{key}: [black]"))?;
+                let id = keys.iter().position(|k| k == key).context("a key")? + 1;
+                let code = u16::try_from(2 * id).context("too many structures")?;
+                let conditions = white.conditions() + black.conditions();
+                if reversed {
+                    let form = Form {
+                        code: code + 1,
+                        white: black.turned(),
+                        black: white.turned(),
+                    };
+                    order.push((priority, conditions, key.clone(), true, form));
+                }
+                let form = Form { code, white, black };
+                order.push((priority, conditions, key.clone(), false, form));
+            }
+            order.sort_by(|a, b| {
+                b.0.cmp(&a.0)
+                    .then(b.1.cmp(&a.1))
+                    .then(a.2.cmp(&b.2))
+                    .then(a.3.cmp(&b.3))
+            });
+            Ok(Naive {
+                forms: order.into_iter().map(|o| o.4).collect(),
+                keys,
+            })
+        }
+
+        /// Which forms each side's pawns meet: `white[i]` for `forms[i]`'s White rule.
+        pub fn side_matches(&self, b: &Board, white: bool) -> Vec<bool> {
+            self.forms
+                .iter()
+                .map(|f| {
+                    if white {
+                        f.white.matches(b)
+                    } else {
+                        f.black.matches(b)
+                    }
+                })
+                .collect()
+        }
+
+        /// The code of the first form both sides meet (0: none).
+        pub fn pick(&self, white: &[bool], black: &[bool]) -> u16 {
+            self.forms
+                .iter()
+                .zip(white.iter().zip(black))
+                .find(|(_, (w, b))| **w && **b)
+                .map_or(0, |(f, _)| f.code)
+        }
+
+        /// A code as its key (`~` for the reversed form), or "no name".
+        pub fn name(&self, code: i64) -> String {
+            if code == 0 {
+                return "no name".to_owned();
+            }
+            match usize::try_from(code / 2)
+                .ok()
+                .and_then(|i| i.checked_sub(1))
+                .and_then(|i| self.keys.get(i))
+            {
+                Some(k) if code % 2 == 1 => format!("{k} (reversed)"),
+                Some(k) => k.clone(),
+                None => format!("the unknown code {code}"),
+            }
+        }
+    }
 }
 
 #[cfg(test)]

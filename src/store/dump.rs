@@ -1,6 +1,6 @@
-//! Every row of a database's games, runs (with both sides' pawn-set features) and rejects,
-//! in id order, for `pawndex export parquet`. The caller reads inside one transaction, so
-//! the three tables come from one snapshot.
+//! Every row of a database's games, runs (with both sides' pawn-set features and the named
+//! structure), structure changes and rejects, in id order, for `pawndex export parquet`. The
+//! caller reads inside one transaction, so the tables come from one snapshot.
 
 use anyhow::Result;
 use rusqlite::Connection;
@@ -71,6 +71,9 @@ pub struct RunRow {
     pub black: SideFeatures,
     pub bishop_pairs: i64,
     pub pieceset: i64,
+    /// The key of the run's named structure (`None`: no name), as `ply_features.structure`.
+    pub structure: Option<String>,
+    pub structure_reversed: bool,
 }
 
 /// Calls `each` for every run, in (game, first ply) order.
@@ -78,10 +81,12 @@ pub fn runs(conn: &Connection, mut each: impl FnMut(&RunRow) -> Result<()>) -> R
     let mut st = conn.prepare(
         "SELECT r.game_id, r.first_ply, r.last_ply, r.bishop_pairs, 4294967295 - r.missing,
                 w.pawns, w.islands, w.dispersion, w.distortion, w.duo, w.trio, w.quart,
-                b.pawns, b.islands, b.dispersion, b.distortion, b.duo, b.trio, b.quart
+                b.pawns, b.islands, b.dispersion, b.distortion, b.duo, b.trio, b.quart,
+                s.key, r.structure & 1
          FROM runs AS r
          JOIN pawn_sets AS w ON w.id = r.white_set
          JOIN pawn_sets AS b ON b.id = r.black_set
+         LEFT JOIN structure_names AS s ON s.id = r.structure >> 1
          ORDER BY r.game_id, r.first_ply",
     )?;
     let mut rows = st.query([])?;
@@ -106,6 +111,41 @@ pub fn runs(conn: &Connection, mut each: impl FnMut(&RunRow) -> Result<()>) -> R
             white: side(r, 5)?,
             black_pawns: r.get(12)?,
             black: side(r, 12)?,
+            structure: r.get(19)?,
+            structure_reversed: r.get(20)?,
+        };
+        each(&row)?;
+    }
+    Ok(())
+}
+
+/// One row of the view `structure_transitions`: a ply where a game's named structure changes.
+pub struct ChangeRow {
+    pub game_id: i64,
+    pub ply: i64,
+    pub from: Option<String>,
+    pub from_reversed: bool,
+    pub to: Option<String>,
+    pub to_reversed: bool,
+    pub san: Option<String>,
+}
+
+/// Calls `each` for every change of named structure, in (game, ply) order.
+pub fn changes(conn: &Connection, mut each: impl FnMut(&ChangeRow) -> Result<()>) -> Result<()> {
+    let mut st = conn.prepare(
+        "SELECT game_id, ply, from_structure, from_reversed, to_structure, to_reversed, move
+         FROM structure_transitions ORDER BY game_id, ply",
+    )?;
+    let mut rows = st.query([])?;
+    while let Some(r) = rows.next()? {
+        let row = ChangeRow {
+            game_id: r.get(0)?,
+            ply: r.get(1)?,
+            from: r.get(2)?,
+            from_reversed: r.get(3)?,
+            to: r.get(4)?,
+            to_reversed: r.get(5)?,
+            san: r.get(6)?,
         };
         each(&row)?;
     }

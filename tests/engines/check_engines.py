@@ -11,8 +11,9 @@ Indexes the four masters shards of ../shared/corpus (relative to the repository)
 
 and checks that DuckDB over (b) and (c) and Spark over (b) give exactly pawndex's answers over
 (a) for: the positions with a White quart (every (game, ply)), the positions of the most
-frequent pawn structure at ply 20, every column of `pawndex stats --by white_islands`, and the
-carlsbad named query. The named queries run as `pawndex query NAME --dialect duckdb|spark
+frequent pawn structure at ply 20, every column of `pawndex stats --by white_islands`, the
+carlsbad named query, and the positions and games per named structure form (runs.structure and
+structure_reversed of the dataset against runs.structure of the database). The named queries run as `pawndex query NAME --dialect duckdb|spark
 --print-sql` prints them; the stats are computed here in SQL.
 
 Games are compared by (source file name, byte offset), which both `games` tables hold, since
@@ -179,6 +180,28 @@ FROM (
 ORDER BY white_islands"""
 
 
+def structure_sql(exclude=None):
+    """Positions and games per named structure form over the dataset, as (key or None,
+    reversed 0/1, positions, games)."""
+    where = f"\nWHERE game_id NOT IN (SELECT id FROM {exclude})" if exclude else ""
+    return f"""SELECT structure, CAST(structure_reversed AS INT) AS reversed,
+       SUM(CAST(last_ply - first_ply + 1 AS BIGINT)) AS positions,
+       COUNT(DISTINCT game_id) AS games
+FROM runs{where}
+GROUP BY structure, structure_reversed"""
+
+
+SQLITE_STRUCTURES = """SELECT s.key, r.structure & 1, SUM(r.last_ply - r.first_ply + 1),
+       COUNT(DISTINCT r.game_id)
+FROM runs AS r LEFT JOIN structure_names AS s ON s.id = r.structure >> 1
+GROUP BY s.key, r.structure & 1"""
+
+
+def structure_rows(rows):
+    """Rows (key, reversed, positions, games) as sorted tuples of plain values."""
+    return sorted(((k or "", int(r), int(p), int(g)) for k, r, p, g in rows))
+
+
 def stats_csv(rows):
     """Stats rows (white_islands, 5 counts, 3 doubles) as pawndex prints them."""
     opt = lambda v, d: "" if v is None else f"{v:.{d}f}"
@@ -239,6 +262,9 @@ class Duck:
         sql = stats_sql(self.extras)
         return self.con.execute(sql).fetchall()
 
+    def structures(self):
+        return self.con.execute(structure_sql(self.extras)).fetchall()
+
 
 class Spark:
     """Spark SQL (local mode) over dataset (b)."""
@@ -274,6 +300,9 @@ class Spark:
     def stats(self):
         sql = stats_sql(self.extras)
         return [tuple(r) for r in self.spark.sql(sql).collect()]
+
+    def structures(self):
+        return [tuple(r) for r in self.spark.sql(structure_sql(self.extras)).collect()]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -500,6 +529,27 @@ def agree(chk, pawndex, spark, dir_b, dir_c, work):
         chk.result(f"stats by white_islands, {e.label}", same, detail)
     for row in ref_rows:
         say("    " + ",".join(row))
+
+    say("\nnamed structures: positions and games per structure form")
+    with Timer() as t:
+        con = sqlite3.connect(f"file:{pawndex.db}?mode=ro", uri=True)
+        ref = structure_rows(con.execute(SQLITE_STRUCTURES).fetchall())
+        con.close()
+    named = sum(p for k, _, p, _ in ref if k)
+    say(f"  pawndex over SQLite: {len(ref)} forms (with no name), {named} named positions, "
+        f"{t.seconds:.2f} s")
+    chk.result("named structures found", named > 0, f"{named} named positions")
+    for e in engines:
+        with Timer() as t:
+            got = structure_rows(e.structures())
+        detail = f"{len(got)} forms, {t.seconds:.2f} s"
+        if got != ref:
+            want, have = set(ref), set(got)
+            detail += "".join(f"\n        pawndex {x}" for x in sorted(want - have)[:5])
+            detail += "".join(f"\n        {e.label} {x}" for x in sorted(have - want)[:5])
+        chk.result(f"structures, {e.label}", got == ref, detail)
+    for row in ref:
+        say("    " + ",".join(map(str, row)))
 
     say("\nDuckDB timings (3 runs: min, median)")
     for d in (duck_b, duck_c):
