@@ -84,9 +84,9 @@ impl SideRule {
     /// `one_of` list or a count 1.
     #[must_use]
     pub fn conditions(&self) -> u32 {
-        // Ranks 2 to 7 only: a whole file's mask holds ranks 1 and 8 too.
+        // A file letter stands for its squares on ranks 2 to 7 (see `file_mask`).
         self.pawns.count_ones()
-            + (self.none & 0x00FF_FFFF_FFFF_FF00).count_ones()
+            + self.none.count_ones()
             + self.one_of.len() as u32
             + self.count.len() as u32
     }
