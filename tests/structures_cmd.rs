@@ -30,7 +30,7 @@ none = ["e"]
 /// More conditions than the Carlsbad, so it wins while White's pawn stands on b4.
 const MINORITY: &str = r#"
 name = "Minority attack"
-family = "d4-d5"
+family = "Soltis"
 description = "A Carlsbad with White's b-pawn on b4."
 source = "test"
 [white]
@@ -274,7 +274,7 @@ fn csv_has_every_number_counted_by_hand() {
         [
             "minority",
             "Minority attack",
-            "d4-d5",
+            "Soltis",
             "0",
             "4",
             "1",
@@ -372,7 +372,7 @@ fn the_table_fits_in_100_columns() {
     assert!(lines[0].starts_with("structure"), "{}", lines[0]);
     let carlsbad: Vec<&str> = lines[1].split_whitespace().collect();
     assert_eq!(carlsbad[..6], ["Carlsbad", "19", "3", "75.0", "4.8", "D36"]);
-    assert!(lines[2].starts_with("Carlsbad (reversed)"), "{}", lines[2]);
+    assert!(lines[2].starts_with("Carlsbad (rev.)"), "{}", lines[2]);
     let hedgehog: Vec<&str> = lines[3].split_whitespace().collect();
     assert_eq!(hedgehog, ["Hedgehog", "0", "0", "-", "-"]);
     assert!(
@@ -393,6 +393,13 @@ fn family_and_min_games_choose_the_rows() {
         .map(|r| (r[0].as_str(), r[3].as_str()))
         .collect();
     assert_eq!(keys, [("hedgehog", "0"), ("hedgehog", "1")]);
+    // The forms a chosen form turns into keep their keys when their family is not chosen
+    // (the minority attack is of the Soltis family).
+    let run = structures(&f.db, &["--format", "csv", "--family", "D4-D5"]);
+    run.expect_code(0, "--family d4-d5");
+    let rows = csv_rows(&run.stdout);
+    assert_eq!(rows.len(), 3);
+    assert_eq!(rows[1][10], "none 3; minority 1");
 
     let run = structures(&f.db, &["--format", "csv", "--min-games", "2"]);
     run.expect_code(0, "--min-games");
@@ -487,7 +494,7 @@ fn bad_options_are_usage_errors() {
     assert!(!bad_chart.exists());
     let run = structures(&f.db, &["--family", "nope"]);
     assert!(
-        run.stderr.contains("d4-d5, Open Sicilian"),
+        run.stderr.contains("d4-d5, Open Sicilian, Soltis"),
         "{}",
         run.stderr
     );

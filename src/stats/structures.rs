@@ -359,10 +359,10 @@ fn forms(names: &[NameRow]) -> Vec<Form> {
     out
 }
 
-/// The rows for the forms asked for.
-fn rows(forms: &[Form], gathered: &mut Gathered, top_n: usize) -> Vec<Row> {
-    let by_code: HashMap<u16, &Form> = forms.iter().map(|f| (f.code, f)).collect();
-    forms
+/// The rows for the forms asked for (`chosen`); `all` names the forms they turn into.
+fn rows(all: &[Form], chosen: &[Form], gathered: &mut Gathered, top_n: usize) -> Vec<Row> {
+    let by_code: HashMap<u16, &Form> = all.iter().map(|f| (f.code, f)).collect();
+    chosen
         .iter()
         .map(|f| {
             let t = gathered.tallies.remove(&f.code).unwrap_or_default();
@@ -445,7 +445,8 @@ fn run_report(args: StructuresArgs) -> Result<i32> {
     let conn = command::open_for_reading(&args.db)?;
     crate::query::warn_if_unfinished(&conn, &args.db)?;
     let names = structure_report::names(&conn)?;
-    let mut forms = forms(&names);
+    let all = forms(&names);
+    let mut forms = all.clone();
     if let Some(family) = &args.family {
         let wanted = family.trim().to_lowercase();
         forms.retain(|f| f.family.to_lowercase() == wanted);
@@ -466,7 +467,7 @@ fn run_report(args: StructuresArgs) -> Result<i32> {
     }
     let totals = structure_report::totals(&conn, WINDOW.0, WINDOW.1)?;
     let mut gathered = gather(&conn)?;
-    let mut rows = rows(&forms, &mut gathered, usize::from(args.top));
+    let mut rows = rows(&all, &forms, &mut gathered, usize::from(args.top));
     rows.retain(|r| r.games >= args.min_games);
 
     let mut out = io::stdout().lock();
@@ -506,13 +507,13 @@ fn summary(totals: &Totals, g: &Gathered) -> String {
     format!(
         "pawndex: {}% of positions have a named structure ({} of {}); {}% of plies {}..{} ({} of {})",
         pct(g.named, totals.positions),
-        g.named,
-        totals.positions,
+        thousands(g.named),
+        thousands(totals.positions),
         pct(g.named_window, totals.window_positions),
         WINDOW.0,
         WINDOW.1,
-        g.named_window,
-        totals.window_positions
+        thousands(g.named_window),
+        thousands(totals.window_positions)
     )
 }
 
@@ -626,6 +627,22 @@ fn fit(s: &str, width: usize) -> String {
     }
 }
 
+/// Joins as many whole items as fit in `width` characters with `sep`, ending in `sep` and "…"
+/// when some are left out (the first item cut when even it does not fit).
+fn fit_list(items: &[String], sep: &str, width: usize) -> String {
+    for k in (1..=items.len()).rev() {
+        let mut s = items[..k].join(sep);
+        if k < items.len() {
+            s.push_str(sep);
+            s.push('…');
+        }
+        if s.chars().count() <= width {
+            return s;
+        }
+    }
+    items.first().map(|i| fit(i, width)).unwrap_or_default()
+}
+
 /// Pads (left-aligned) or cuts `s` to exactly `width` characters.
 fn cell(s: &str, width: usize) -> String {
     let t = fit(s, width);
@@ -648,15 +665,25 @@ fn thousands(n: u64) -> String {
 
 /// Widths of the table's columns (with one space between them: 100 characters).
 const TABLE: [(&str, usize); 8] = [
-    ("structure", 22),
-    ("positions", 10),
+    ("structure", 20),
+    ("positions", 9),
     ("games", 7),
     ("White%", 6),
     ("stay", 5),
     ("ECO", 11),
-    ("turns into", 14),
-    ("leaves by", 18),
+    ("turns into", 18),
+    ("leaves by", 17),
 ];
+
+/// A count in at most 4 characters or so: 987, 1.2k, 12k, 1.2M.
+fn compact(n: u64) -> String {
+    match n {
+        0..=999 => n.to_string(),
+        1_000..=9_999 => format!("{:.1}k", n as f64 / 1e3),
+        10_000..=999_999 => format!("{}k", (n + 500) / 1_000),
+        _ => format!("{:.1}M", n as f64 / 1e6),
+    }
+}
 
 fn write_table(out: &mut dyn Write, rows: &[Row]) -> Result<()> {
     let cols = &TABLE;
@@ -681,18 +708,30 @@ fn write_table(out: &mut dyn Write, rows: &[Row]) -> Result<()> {
         line(std::array::from_fn(|i| cols[i].0.to_string()))
     )?;
     for r in rows {
-        let eco: Vec<&str> = r.eco.iter().map(|e| e.eco.as_str()).collect();
-        let next: Vec<String> = r.turns_into.iter().map(next_item).collect();
+        let eco: Vec<String> = r.eco.iter().map(|e| e.eco.clone()).collect();
+        let next: Vec<String> = r
+            .turns_into
+            .iter()
+            .map(|n| match (&n.key, n.reversed) {
+                (None, _) => format!("none {}", compact(n.count)),
+                (Some(k), false) => format!("{k} {}", compact(n.count)),
+                (Some(k), true) => format!("{k} rev. {}", compact(n.count)),
+            })
+            .collect();
         let moves: Vec<String> = r
             .leaving
             .iter()
-            .map(|m| format!("{} {}", m.san, m.count))
+            .map(|m| format!("{} {}", m.san, compact(m.count)))
             .collect();
         writeln!(
             out,
             "{}",
             line([
-                r.form.display(),
+                if r.form.reversed {
+                    format!("{} (rev.)", r.form.name)
+                } else {
+                    r.form.name.clone()
+                },
                 thousands(r.positions),
                 thousands(r.games),
                 r.results
@@ -700,9 +739,9 @@ fn write_table(out: &mut dyn Write, rows: &[Row]) -> Result<()> {
                     .map_or_else(|| "-".into(), |s| format!("{s:.1}")),
                 r.avg_stay()
                     .map_or_else(|| "-".into(), |s| format!("{s:.1}")),
-                eco.join(" "),
-                next.join(", "),
-                moves.join(", "),
+                fit_list(&eco, " ", TABLE[5].1),
+                fit_list(&next, ", ", TABLE[6].1),
+                fit_list(&moves, ", ", TABLE[7].1),
             ])
         )?;
     }
@@ -768,6 +807,23 @@ mod tests {
         assert_eq!(cell("ab", 4), "ab  ");
         assert_eq!(thousands(1_234_567), "1,234,567");
         assert_eq!(thousands(999), "999");
+        assert_eq!(compact(999), "999");
+        let items = [
+            "none 7.1k".to_string(),
+            "french 310".into(),
+            "isolani 20".into(),
+        ];
+        assert_eq!(fit_list(&items, ", ", 18), "none 7.1k, …");
+        assert_eq!(fit_list(&items, ", ", 24), "none 7.1k, french 310, …");
+        assert_eq!(fit_list(&[], ", ", 24), "");
+        assert_eq!(
+            fit_list(&items, ", ", 33),
+            "none 7.1k, french 310, isolani 20"
+        );
+        assert_eq!(fit_list(&items, ", ", 5), "none…");
+        assert_eq!(compact(7_096), "7.1k");
+        assert_eq!(compact(17_766), "18k");
+        assert_eq!(compact(2_316_114), "2.3M");
         let width: usize = TABLE.iter().map(|(_, w)| w).sum::<usize>() + 7;
         assert_eq!(width, 100);
     }
