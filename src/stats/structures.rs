@@ -16,7 +16,7 @@ use clap::{Args, ValueEnum};
 use serde_json::{Value, json};
 
 use crate::command::{self, DEFAULT_DB, UsageError, usage};
-use crate::store::structure_report::{self, ChangeRow, NameRow, Totals};
+use crate::store::structure_report::{self, Change, GameRow, NameRow};
 
 use super::chart;
 
@@ -160,22 +160,13 @@ struct Gathered {
     named_window: u64,
 }
 
-/// One change of the game being read.
-struct Change {
-    ply: u32,
-    from: u16,
-    to: u16,
-    san: Option<String>,
-}
-
-/// The changes of one game, gathered until the next game starts.
-#[derive(Default)]
-struct GameChanges {
-    game: Option<i64>,
-    result: Option<String>,
-    eco: Option<String>,
-    plies: u32,
-    changes: Vec<Change>,
+/// What `games` holds in all.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Totals {
+    /// Positions: every game's plies 0 to its last.
+    positions: u64,
+    /// Positions at plies 20..60.
+    window_positions: u64,
 }
 
 impl Gathered {
@@ -188,13 +179,13 @@ impl Gathered {
     }
 
     /// Adds one game's changes.
-    fn add_game(&mut self, g: &GameChanges) {
-        let result = g.result.as_deref();
+    fn add_game(&mut self, g: &GameRow<'_>, changes: &[Change]) {
+        let result = g.result;
         let mut reached: Vec<u16> = Vec::new();
         let mut left: Vec<(u16, &str)> = Vec::new();
-        for (i, c) in g.changes.iter().enumerate() {
+        for (i, c) in changes.iter().enumerate() {
             if c.to != 0 {
-                let end = match g.changes.get(i + 1) {
+                let end = match changes.get(i + 1) {
                     Some(next) => next.ply.saturating_sub(1),
                     None => g.plies,
                 };
@@ -225,7 +216,7 @@ impl Gathered {
             let t = self.tallies.entry(code).or_default();
             t.games += 1;
             t.results.add(result);
-            if let Some(eco) = g.eco.as_deref().map(str::trim).filter(|e| !e.is_empty()) {
+            if let Some(eco) = g.eco.map(str::trim).filter(|e| !e.is_empty()) {
                 *t.eco.entry(eco.to_string()).or_default() += 1;
             }
         }
@@ -241,32 +232,20 @@ impl Gathered {
     }
 }
 
-/// Reads every change once and tallies it per form.
-fn gather(conn: &rusqlite::Connection) -> Result<Gathered> {
+/// Reads every game and every change once: the totals, and the tallies per form.
+fn gather(conn: &rusqlite::Connection) -> Result<(Totals, Gathered)> {
+    let mut totals = Totals::default();
     let mut out = Gathered::new();
-    let mut game = GameChanges::default();
-    structure_report::for_each_change(conn, |r: &ChangeRow<'_>| {
-        if game.game != Some(r.game) {
-            if game.game.is_some() {
-                out.add_game(&game);
-            }
-            game.game = Some(r.game);
-            game.result = r.result.map(str::to_string);
-            game.eco = r.eco.map(str::to_string);
-            game.plies = r.plies;
-            game.changes.clear();
+    structure_report::for_each_game(conn, |g, changes| {
+        totals.positions += u64::from(g.plies) + 1;
+        if g.plies >= WINDOW.0 {
+            totals.window_positions += u64::from(g.plies.min(WINDOW.1) - WINDOW.0) + 1;
         }
-        game.changes.push(Change {
-            ply: r.ply,
-            from: r.from,
-            to: r.to,
-            san: r.san.map(str::to_string),
-        });
+        if !changes.is_empty() {
+            out.add_game(g, changes);
+        }
     })?;
-    if game.game.is_some() {
-        out.add_game(&game);
-    }
-    Ok(out)
+    Ok((totals, out))
 }
 
 /// One ECO code of a form's games.
@@ -465,8 +444,7 @@ fn run_report(args: StructuresArgs) -> Result<i32> {
             );
         }
     }
-    let totals = structure_report::totals(&conn, WINDOW.0, WINDOW.1)?;
-    let mut gathered = gather(&conn)?;
+    let (totals, mut gathered) = gather(&conn)?;
     let mut rows = rows(&all, &forms, &mut gathered, usize::from(args.top));
     rows.retain(|r| r.games >= args.min_games);
 
@@ -655,7 +633,7 @@ fn thousands(n: u64) -> String {
     let s = n.to_string();
     let mut out = String::new();
     for (i, ch) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(ch);
@@ -831,33 +809,32 @@ mod tests {
     #[test]
     fn stays_run_to_the_next_change_or_the_end() {
         let mut g = Gathered::new();
-        let game = GameChanges {
-            game: Some(1),
-            result: Some("1-0".into()),
-            eco: Some("D36".into()),
+        let game = GameRow {
+            result: Some("1-0"),
+            eco: Some("D36"),
             plies: 30,
-            changes: vec![
-                Change {
-                    ply: 10,
-                    from: 0,
-                    to: 2,
-                    san: Some("e3".into()),
-                },
-                Change {
-                    ply: 15,
-                    from: 2,
-                    to: 0,
-                    san: Some("c4".into()),
-                },
-                Change {
-                    ply: 25,
-                    from: 0,
-                    to: 2,
-                    san: Some("c3".into()),
-                },
-            ],
         };
-        g.add_game(&game);
+        let changes = [
+            Change {
+                ply: 10,
+                from: 0,
+                to: 2,
+                san: Some("e3".into()),
+            },
+            Change {
+                ply: 15,
+                from: 2,
+                to: 0,
+                san: Some("c4".into()),
+            },
+            Change {
+                ply: 25,
+                from: 0,
+                to: 2,
+                san: Some("c3".into()),
+            },
+        ];
+        g.add_game(&game, &changes);
         let t = &g.tallies[&2];
         assert_eq!((t.positions, t.stays, t.games), (5 + 6, 2, 1));
         assert_eq!(t.turns_into[&0], 1);

@@ -1,5 +1,5 @@
-//! The reads of `pawndex structures`: the catalogue rows, the totals of `games` and one ordered
-//! pass over `structure_changes` with each change's game.
+//! The reads of `pawndex structures`: the catalogue rows, then one pass over `games` merged with
+//! one over `structure_changes`.
 //!
 //! Everything the report says follows from the changes: a game is in a structure from a change
 //! row to its next change row (or to its last ply), so the report never reads `runs`.
@@ -10,18 +10,12 @@ use rusqlite::Connection;
 /// The catalogue stored in the database, in catalogue order.
 const NAMES: &str = "SELECT id, key, name, family, reversed FROM structure_names ORDER BY id";
 
-/// Games, their positions (plies 0..=plies each), and their positions in a ply window.
-const TOTALS: &str = "SELECT count(*), coalesce(sum(plies + 1), 0),
-        coalesce(sum(max(0, min(plies, ?2) - ?1 + 1)), 0)
-    FROM games";
+/// Every game in id order: its result, ECO and length.
+const GAMES: &str = "SELECT id, result, eco, plies FROM games ORDER BY id";
 
-/// Every change in (game, ply) order, the primary key's order, with its game's result, ECO and
-/// length. `CROSS JOIN` keeps the changes the outer loop (no sort; one rowid look-up per row).
-const CHANGES: &str = "SELECT c.game_id, c.ply, c.from_structure, c.to_structure, c.move,
-        g.result, g.eco, g.plies
-    FROM structure_changes AS c
-    CROSS JOIN games AS g ON g.id = c.game_id
-    ORDER BY c.game_id, c.ply";
+/// Every change in (game, ply) order, the primary key's order (no sort).
+const CHANGES: &str = "SELECT game_id, ply, from_structure, to_structure, move
+    FROM structure_changes ORDER BY game_id, ply";
 
 /// One row of `structure_names`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -49,67 +43,82 @@ pub fn names(conn: &Connection) -> Result<Vec<NameRow>> {
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
-/// What the `games` table holds in all.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Totals {
-    pub games: u64,
-    /// Positions: every game's plies 0 to its last.
-    pub positions: u64,
-    /// Positions at plies `first..=last` of the window asked for.
-    pub window_positions: u64,
-}
-
-/// The totals of `games`, with the positions at plies `first..=last`.
-pub fn totals(conn: &Connection, first: u32, last: u32) -> Result<Totals> {
-    Ok(conn.query_row(TOTALS, [first, last], |r| {
-        Ok(Totals {
-            games: r.get::<_, i64>(0)? as u64,
-            positions: r.get::<_, i64>(1)? as u64,
-            window_positions: r.get::<_, i64>(2)? as u64,
-        })
-    })?)
-}
-
-/// One row of `structure_changes` with its game's columns.
+/// One game, as the report needs it.
 #[derive(Clone, Copy, Debug)]
-pub struct ChangeRow<'a> {
-    pub game: i64,
-    pub ply: u32,
-    pub from: u16,
-    pub to: u16,
-    /// The SAN of the move that made the change (None at ply 0).
-    pub san: Option<&'a str>,
+pub struct GameRow<'a> {
     pub result: Option<&'a str>,
     pub eco: Option<&'a str>,
     /// The game's number of plies (its last position is at this ply).
     pub plies: u32,
 }
 
-/// Calls `f` with every change, in (game, ply) order.
-pub fn for_each_change(conn: &Connection, mut f: impl FnMut(&ChangeRow<'_>)) -> Result<()> {
-    let mut st = conn.prepare(CHANGES)?;
-    let mut rows = st.query([])?;
-    while let Some(r) = rows.next()? {
-        let code = |i: usize| -> rusqlite::Result<u16> {
-            let v: i64 = r.get(i)?;
-            u16::try_from(v).map_err(|_| rusqlite::Error::IntegralValueOutOfRange(i, v))
-        };
-        let count = |i: usize| -> rusqlite::Result<u32> {
-            let v: i64 = r.get(i)?;
-            u32::try_from(v).map_err(|_| rusqlite::Error::IntegralValueOutOfRange(i, v))
-        };
-        f(&ChangeRow {
-            game: r.get(0)?,
-            ply: count(1)?,
-            from: code(2)?,
-            to: code(3)?,
-            san: text(r, 4)?,
-            result: text(r, 5)?,
-            eco: text(r, 6)?,
-            plies: count(7)?,
-        });
+/// One row of `structure_changes`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Change {
+    pub ply: u32,
+    pub from: u16,
+    pub to: u16,
+    /// The SAN of the move that made the change (None at ply 0).
+    pub san: Option<String>,
+}
+
+/// Calls `f` with every game, in id order, and its changes in ply order (none for most games).
+///
+/// Two sequential scans merged by game id: `games` in rowid order and `structure_changes` in
+/// its key's order (a look-up of each change's game would cost a B-tree descent per change).
+/// Changes of a game id that `games` does not hold are skipped.
+pub fn for_each_game(conn: &Connection, mut f: impl FnMut(&GameRow<'_>, &[Change])) -> Result<()> {
+    let mut games_st = conn.prepare(GAMES)?;
+    let mut changes_st = conn.prepare(CHANGES)?;
+    let mut games = games_st.query([])?;
+    let mut changes = changes_st.query([])?;
+    let mut pending = next_change(&mut changes)?;
+    let mut of_game: Vec<Change> = Vec::new();
+    while let Some(g) = games.next()? {
+        let id: i64 = g.get(0)?;
+        of_game.clear();
+        while let Some((game, change)) = pending.take() {
+            if game > id {
+                pending = Some((game, change));
+                break;
+            }
+            if game == id {
+                of_game.push(change);
+            }
+            pending = next_change(&mut changes)?;
+        }
+        f(
+            &GameRow {
+                result: text(g, 1)?,
+                eco: text(g, 2)?,
+                plies: number(g, 3)?,
+            },
+            &of_game,
+        );
     }
     Ok(())
+}
+
+/// The next change and its game id, None after the last.
+fn next_change(rows: &mut rusqlite::Rows<'_>) -> Result<Option<(i64, Change)>> {
+    let Some(r) = rows.next()? else {
+        return Ok(None);
+    };
+    Ok(Some((
+        r.get(0)?,
+        Change {
+            ply: number(r, 1)?,
+            from: number(r, 2)?,
+            to: number(r, 3)?,
+            san: r.get(4)?,
+        },
+    )))
+}
+
+/// An integer column that must fit `T`.
+fn number<T: TryFrom<i64>>(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<T> {
+    let v: i64 = r.get(i)?;
+    T::try_from(v).map_err(|_| rusqlite::Error::IntegralValueOutOfRange(i, v))
 }
 
 /// A TEXT or NULL column, borrowed from the row.
