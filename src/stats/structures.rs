@@ -23,6 +23,7 @@ use super::chart;
 /// The ply window of the last stderr line (the middlegame, where names matter most).
 const WINDOW: (u32, u32) = (20, 60);
 
+/// The end of `--help`: the columns and examples.
 const AFTER_HELP: &str = "\
 One row per structure form, in catalogue order: the normal form, then the colour-reversed one
 (colours swapped, board turned) when the definition looks for it. Forms no game reaches are
@@ -410,6 +411,7 @@ pub fn run(args: StructuresArgs) -> Result<i32> {
     command::exit_status(run_report(args))
 }
 
+/// The command, with usage errors still to be turned into exit status 2.
 fn run_report(args: StructuresArgs) -> Result<i32> {
     let chart_png = match &args.chart {
         Some(path) => {
@@ -495,18 +497,22 @@ fn summary(totals: &Totals, g: &Gathered) -> String {
     )
 }
 
+/// A number with `digits` decimals, empty for None.
 fn opt(v: Option<f64>, digits: usize) -> String {
     v.map(|v| format!("{v:.digits$}")).unwrap_or_default()
 }
 
+/// `D36 15.8%`.
 fn eco_item(e: &EcoShare) -> String {
     format!("{} {:.1}%", e.eco, e.share)
 }
 
+/// `isolani 387`, `carlsbad (reversed) 98`, `none 5301`.
 fn next_item(n: &Next) -> String {
     format!("{} {}", n.label(), n.count)
 }
 
+/// `c5 1894 (57.1%)`: count and White's score (no score without a result).
 fn move_item(m: &Move) -> String {
     match m.results.white_score() {
         Some(s) => format!("{} {} ({s:.1}%)", m.san, m.count),
@@ -531,6 +537,7 @@ const CSV_COLUMNS: [&str; 13] = [
     "games_with_result",
 ];
 
+/// One CSV row per form, the lists joined by "; ".
 fn write_csv(out: &mut dyn Write, rows: &[Row]) -> Result<()> {
     let mut w = crate::query::output::csv_writer(out);
     w.write_record(CSV_COLUMNS)?;
@@ -556,6 +563,7 @@ fn write_csv(out: &mut dyn Write, rows: &[Row]) -> Result<()> {
     Ok(())
 }
 
+/// A JSON array of one object per form, the lists nested.
 fn write_json(out: &mut dyn Write, rows: &[Row]) -> Result<()> {
     let items: Vec<Value> = rows
         .iter()
@@ -663,6 +671,7 @@ fn compact(n: u64) -> String {
     }
 }
 
+/// Aligned columns in 100 characters, the lists cut to whole items.
 fn write_table(out: &mut dyn Write, rows: &[Row]) -> Result<()> {
     let cols = &TABLE;
     let line = |cells: [String; 8]| -> String {

@@ -25,14 +25,19 @@ pub struct NamedBar {
     pub score: Option<f64>,
 }
 
+/// Width of the picture in pixels (its height follows the number of bars).
 const WIDTH: u32 = 1000;
 /// Pixels per bar.
 const ROW: u32 = 26;
 /// A score this far from 0.5 takes the full colour.
 const FULL: f64 = 0.1;
+/// A score of 50%.
 const NEUTRAL: RGBColor = RGBColor(200, 200, 200);
+/// A score of 60% or more.
 const WHITE_BETTER: RGBColor = RGBColor(214, 39, 40);
+/// A score of 40% or less.
 const BLACK_BETTER: RGBColor = RGBColor(31, 119, 180);
+/// No score drawn (no result, or too few).
 const NO_SCORE: RGBColor = RGBColor(235, 235, 235);
 
 /// The colour of a score from 0 to 1.
@@ -72,6 +77,7 @@ pub fn draw_named(
     }
 }
 
+/// The title, the colour scale and a bar per form.
 fn draw<DB: DrawingBackend>(
     root: &Area<DB>,
     title: &str,
