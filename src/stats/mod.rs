@@ -8,6 +8,7 @@ mod columns;
 mod engine;
 mod report;
 mod sql;
+pub mod structures;
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};

@@ -3,7 +3,8 @@
 //! One `--by` column gives bars of the counted units over a line of White's score
 //! ([`bars`]); two give a line per value of the first column (share of that series' units, and
 //! White's score: [`series`]) or, with many series, a heat map of White's score
-//! ([`heatmap`]). Reports may pick their own chart ([`phalanx`], [`structures`]).
+//! ([`heatmap`]). Reports may pick their own chart ([`phalanx`], [`structures`]);
+//! `pawndex structures` draws [`named`].
 //!
 //! SVG needs no font file: text is written as SVG `<text>` and every layout decision here uses
 //! fixed sizes (plotters' legend and caption helpers, which measure text, are not used). PNG
@@ -14,6 +15,7 @@ mod font;
 mod frame;
 mod heatmap;
 mod lines;
+mod named;
 mod phalanx;
 mod series;
 mod structures;
@@ -28,6 +30,7 @@ use plotters::style::text_anchor::HPos;
 use font::PngBackend;
 pub use font::load_font;
 use frame::{Area, plot_error, text};
+pub use named::{NamedBar, draw_named};
 
 use super::columns::{Cell, Column};
 use super::engine::{Group, Per};

@@ -1,0 +1,227 @@
+//! `pawndex structures --chart`: a horizontal bar per named structure form, as long as the
+//! games that reach it, coloured by White's score in them (blue: Black does better, grey: even,
+//! red: White does better), the numbers written after it.
+
+use std::path::Path;
+
+use anyhow::Result;
+use plotters::coord::ranged1d::SegmentValue;
+use plotters::prelude::*;
+use plotters::style::text_anchor::HPos;
+
+use super::MIN_GAMES_FOR_SCORE;
+use super::font::{FONT, PngBackend, load_font};
+use super::frame::{Area, plot_error, segment_label, short, text};
+
+/// One bar: a structure form.
+#[derive(Clone, Debug)]
+pub struct NamedBar {
+    pub label: String,
+    /// Games that reach the form.
+    pub games: u64,
+    /// Of them, games with a result.
+    pub results: u64,
+    /// White's score from 0 to 1, None without a result.
+    pub score: Option<f64>,
+}
+
+/// Width of the picture in pixels (its height follows the number of bars).
+const WIDTH: u32 = 1000;
+/// Pixels per bar.
+const ROW: u32 = 26;
+/// A score this far from 0.5 takes the full colour.
+const FULL: f64 = 0.1;
+/// A score of 50%.
+const NEUTRAL: RGBColor = RGBColor(200, 200, 200);
+/// A score of 60% or more.
+const WHITE_BETTER: RGBColor = RGBColor(214, 39, 40);
+/// A score of 40% or less.
+const BLACK_BETTER: RGBColor = RGBColor(31, 119, 180);
+/// No score drawn (no result, or too few).
+const NO_SCORE: RGBColor = RGBColor(235, 235, 235);
+
+/// The colour of a score from 0 to 1.
+fn score_color(score: f64) -> RGBColor {
+    let t = ((score - 0.5) / FULL).clamp(-1.0, 1.0);
+    let (to, t) = if t >= 0.0 {
+        (WHITE_BETTER, t)
+    } else {
+        (BLACK_BETTER, -t)
+    };
+    let mix = |a: u8, b: u8| (f64::from(a) + (f64::from(b) - f64::from(a)) * t).round() as u8;
+    RGBColor(
+        mix(NEUTRAL.0, to.0),
+        mix(NEUTRAL.1, to.1),
+        mix(NEUTRAL.2, to.2),
+    )
+}
+
+/// Draws the chart into `path`: PNG when `png`, else SVG.
+pub fn draw_named(
+    path: &Path,
+    png: bool,
+    title: &str,
+    subtitle: &str,
+    bars: &[NamedBar],
+) -> Result<()> {
+    let size = (WIDTH, 130 + ROW * bars.len().max(4) as u32);
+    if png {
+        load_font()?;
+        let root = PngBackend(BitMapBackend::new(path, size)).into_drawing_area();
+        draw(&root, title, subtitle, bars)?;
+        root.present().map_err(plot_error)
+    } else {
+        let root = SVGBackend::new(path, size).into_drawing_area();
+        draw(&root, title, subtitle, bars)?;
+        root.present().map_err(plot_error)
+    }
+}
+
+/// The title, the colour scale and a bar per form.
+fn draw<DB: DrawingBackend>(
+    root: &Area<DB>,
+    title: &str,
+    subtitle: &str,
+    bars: &[NamedBar],
+) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    root.fill(&WHITE).map_err(plot_error)?;
+    let (head, body) = root.split_vertically(80);
+    text(&head, title, (20, 10), 24, &BLACK, HPos::Left)?;
+    text(
+        &head,
+        subtitle,
+        (20, 42),
+        14,
+        &RGBColor(90, 90, 90),
+        HPos::Left,
+    )?;
+    legend(&head)?;
+    if bars.is_empty() {
+        let (w, h) = body.dim_in_pixel();
+        let at = (w as i32 / 2, h as i32 / 2);
+        return text(
+            &body,
+            "No structure form to draw",
+            at,
+            22,
+            &BLACK,
+            HPos::Center,
+        );
+    }
+    let body = body.margin(5, 10, 10, 20);
+    let n = bars.len() as i32;
+    // The first form at the top.
+    let rows: Vec<String> = bars.iter().rev().map(|b| b.label.clone()).collect();
+    let max = bars.iter().map(|b| b.games).max().unwrap_or(1).max(1) as f64 * 1.3;
+    let mut chart = ChartBuilder::on(&body)
+        .margin_right(20)
+        .x_label_area_size(40)
+        .y_label_area_size(230)
+        .build_cartesian_2d(0.0..max, (0..n - 1).into_segmented())
+        .map_err(plot_error)?;
+    let format = segment_label(&rows);
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .light_line_style(WHITE)
+        .y_labels(rows.len())
+        .y_label_formatter(&format)
+        .x_label_formatter(&|v| short(*v))
+        .x_desc("games")
+        .label_style((FONT, 13))
+        .axis_desc_style((FONT, 15))
+        .draw()
+        .map_err(plot_error)?;
+    let base = body.get_base_pixel();
+    for (i, b) in bars.iter().enumerate() {
+        let row = n - 1 - i as i32;
+        let games = b.games as f64;
+        let drawn = b.score.filter(|_| b.results >= MIN_GAMES_FOR_SCORE);
+        let fill = drawn.map_or(NO_SCORE, score_color);
+        let (x0, y0) = chart.backend_coord(&(0.0, SegmentValue::Exact(row + 1)));
+        let (x1, y1) = chart.backend_coord(&(games, SegmentValue::Exact(row)));
+        let gap = ((y1 - y0).abs() / 6).max(1);
+        let corners = [
+            (x0 - base.0, y0.min(y1) - base.1 + gap),
+            (x1 - base.0, y0.max(y1) - base.1 - gap),
+        ];
+        body.draw(&Rectangle::new(corners, fill.filled()))
+            .map_err(plot_error)?;
+        body.draw(&Rectangle::new(
+            corners,
+            RGBColor(120, 120, 120).stroke_width(1),
+        ))
+        .map_err(plot_error)?;
+        let score = match (b.score, drawn) {
+            (_, Some(s)) => format!("White {:.1}%", 100.0 * s),
+            (Some(s), None) => format!(
+                "White {:.1}% (under {MIN_GAMES_FOR_SCORE} results)",
+                100.0 * s
+            ),
+            (None, _) => "no result".to_string(),
+        };
+        let (px, py) = chart.backend_coord(&(games, SegmentValue::CenterOf(row)));
+        text(
+            &body,
+            &format!("{} games, {score}", short(games)),
+            (px - base.0 + 6, py - base.1 - 7),
+            12,
+            &BLACK,
+            HPos::Left,
+        )?;
+    }
+    Ok(())
+}
+
+/// The colour scale, top right: swatches from 40% to 60%.
+fn legend<DB: DrawingBackend>(head: &Area<DB>) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    let (w, _) = head.dim_in_pixel();
+    let steps = [0.40, 0.45, 0.50, 0.55, 0.60];
+    let box_w = 44;
+    let x0 = w as i32 - 20 - box_w * steps.len() as i32;
+    text(
+        head,
+        "White's score (colour)",
+        (x0, 8),
+        13,
+        &BLACK,
+        HPos::Left,
+    )?;
+    for (i, s) in steps.iter().enumerate() {
+        let x = x0 + box_w * i as i32;
+        head.draw(&Rectangle::new(
+            [(x, 28), (x + box_w - 4, 44)],
+            score_color(*s).filled(),
+        ))
+        .map_err(plot_error)?;
+        text(
+            head,
+            &format!("{:.0}%", s * 100.0),
+            (x + (box_w - 4) / 2, 48),
+            11,
+            &BLACK,
+            HPos::Center,
+        )?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scores_take_colours() {
+        assert_eq!(score_color(0.5), NEUTRAL);
+        assert_eq!(score_color(0.7), WHITE_BETTER);
+        assert_eq!(score_color(0.3), BLACK_BETTER);
+        let c = score_color(0.55);
+        assert!(c.0 > NEUTRAL.0 && c.2 < NEUTRAL.2);
+    }
+}

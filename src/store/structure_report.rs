@@ -1,0 +1,129 @@
+//! The reads of `pawndex structures`: the catalogue rows, then one pass over `games` merged with
+//! one over `structure_changes`.
+//!
+//! Everything the report says follows from the changes: a game is in a structure from a change
+//! row to its next change row (or to its last ply), so the report never reads `runs`.
+
+use anyhow::Result;
+use rusqlite::Connection;
+
+/// The catalogue stored in the database, in catalogue order.
+const NAMES: &str = "SELECT id, key, name, family, reversed FROM structure_names ORDER BY id";
+
+/// Every game in id order: its result, ECO and length.
+const GAMES: &str = "SELECT id, result, eco, plies FROM games ORDER BY id";
+
+/// Every change in (game, ply) order, the primary key's order (no sort).
+const CHANGES: &str = "SELECT game_id, ply, from_structure, to_structure, move
+    FROM structure_changes ORDER BY game_id, ply";
+
+/// One row of `structure_names`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NameRow {
+    pub id: i64,
+    pub key: String,
+    pub name: String,
+    pub family: String,
+    /// Whether the colour-reversed form is looked for too.
+    pub reversed: bool,
+}
+
+/// The catalogue rows, by id.
+pub fn names(conn: &Connection) -> Result<Vec<NameRow>> {
+    let mut st = conn.prepare(NAMES)?;
+    let rows = st.query_map([], |r| {
+        Ok(NameRow {
+            id: r.get(0)?,
+            key: r.get(1)?,
+            name: r.get(2)?,
+            family: r.get(3)?,
+            reversed: r.get::<_, i64>(4)? != 0,
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// One game, as the report needs it.
+#[derive(Clone, Copy, Debug)]
+pub struct GameRow<'a> {
+    pub result: Option<&'a str>,
+    pub eco: Option<&'a str>,
+    /// The game's number of plies (its last position is at this ply).
+    pub plies: u32,
+}
+
+/// One row of `structure_changes`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Change {
+    pub ply: u32,
+    pub from: u16,
+    pub to: u16,
+    /// The SAN of the move that made the change (None at ply 0).
+    pub san: Option<String>,
+}
+
+/// Calls `f` with every game, in id order, and its changes in ply order (none for most games).
+///
+/// Two sequential scans merged by game id: `games` in rowid order and `structure_changes` in
+/// its key's order (a look-up of each change's game would cost a B-tree descent per change).
+/// Changes of a game id that `games` does not hold are skipped.
+pub fn for_each_game(conn: &Connection, mut f: impl FnMut(&GameRow<'_>, &[Change])) -> Result<()> {
+    let mut games_st = conn.prepare(GAMES)?;
+    let mut changes_st = conn.prepare(CHANGES)?;
+    let mut games = games_st.query([])?;
+    let mut changes = changes_st.query([])?;
+    let mut pending = next_change(&mut changes)?;
+    let mut of_game: Vec<Change> = Vec::new();
+    while let Some(g) = games.next()? {
+        let id: i64 = g.get(0)?;
+        of_game.clear();
+        while let Some((game, change)) = pending.take() {
+            if game > id {
+                pending = Some((game, change));
+                break;
+            }
+            if game == id {
+                of_game.push(change);
+            }
+            pending = next_change(&mut changes)?;
+        }
+        f(
+            &GameRow {
+                result: text(g, 1)?,
+                eco: text(g, 2)?,
+                plies: number(g, 3)?,
+            },
+            &of_game,
+        );
+    }
+    Ok(())
+}
+
+/// The next change and its game id, None after the last.
+fn next_change(rows: &mut rusqlite::Rows<'_>) -> Result<Option<(i64, Change)>> {
+    let Some(r) = rows.next()? else {
+        return Ok(None);
+    };
+    Ok(Some((
+        r.get(0)?,
+        Change {
+            ply: number(r, 1)?,
+            from: number(r, 2)?,
+            to: number(r, 3)?,
+            san: r.get(4)?,
+        },
+    )))
+}
+
+/// An integer column that must fit `T`.
+fn number<T: TryFrom<i64>>(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<T> {
+    let v: i64 = r.get(i)?;
+    T::try_from(v).map_err(|_| rusqlite::Error::IntegralValueOutOfRange(i, v))
+}
+
+/// A TEXT or NULL column, borrowed from the row.
+fn text<'a>(r: &'a rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Option<&'a str>> {
+    r.get_ref(i)?.as_str_or_null().map_err(|e| {
+        rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, Box::new(e))
+    })
+}
