@@ -70,7 +70,7 @@ fn database() -> (Db, PathBuf) {
     let random = write_file(
         dir.path(),
         "random.pgn",
-        &random_games_pgn(0x5eed_0f_5717, 400),
+        &random_games_pgn(0x005e_ed0f_5717, 400),
     );
     let path = dir.path().join("structures.db");
     let mut args = vec![

@@ -68,7 +68,11 @@ fn database() -> (tempfile::TempDir, PathBuf) {
     for (key, text) in CATALOGUE {
         write_file(&catalogue, &format!("{key}.toml"), text);
     }
-    let random = write_file(dir.path(), "random.pgn", &random_games_pgn(0x0dd_ba11, 300));
+    let random = write_file(
+        dir.path(),
+        "random.pgn",
+        &random_games_pgn(0x0ddb_a11f, 300),
+    );
     let path = dir.path().join("stats.db");
     let mut args = vec![
         "index".to_string(),

@@ -32,8 +32,8 @@ FEATURE (for --white and --black):
 
 NAMED STRUCTURES (--structure-name): the keys of the structure catalogue (structures/*.toml;
   `pawndex query --sql \"SELECT key, name FROM structure_names\"` lists them). KEY alone is
-  the normal form, KEY~ the colour-reversed form (colours swapped, board flipped): carlsbad~
-  is Black's Carlsbad. Repeat the option (or separate keys by commas) for any of them.
+  the normal form, KEY~ the colour-reversed form (colours swapped, board flipped: in
+  carlsbad~ Black has White's Carlsbad pawns). Repeat the option (or separate keys by commas) for any of them.
 
 Exit status: 0 success, 1 error, 2 bad command line (the message names the argument).
 
