@@ -1,7 +1,9 @@
 //! Grouping and counting: a structure scan and a game scan fill lookup tables, then one scan of
 //! `positions` streams the runs in game order and adds each run (or each piece of a run cut at
-//! ply-bucket and opening boundaries) to its group. Memory holds the lookup tables (a few bytes
-//! per structure and per game) and one record per group, never the positions.
+//! ply-bucket and opening boundaries) to its group (or, when only the named structure of the
+//! runs is needed, the stretches between a game's changes of structure). Memory holds the
+//! lookup tables (a few bytes per structure and per game) and one record per group, never the
+//! positions.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};

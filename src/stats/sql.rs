@@ -4,7 +4,8 @@
 //! The statistics never expand the `ply_features` view. They read three tables in order:
 //! `pawn_sets` once (structure columns and structure filters, per side), `games` once (results,
 //! Elos, game filters) and `runs` once, run by run, weighting each run by its length
-//! (`last_ply - first_ply + 1`). `--where` expressions run inside these scans against
+//! (`last_ply - first_ply + 1`); when the runs matter only for their named structure,
+//! `structure_changes` stands in for `runs` ([`STRUCTURE_CHANGES_SCAN`]). `--where` expressions run inside these scans against
 //! *sources* that expose the `ply_features` column names (plus the derived columns and the
 //! `games` columns); the SQL definitions of the derived columns below are the twins of the Rust
 //! rules in [`super::columns`].
