@@ -15,7 +15,7 @@ use crate::outcome::side_name;
 use crate::query;
 use crate::query::output::OutputArgs;
 use crate::store::search::{
-    Form, GameCond, Group, Measure, Op, Rows, RunCond, Search, SetCond, Side, Sql,
+    Form, GameCond, Group, Measure, Op, Rows, RunCond, Search, SetCond, Side, Sql, StructureForm,
 };
 
 #[derive(Args, Debug)]
@@ -30,6 +30,11 @@ FEATURE (for --white and --black):
   'islands>=N', islands=N, …   comparisons =, !=, <, <=, >, >= (quote those with < or >:
                                the shell reads them as redirections)
 
+NAMED STRUCTURES (--structure-name): the keys of the structure catalogue (structures/*.toml;
+  `pawndex query --sql \"SELECT key, name FROM structure_names\"` lists them). KEY alone is
+  the normal form, KEY~ the colour-reversed form (colours swapped, board flipped: in
+  carlsbad~ Black has White's Carlsbad pawns). Repeat the option (or separate keys by commas) for any of them.
+
 Exit status: 0 success, 1 error, 2 bad command line (the message names the argument).
 
 Examples:
@@ -39,7 +44,9 @@ Examples:
   pawndex find --white bishop-pair --black no-bishop-pair --ply 40.. --result 1-0 --count
   pawndex find --player Carlsen --white 'islands>=3' --per game --format pgn > games.pgn
   pawndex find --pawns \"wd4 we3 bc6 bd5\" --no-pawns \"wc be\" --eco D35 --date 2020.. --per game
-  pawndex find --white-player Kasparov --event Olympiad --site Moscow --black quart --count"
+  pawndex find --white-player Kasparov --event Olympiad --site Moscow --black quart --count
+  pawndex find --structure-name carlsbad --eco D3 --per game --count
+  pawndex find --structure-name isolani --structure-name isolani~ --ply 20..40"
 )]
 pub struct FindArgs {
     /// A White feature (repeatable): duo, trio, quart, bishop-pair, no-bishop-pair,
@@ -58,6 +65,10 @@ pub struct FindArgs {
     /// Exactly the pawn structure of this position (a FEN, or only its board part)
     #[arg(long, value_name = "FEN", allow_hyphen_values = true)]
     pub structure: Option<String>,
+    /// The position's named structure is KEY (repeatable: any of them); KEY alone is the
+    /// normal form, KEY~ the colour-reversed one (carlsbad~)
+    #[arg(long = "structure-name", value_name = "KEY")]
+    pub structure_name: Vec<String>,
     /// Plies A..B, both included (A.., ..B, or one ply N)
     #[arg(long, value_name = "A..B")]
     pub ply: Option<String>,
@@ -289,6 +300,12 @@ pub fn search(args: &FindArgs) -> Result<Search> {
         f.white.push(SetCond::Exactly(white));
         f.black.push(SetCond::Exactly(black));
     }
+    for t in tokens(&args.structure_name) {
+        let form = structure_form(t)?;
+        if !f.structures.contains(&form) {
+            f.structures.push(form);
+        }
+    }
     if let Some(range) = &args.ply {
         f.plies = command::ply_range(range)
             .map_err(|why| anyhow::Error::new(UsageError(format!("--ply {range}: {why}"))))?;
@@ -325,6 +342,69 @@ pub fn search(args: &FindArgs) -> Result<Search> {
         f.games.push(GameCond::Date(from, to));
     }
     Ok(f)
+}
+
+/// One `--structure-name` value: a catalogue key (lowercase letters, digits, '-'), with `~`
+/// after it for the colour-reversed form.
+fn structure_form(token: &str) -> Result<StructureForm> {
+    let (key, reversed) = match token.strip_suffix('~') {
+        Some(key) => (key, true),
+        None => (token, false),
+    };
+    let key = key.to_ascii_lowercase();
+    if key.is_empty()
+        || !key
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+    {
+        usage!(
+            "--structure-name {token}: a structure key is made of letters, digits and '-' \
+             (carlsbad, hanging-pawns), with ~ after it for the colour-reversed form (carlsbad~)"
+        );
+    }
+    Ok(StructureForm { key, reversed })
+}
+
+/// Refuses a `--structure-name` the database does not know (a usage error listing the keys it
+/// knows, with the closest one), or a reversed form of a structure that has none.
+fn check_structure_names(db: &std::path::Path, forms: &[StructureForm]) -> Result<()> {
+    if forms.is_empty() {
+        return Ok(());
+    }
+    let conn = query::open(db)?;
+    let known = crate::store::search::structure_names(&conn)?;
+    for form in forms {
+        match known.iter().find(|n| n.key == form.key).map(|n| n.reversed) {
+            Some(false) if form.reversed => usage!(
+                "--structure-name {}: the catalogue looks for {} in its normal form only (no {})",
+                form.label(),
+                form.key,
+                form.label()
+            ),
+            Some(_) => {}
+            None => {
+                let keys: Vec<&str> = known.iter().map(|n| n.key.as_str()).collect();
+                let closest = keys
+                    .iter()
+                    .map(|k| (strsim::jaro_winkler(&form.key, k), *k))
+                    .max_by(|a, b| a.0.total_cmp(&b.0))
+                    .filter(|(score, _)| *score > 0.7)
+                    .map(|(_, k)| format!(" (did you mean {k}?)"))
+                    .unwrap_or_default();
+                let list = if keys.is_empty() {
+                    "none (the database's catalogue is empty)".to_string()
+                } else {
+                    keys.join(", ")
+                };
+                usage!(
+                    "--structure-name {}: unknown structure{closest}\n  known structures: {list} \
+                     (KEY~ for the colour-reversed form)",
+                    form.label()
+                );
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A text filter on the game: its flag, its value, the condition it makes.
@@ -437,6 +517,7 @@ fn run_inner(args: FindArgs) -> Result<i32> {
         print_sql(&search.rows_sql(Form::Scan, rows(args.per)))?;
         return Ok(0);
     }
+    check_structure_names(&args.output.db, &search.structures)?;
     query::execute(
         &query::Plan::Search(search, rows(args.per)),
         &[],

@@ -62,6 +62,12 @@ pub enum Column {
     QuartCount(Side),
     /// The pawns as the board part of a FEN (`8/pppppppp/8/8/8/8/PPPPPPPP/8`).
     PawnFen,
+    /// The named structure of the position. In `--by` one value per form: the catalogue key
+    /// (`carlsbad`), the key and `~` for the colour-reversed form (`carlsbad~`), or `none`.
+    /// In `--where` it is the `ply_features` column: the key, or NULL for none.
+    Structure,
+    /// 1 for the colour-reversed form of a named structure, else 0.
+    StructureReversed,
 }
 
 use Side::{Black, White};
@@ -97,6 +103,8 @@ pub const ALL: &[Column] = &[
     Column::QuartCount(White),
     Column::QuartCount(Black),
     Column::PawnFen,
+    Column::Structure,
+    Column::StructureReversed,
 ];
 
 impl Column {
@@ -120,6 +128,8 @@ impl Column {
             Column::TrioCount(s) => format!("{}_trio_count", s.name()),
             Column::QuartCount(s) => format!("{}_quart_count", s.name()),
             Column::PawnFen => "pawn_fen".into(),
+            Column::Structure => "structure".into(),
+            Column::StructureReversed => "structure_reversed".into(),
         }
     }
 
@@ -131,7 +141,10 @@ impl Column {
     pub fn level(self) -> Level {
         match self {
             Column::GameId | Column::EloBand => Level::Game,
-            Column::BishopPair(_) | Column::Pieceset => Level::Run,
+            Column::BishopPair(_)
+            | Column::Pieceset
+            | Column::Structure
+            | Column::StructureReversed => Level::Run,
             Column::Ply | Column::PlyBucket | Column::Phase => Level::Ply,
             _ => Level::Structure,
         }

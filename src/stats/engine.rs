@@ -1,7 +1,9 @@
 //! Grouping and counting: a structure scan and a game scan fill lookup tables, then one scan of
 //! `positions` streams the runs in game order and adds each run (or each piece of a run cut at
-//! ply-bucket and opening boundaries) to its group. Memory holds the lookup tables (a few bytes
-//! per structure and per game) and one record per group, never the positions.
+//! ply-bucket and opening boundaries) to its group (or, when only the named structure of the
+//! runs is needed, the stretches between a game's changes of structure). Memory holds the
+//! lookup tables (a few bytes per structure and per game) and one record per group, never the
+//! positions.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -207,6 +209,35 @@ struct Plan {
     /// Per-game piece masks are needed (for `phase`).
     masks: bool,
     scan_columns: sql::ScanColumns,
+    /// The `structure` value of each named structure code (`runs.structure`), for
+    /// `--by structure`.
+    structure_labels: HashMap<i64, String>,
+}
+
+/// The `--by structure` value of each code of a named structure in the database: its key, and
+/// `~` after it for the colour-reversed form (code 0 is `none`, see [`Plan::run_cell`]).
+fn structure_labels(conn: &Connection) -> Result<HashMap<i64, String>> {
+    let mut labels = HashMap::new();
+    for n in crate::store::search::structure_names(conn)? {
+        labels.insert(2 * n.id, n.key.clone());
+        labels.insert(2 * n.id + 1, format!("{}~", n.key));
+    }
+    Ok(labels)
+}
+
+impl Plan {
+    /// The cell of run column `i` from its value in the run key.
+    fn run_cell(&self, i: usize, value: i64) -> Cell {
+        match self.run_columns[i] {
+            Column::Structure => Cell::Text(match self.structure_labels.get(&value) {
+                Some(label) => label.clone(),
+                None if value == 0 => "none".to_string(),
+                // A code the names do not explain (a damaged database): shown as it is.
+                None => format!("#{value}"),
+            }),
+            _ => Cell::Int(value),
+        }
+    }
 }
 
 /// Every name a `--where` expression may use.
@@ -248,6 +279,7 @@ impl Plan {
             cuts: Cuts::default(),
             masks: false,
             scan_columns: sql::ScanColumns::default(),
+            structure_labels: HashMap::new(),
         };
         for &c in &q.by {
             let part = match c.level() {
@@ -303,7 +335,11 @@ impl Plan {
                 && plan.position_filters.is_empty(),
             missing: uses(|c| matches!(c, Column::Pieceset | Column::Phase)),
             bishop_pairs: uses(|c| matches!(c, Column::BishopPair(_))),
+            structure: uses(|c| matches!(c, Column::Structure | Column::StructureReversed)),
         };
+        if plan.run_columns.contains(&Column::Structure) {
+            plan.structure_labels = structure_labels(conn)?;
+        }
         Ok(plan)
     }
 
@@ -696,6 +732,8 @@ struct GameInfo {
     black_elo: Option<i64>,
     /// Index into `Games::masks` (0: the standard start).
     masks: u32,
+    /// The game's last ply (`games.plies`).
+    last_ply: u32,
 }
 
 const NO_GAME: GameInfo = GameInfo {
@@ -704,6 +742,7 @@ const NO_GAME: GameInfo = GameInfo {
     white_elo: None,
     black_elo: None,
     masks: 0,
+    last_ply: 0,
 };
 
 struct Games {
@@ -780,6 +819,7 @@ impl Games {
                 white_elo,
                 black_elo,
                 masks,
+                last_ply: small(r.get::<_, Option<i64>>(6)?.unwrap_or(0)),
             };
         }
         games.tuples = interner.tuples;
@@ -799,6 +839,8 @@ struct RunRow {
     last_ply: u32,
     missing: i64,
     bishop_pairs: i64,
+    /// `runs.structure` (read only when a column needs it).
+    structure: i64,
 }
 
 /// An integer column of a scan row, with no more checks than its type (the scans read
@@ -849,6 +891,7 @@ fn scan_positions(
         last_ply: 0,
         missing: 0,
         bishop_pairs: 0,
+        structure: 0,
     };
     while let Some(r) = rows.next()? {
         run.game_id = int(r, 0)?;
@@ -878,8 +921,90 @@ fn scan_positions(
         }
         if cols.bishop_pairs {
             run.bishop_pairs = int(r, i)?;
+            i += 1;
+        }
+        if cols.structure {
+            run.structure = int(r, i)?;
         }
         visit(&run);
+    }
+    Ok(())
+}
+
+/// Whether the runs' only needed values are their named structures: then the changes of
+/// structure (`structure_changes`, about one row per hundred runs) and each game's length
+/// give every run's plies and structure code without reading `runs` (see [`scan_changes`]).
+/// `PAWNDEX_PLAN=scan` reads the runs anyway (for tests and measurements).
+fn from_changes(plan: &Plan) -> bool {
+    plan.structure_columns.is_empty()
+        && plan.side_filters.iter().all(Vec::is_empty)
+        && plan.position_filters.is_empty()
+        && !plan.run_columns.is_empty()
+        && plan
+            .run_columns
+            .iter()
+            .all(|c| matches!(c, Column::Structure | Column::StructureReversed))
+        && crate::store::forced_plan() != Some(crate::store::ForcedPlan::Scan)
+}
+
+/// Streams, for games `first..=last` in game order, one row per stretch of plies with the
+/// same named structure (a game without changes is one stretch of code 0): the runs of
+/// [`scan_positions`] merged where only the pawn sets differ, which nothing counted here sees.
+fn scan_changes(
+    conn: &Connection,
+    games: &Games,
+    (first, last): (i64, i64),
+    mut visit: impl FnMut(&RunRow),
+) -> Result<()> {
+    let mut st = conn.prepare(sql::STRUCTURE_CHANGES_SCAN)?;
+    let mut rows = st.query([first, last])?;
+    let mut next = || -> Result<Option<(i64, u32, i64)>> {
+        Ok(match rows.next()? {
+            Some(r) => Some((int(r, 0)?, small(int(r, 1)?), int(r, 2)?)),
+            None => None,
+        })
+    };
+    let mut change = next()?;
+    let mut run = RunRow {
+        game_id: 0,
+        white_set: 0,
+        black_set: 0,
+        first_ply: 0,
+        last_ply: 0,
+        missing: 0,
+        bishop_pairs: 0,
+        structure: 0,
+    };
+    for id in first..=last {
+        // Changes of games outside the range or unknown (a damaged row) are passed over.
+        while change.is_some_and(|(g, _, _)| g < id) {
+            change = next()?;
+        }
+        let game = games.get(id).copied();
+        run.game_id = id;
+        run.structure = 0;
+        run.first_ply = 0;
+        while let Some((g, ply, code)) = change
+            && g == id
+        {
+            if let Some(info) = game
+                && ply > run.first_ply
+            {
+                run.last_ply = (ply - 1).min(info.last_ply);
+                if run.first_ply <= run.last_ply {
+                    visit(&run);
+                }
+            }
+            run.structure = code;
+            run.first_ply = ply;
+            change = next()?;
+        }
+        if let Some(info) = game
+            && run.first_ply <= info.last_ply
+        {
+            run.last_ply = info.last_ply;
+            visit(&run);
+        }
     }
     Ok(())
 }
@@ -963,6 +1088,8 @@ impl<'a> Aggregator<'a> {
                     Column::Ply => i64::from(a),
                     Column::PlyBucket => columns::ply_bucket(a),
                     Column::Phase => Phase::of(a, pieceset, masks) as i64,
+                    Column::Structure => run.structure,
+                    Column::StructureReversed => run.structure & 1,
                     _ => unreachable!("not a run column: {c:?}"),
                 });
             }
@@ -1166,9 +1293,14 @@ fn group_runs(
     parts: &[(i64, i64)],
     connect: &(dyn Fn() -> Result<Connection> + Sync),
 ) -> Result<Vec<Group>> {
+    let changes = from_changes(plan);
     let per_slice = scan_slices(connect, parts, |c, slice| {
         let mut agg = Aggregator::new(plan, structures, games);
-        scan_positions(c, plan, slice, |run| agg.add_run(run))?;
+        if changes {
+            scan_changes(c, games, slice, |run| agg.add_run(run))?;
+        } else {
+            scan_positions(c, plan, slice, |run| agg.add_run(run))?;
+        }
         Ok(agg.finish())
     })?;
     let mut merged: HashMap<FullKey, Totals> = HashMap::new();
@@ -1187,7 +1319,7 @@ fn group_runs(
                 .map(|part| match *part {
                     Part::Structure(i) => values[i].clone(),
                     Part::Game(i) => games.tuples[g as usize][i].clone(),
-                    Part::Run(i) => Cell::Int(r[i]),
+                    Part::Run(i) => plan.run_cell(i, r[i]),
                 })
                 .collect();
             Group { keys, totals }

@@ -35,6 +35,11 @@ Columns (--by): game_id, ply, white_pawns, black_pawns, white_islands, black_isl
   white_duo_count, black_duo_count, white_trio_count, black_trio_count,
   white_quart_count, black_quart_count   pawns in the mask
   pawn_fen         the pawns as a FEN board (--by only)
+  structure        the named structure (structures/*.toml): in --by one value per form,
+                   the key (carlsbad), the key and ~ for the colour-reversed form
+                   (carlsbad~), or none; in --where the ply_features column: the key, or
+                   NULL (structure = 'carlsbad' AND structure_reversed = 0)
+  structure_reversed  1 for the colour-reversed form of a named structure, else 0
 --where may also use the games columns event, site, date, round, white, black, result,
   white_elo, black_elo, eco, plies, source, fen, chess960.
 
@@ -47,6 +52,8 @@ Examples:
   pawndex stats --by white_islands
   pawndex stats --by phase,white_islands --per game --min-elo 2500 -o islands.csv
   pawndex stats --by elo_band --where \"white_bishop_pair = 1 AND black_bishop_pair = 0\"
+  pawndex stats --by structure --per game --min-elo 2500
+  pawndex stats --by structure,white_islands --where \"structure IS NOT NULL\"
   pawndex stats --report islands-vs-score --chart islands.svg";
 
 #[derive(Args, Debug)]

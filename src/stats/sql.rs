@@ -4,7 +4,8 @@
 //! The statistics never expand the `ply_features` view. They read three tables in order:
 //! `pawn_sets` once (structure columns and structure filters, per side), `games` once (results,
 //! Elos, game filters) and `runs` once, run by run, weighting each run by its length
-//! (`last_ply - first_ply + 1`). `--where` expressions run inside these scans against
+//! (`last_ply - first_ply + 1`); when the runs matter only for their named structure,
+//! `structure_changes` stands in for `runs` ([`STRUCTURE_CHANGES_SCAN`]). `--where` expressions run inside these scans against
 //! *sources* that expose the `ply_features` column names (plus the derived columns and the
 //! `games` columns); the SQL definitions of the derived columns below are the twins of the Rust
 //! rules in [`super::columns`].
@@ -108,6 +109,10 @@ pub fn column_expr(c: Column, ply: &str, masks: Option<&str>) -> Option<String> 
         Column::TrioCount(s) => popcount(&format!("{}.trio", alias(s))),
         Column::QuartCount(s) => popcount(&format!("{}.quart", alias(s))),
         Column::PawnFen => return None,
+        Column::Structure => {
+            "(SELECT sn.key FROM structure_names AS sn WHERE sn.id = p.structure >> 1)".into()
+        }
+        Column::StructureReversed => "(p.structure & 1)".into(),
         c => {
             let name = c.name();
             let s = c.side().unwrap_or(Side::White);
@@ -242,13 +247,15 @@ pub fn positions_source(joins: Joins) -> String {
     let mut sql = format!(
         "SELECT p.game_id AS game_id, {first} AS first_ply, {last} AS last_ply, \
          p.white_set AS white_set, p.black_set AS black_set, p.missing AS missing, \
-         p.bishop_pairs AS bishop_pairs"
+         p.bishop_pairs AS bishop_pairs, p.structure AS structure_code"
     );
     let masks = joins.masks.then_some("m");
     let mut columns = vec![
         Column::BishopPair(Side::White),
         Column::BishopPair(Side::Black),
         Column::Pieceset,
+        Column::Structure,
+        Column::StructureReversed,
     ];
     if joins.cut != Cut::Runs {
         columns.extend([Column::Ply, Column::PlyBucket, Column::Phase]);
@@ -368,7 +375,7 @@ pub const SET_SIDES: &str = "SELECT id, side FROM pawn_sets";
 /// The game list of one pawn set (see `pawndex::store::decode_games`).
 pub const SET_GAMES_OF: &str = "SELECT games FROM set_games WHERE set_id = ?1";
 
-/// Game scan: `id, result, white_elo, black_elo, fen, chess960` of the games that pass
+/// Game scan: `id, result, white_elo, black_elo, fen, chess960, plies` of the games that pass
 /// (`:min_elo`, when bound, needs both Elos at least that).
 pub fn game_scan(filters: &[String], min_elo: bool) -> String {
     let mut filters = filters.to_vec();
@@ -377,7 +384,7 @@ pub fn game_scan(filters: &[String], min_elo: bool) -> String {
         filters.push("white_elo >= :min_elo AND black_elo >= :min_elo".into());
     }
     format!(
-        "SELECT id, result, white_elo, black_elo, fen, chess960 FROM (\n{}\n){}",
+        "SELECT id, result, white_elo, black_elo, fen, chess960, plies FROM (\n{}\n){}",
         game_source(),
         where_clause(&filters)
     )
@@ -385,13 +392,15 @@ pub fn game_scan(filters: &[String], min_elo: bool) -> String {
 
 /// The columns a positions scan returns, in this order: `game_id, white_set, black_set`, then either
 /// `weight` (`last_ply - first_ply + 1`, when no ply range and no ply column needs the plies)
-/// or `first_ply, last_ply`, then `missing` and `bishop_pairs` when asked for. Every column
-/// read costs time on 11 million runs, so only the needed ones are read.
+/// or `first_ply, last_ply`, then `missing`, `bishop_pairs` and the structure code
+/// (`runs.structure`) when asked for. Every column read costs time on 11 million runs, so only
+/// the needed ones are read.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct ScanColumns {
     pub weight_only: bool,
     pub missing: bool,
     pub bishop_pairs: bool,
+    pub structure: bool,
 }
 
 impl ScanColumns {
@@ -409,9 +418,22 @@ impl ScanColumns {
         if self.bishop_pairs {
             let _ = write!(cols, ", {q}bishop_pairs");
         }
+        if self.structure {
+            // The runs' own column, or its name in the positions source.
+            cols.push_str(if q.is_empty() {
+                ", structure_code"
+            } else {
+                ", p.structure"
+            });
+        }
         cols
     }
 }
+
+/// The changes of named structure of games `?1..=?2` in (game, ply) order: `game_id, ply,
+/// to_structure` (the structure code from that ply on; the primary key's order).
+pub const STRUCTURE_CHANGES_SCAN: &str = "SELECT game_id, ply, to_structure FROM structure_changes
+     WHERE game_id BETWEEN ?1 AND ?2 ORDER BY game_id, ply";
 
 /// Positions scan: the [`ScanColumns`] of every run (or ply) that passes, in game order.
 /// Parameters `:first_game`, `:last_game`, and `:lo`, `:hi` when `ply_range` (always with

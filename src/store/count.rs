@@ -1,6 +1,7 @@
 //! Counting a search's positions without expanding runs into plies, by its [`CountPlan`]:
 //! aggregates (`set_totals`) for one side's conditions, the inverted index (`set_games`) for
-//! rare sets, or a parallel scan of every run against bit sets of the matching pawn sets
+//! rare sets and the changes of named structure (`structure_changes`) for the games of a named
+//! structure, or a parallel scan of every run against bit sets of the matching pawn sets
 //! (a bit set of a few million sets fits in the processor's cache).
 //!
 //! Every count covers the games stored when it starts: a concurrent `pawndex index` only
@@ -192,7 +193,8 @@ fn candidates(
 fn candidate_slice(conn: &Connection, filter: &Filter, games: &[i64]) -> Result<u64> {
     // One statement for all the games (a lookup each, in key order).
     let mut st = conn.prepare(
-        "SELECT r.game_id, r.first_ply, r.last_ply, r.white_set, r.black_set, r.bishop_pairs
+        "SELECT r.game_id, r.first_ply, r.last_ply, r.white_set, r.black_set, r.bishop_pairs,
+                r.structure
          FROM json_each(?1) AS c JOIN runs AS r ON r.game_id = c.value",
     )?;
     let mut rows = st.query([json_array(games)])?;
@@ -210,6 +212,8 @@ struct Filter {
     games: Option<IdSet>,
     /// (mask, wanted) pairs on `bishop_pairs`.
     bishops: Vec<(i64, i64)>,
+    /// The wanted `runs.structure` codes, ascending (`None`: any).
+    structures: Option<Vec<i64>>,
     plies: (u32, u32),
 }
 
@@ -247,6 +251,11 @@ fn filter(conn: &Connection, search: &Search, sets: &MatchingSets) -> Result<Fil
                 RunCond::BishopPairs(v) => (3, i64::from(v)),
             })
             .collect(),
+        structures: if search.structures.is_empty() {
+            None
+        } else {
+            Some(search.structure_codes(conn)?)
+        },
         plies: search.plies,
     };
     Ok(filter)
@@ -254,7 +263,7 @@ fn filter(conn: &Connection, search: &Search, sets: &MatchingSets) -> Result<Fil
 
 impl Filter {
     /// The plies of a run row (`game_id, first_ply, last_ply, white_set, black_set,
-    /// bishop_pairs`) that match, 0 when it does not.
+    /// bishop_pairs, structure`) that match, 0 when it does not.
     #[inline]
     fn plies(&self, r: &rusqlite::Row<'_>) -> Result<u64> {
         if let Some(w) = &self.white
@@ -272,6 +281,11 @@ impl Filter {
             if self.bishops.iter().any(|&(mask, want)| bp & mask != want) {
                 return Ok(0);
             }
+        }
+        if let Some(codes) = &self.structures
+            && codes.binary_search(&r.get(6)?).is_err()
+        {
+            return Ok(0);
         }
         if let Some(g) = &self.games
             && !g.contains(r.get(0)?)
@@ -314,7 +328,7 @@ fn scan(
 /// Plies of the matching runs of games `from..=to`.
 fn scan_slice(conn: &Connection, from: i64, to: i64, f: &Filter) -> Result<u64> {
     let mut st = conn.prepare(
-        "SELECT game_id, first_ply, last_ply, white_set, black_set, bishop_pairs
+        "SELECT game_id, first_ply, last_ply, white_set, black_set, bishop_pairs, structure
          FROM runs WHERE game_id BETWEEN ?1 AND ?2",
     )?;
     let mut rows = st.query([from, to])?;

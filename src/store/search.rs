@@ -192,6 +192,22 @@ impl GameCond {
     }
 }
 
+/// One form of a named structure: the catalogue key (a row of `structure_names`) and whether
+/// it is the colour-reversed form (`runs.structure = 2 * id + reversed`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StructureForm {
+    pub key: String,
+    pub reversed: bool,
+}
+
+impl StructureForm {
+    /// The form as `find --structure-name` writes it: `carlsbad`, or `carlsbad~` reversed.
+    #[must_use]
+    pub fn label(&self) -> String {
+        format!("{}{}", self.key, if self.reversed { "~" } else { "" })
+    }
+}
+
 /// A position search. Plies are `plies.0..=plies.1`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Search {
@@ -200,6 +216,8 @@ pub struct Search {
     pub runs: Vec<RunCond>,
     pub games: Vec<GameCond>,
     pub plies: (u32, u32),
+    /// The run's named structure is one of these forms (none: any structure, named or not).
+    pub structures: Vec<StructureForm>,
 }
 
 impl Default for Search {
@@ -210,6 +228,7 @@ impl Default for Search {
             runs: Vec::new(),
             games: Vec::new(),
             plies: (0, u32::MAX),
+            structures: Vec::new(),
         }
     }
 }
@@ -248,7 +267,7 @@ pub enum CountPlan {
     /// Bishop-pair conditions only: add up `bishop_totals`.
     Bishops,
     /// Read the runs: only the candidate games' when a side's sets are rare (through
-    /// `set_games`), else every run in parallel slices, each against bit sets of the matching
+    /// `set_games`) or a named structure is asked for (through `structure_changes`), else every run in parallel slices, each against bit sets of the matching
     /// pawn sets.
     Runs,
 }
@@ -365,7 +384,76 @@ impl Search {
         for g in &self.games {
             p.extend(g.params());
         }
+        for (i, form) in self.structures.iter().enumerate() {
+            p.push((
+                format!("structure_{}", i + 1),
+                Value::Text(form.key.clone()),
+            ));
+        }
         p
+    }
+
+    /// `SELECT` of the `runs.structure` codes of the wanted forms (keys as parameters
+    /// `:structure_1`, …), or `None` without structure conditions.
+    #[must_use]
+    pub fn structure_codes_sql(&self) -> Option<String> {
+        if self.structures.is_empty() {
+            return None;
+        }
+        let parts: Vec<String> = self
+            .structures
+            .iter()
+            .enumerate()
+            .map(|(i, form)| {
+                format!(
+                    "SELECT 2 * n.id + {} FROM structure_names AS n WHERE n.key = :structure_{}",
+                    u8::from(form.reversed),
+                    i + 1
+                )
+            })
+            .collect();
+        Some(parts.join("\n        UNION ALL "))
+    }
+
+    /// The `runs.structure` codes of the wanted forms in this database (a form whose key the
+    /// database does not name has none).
+    pub fn structure_codes(&self, conn: &Connection) -> Result<Vec<i64>> {
+        let mut codes = Vec::new();
+        let mut st = conn.prepare(
+            "SELECT 2 * id + ?2 FROM structure_names WHERE key = ?1 AND (?2 = 0 OR reversed = 1)",
+        )?;
+        for form in &self.structures {
+            let mut rows = st.query(rusqlite::params![form.key, i64::from(form.reversed)])?;
+            while let Some(r) = rows.next()? {
+                codes.push(r.get::<_, i64>(0)?);
+            }
+        }
+        codes.sort_unstable();
+        codes.dedup();
+        Ok(codes)
+    }
+
+    /// The games that ever stand in one of the wanted forms, ascending, from the index of
+    /// `structure_changes` on `to_structure` (every game that enters a form has a change to
+    /// it, at ply 0 when it starts in it; the changes are written with the game, so they cover
+    /// every stored game). `None` without structure conditions.
+    pub fn structure_games(&self, conn: &Connection) -> Result<Option<Vec<i64>>> {
+        if self.structures.is_empty() {
+            return Ok(None);
+        }
+        let mut games = Vec::new();
+        let mut st = conn.prepare(
+            "SELECT game_id FROM structure_changes WHERE to_structure = ?1 ORDER BY game_id",
+        )?;
+        for code in self.structure_codes(conn)? {
+            let mut rows = st.query([code])?;
+            while let Some(r) = rows.next()? {
+                games.push(r.get::<_, i64>(0)?);
+            }
+        }
+        games.sort_unstable();
+        games.dedup();
+        Ok(Some(games))
     }
 
     /// `SELECT s.id FROM pawn_sets …` of one side's matching sets, or `None` for no condition.
@@ -411,6 +499,11 @@ impl Search {
             if !self.side(side).is_empty() {
                 wheres.push(format!("r.{0}_set IN matching_{0}", side.name()));
             }
+        }
+        if let Some(codes) = self.structure_codes_sql() {
+            wheres.push(format!(
+                "r.structure IN (\n        {codes}\n      )  -- code 2 * id (+ 1 reversed)"
+            ));
         }
         for c in &self.runs {
             wheres.push(match *c {
@@ -593,10 +686,11 @@ impl Search {
         Ok(sets)
     }
 
-    /// The games that can hold a match, ascending: those in the `set_games` lists of a matching
-    /// set of every side whose matching sets are rare (the intersection when both are), plus
-    /// the games not yet in the lists. `None` when no side is rare enough for the lists to beat
-    /// reading every run.
+    /// The games that can hold a match, ascending: those that enter a wanted named structure
+    /// (see [`Search::structure_games`]) unless they are too many, and those in the `set_games`
+    /// lists of a matching set of every side whose matching sets are rare (the intersection of
+    /// all these), plus the games not yet in the lists when a list was read. `None` when
+    /// nothing is rare enough to beat reading every run.
     pub fn candidate_games(
         &self,
         conn: &Connection,
@@ -623,7 +717,11 @@ impl Search {
             .collect();
         sides.sort_by_key(|ids| ids.len());
         let mut list = conn.prepare("SELECT games FROM set_games WHERE set_id = ?1")?;
-        let mut games: Option<Vec<i64>> = None;
+        // The named structures' games first: one range of an index each, and complete.
+        let mut games: Option<Vec<i64>> = self
+            .structure_games(conn)?
+            .filter(|g| limit == usize::MAX || g.len() <= usize::try_from(last / 2).unwrap_or(0));
+        let mut lists_read = false;
         'sides: for ids in sides {
             // Every set holds at least one game: more sets than the limit cannot be rare.
             if ids.len() > limit {
@@ -652,6 +750,7 @@ impl Search {
             }
             these.sort_unstable();
             these.dedup();
+            lists_read = true;
             games = Some(match games {
                 None => these,
                 Some(before) => before
@@ -663,9 +762,14 @@ impl Search {
         let Some(mut games) = games else {
             return Ok(None);
         };
-        let mut tail = conn.prepare("SELECT id FROM games WHERE id > ?1 ORDER BY id")?;
-        for id in tail.query_map([through], |r| r.get::<_, i64>(0))? {
-            games.push(id?);
+        if lists_read {
+            // The lists leave out the unmerged tail (the structures' games may hold some).
+            let mut tail = conn.prepare("SELECT id FROM games WHERE id > ?1 ORDER BY id")?;
+            for id in tail.query_map([through], |r| r.get::<_, i64>(0))? {
+                games.push(id?);
+            }
+            games.sort_unstable();
+            games.dedup();
         }
         Ok(Some(games))
     }
@@ -694,12 +798,16 @@ impl Search {
         if self.white.is_empty()
             && self.black.is_empty()
             && self.games.is_empty()
+            && self.structures.is_empty()
             && !self.ply_range()
             && !self.runs.is_empty()
         {
             return CountPlan::Bishops;
         }
-        let plain = self.runs.is_empty() && self.games.is_empty() && !self.ply_range();
+        let plain = self.runs.is_empty()
+            && self.games.is_empty()
+            && self.structures.is_empty()
+            && !self.ply_range();
         if plain {
             match (self.white.is_empty(), self.black.is_empty()) {
                 (false, true) => return CountPlan::Totals(Side::White),
@@ -709,6 +817,28 @@ impl Search {
         }
         CountPlan::Runs
     }
+}
+
+/// A row of `structure_names`: the id, the key, and whether the catalogue looks for the
+/// colour-reversed form too.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StructureName {
+    pub id: i64,
+    pub key: String,
+    pub reversed: bool,
+}
+
+/// The named structures the database knows (its `structure_names`), by key.
+pub fn structure_names(conn: &Connection) -> Result<Vec<StructureName>> {
+    let mut st = conn.prepare("SELECT id, key, reversed FROM structure_names ORDER BY key")?;
+    let rows = st.query_map([], |r| {
+        Ok(StructureName {
+            id: r.get(0)?,
+            key: r.get(1)?,
+            reversed: r.get::<_, i64>(2)? != 0,
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
 }
 
 /// Ids as a JSON array (SQLite's `json_each` reads it).

@@ -216,7 +216,7 @@ fn step(col: Column) -> Option<i64> {
         Column::GameId | Column::Pawns(_) | Column::Duo(_) | Column::Trio(_) | Column::Quart(_) => {
             None
         }
-        Column::Pieceset | Column::PawnFen => None,
+        Column::Pieceset | Column::PawnFen | Column::Structure => None,
         _ => Some(1),
     }
 }
