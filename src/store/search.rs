@@ -433,8 +433,8 @@ impl Search {
         Ok(codes)
     }
 
-    /// The games that ever stand in one of the wanted forms, ascending, from the index of
-    /// `structure_changes` on `to_structure` (every game that enters a form has a change to
+    /// The games that ever stand in one of the wanted forms, ascending, from a scan of
+    /// `structure_changes` (small: about 2 rows per game; every game that enters a form has a change to
     /// it, at ply 0 when it starts in it; the changes are written with the game, so they cover
     /// every stored game). `None` without structure conditions.
     pub fn structure_games(&self, conn: &Connection) -> Result<Option<Vec<i64>>> {
@@ -717,7 +717,7 @@ impl Search {
             .collect();
         sides.sort_by_key(|ids| ids.len());
         let mut list = conn.prepare("SELECT games FROM set_games WHERE set_id = ?1")?;
-        // The named structures' games first: one range of an index each, and complete.
+        // The named structures' games first: one scan of `structure_changes` each, complete.
         let mut games: Option<Vec<i64>> = self
             .structure_games(conn)?
             .filter(|g| limit == usize::MAX || g.len() <= usize::try_from(last / 2).unwrap_or(0));
