@@ -41,6 +41,16 @@ enum Command {
     Query(crate::query::QueryArgs),
     /// Search positions by pawn-structure filters, without writing SQL.
     Find(crate::query::find::FindArgs),
+    /// Structures like a given one, ranked by a documented distance, with what differs.
+    #[command(
+        long_about = "Ranks the distinct pawn structures (White's pawns with Black's) of the \
+                      database by their distance to a target (the pawns of a FEN, or of a game's \
+                      ply) and lists the closest with their distance, what differs, their \
+                      positions, the games that reach them and White's score in those games. \
+                      It ranks each side's distinct pawn sets first and reads only the runs of \
+                      games that can hold a close structure."
+    )]
+    Similar(crate::query::similar::SimilarArgs),
     /// Statistics of features against results, ratings and game phase, as CSV and charts.
     Stats(crate::stats::StatsArgs),
     /// Named pawn structures: how often, how games in them end, what they turn into.
@@ -117,6 +127,7 @@ pub fn main_with_args() -> i32 {
         Command::Index(args) => crate::ingest::command::run(args),
         Command::Query(args) => crate::query::run(args),
         Command::Find(args) => crate::query::find::run(args),
+        Command::Similar(args) => crate::query::similar::run(args),
         Command::Stats(args) => crate::stats::run(args),
         Command::Structures(args) => crate::stats::structures::run(args),
         Command::Migrate(args) => crate::store::command::run_migrate(args),

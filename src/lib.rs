@@ -4,7 +4,7 @@
 //! game and computes its per-ply features; `store` owns the SQLite schema and every SQL text;
 //! `query` (named queries, `find`, export) and `stats` read the database. The chess concepts
 //! they share sit flat beside them: [`features`] (the pure pawn-structure kernels), [`structure`]
-//! (the named structures of `structures/*.toml`), `pieceset`
+//! (the named structures of `structures/*.toml`), [`similar`] (the distance between structures), `pieceset`
 //! (which starting pieces remain), `moves` (the stored move encoding) and [`outcome`] (results,
 //! the tag roster, side names).
 //!
@@ -23,6 +23,7 @@ mod pieceset;
 mod query;
 mod stats;
 mod store;
+pub mod similar;
 pub mod structure;
 
 /// The ingest stages, for tests that drive them directly (the fuzz test).

@@ -243,7 +243,7 @@ fn tokens(values: &[String]) -> impl Iterator<Item = &str> {
 }
 
 /// Pawn bitboards (white, black) of a FEN or a FEN board part.
-fn structure_of(text: &str) -> Result<(u64, u64)> {
+pub(crate) fn structure_of(text: &str) -> Result<(u64, u64)> {
     let t = text.trim();
     let board = match Fen::from_ascii(t.as_bytes()) {
         Ok(fen) => fen.as_setup().board.clone(),

@@ -18,6 +18,7 @@ pub mod dialect;
 pub mod export;
 pub mod find;
 pub mod output;
+pub mod similar;
 mod params;
 
 use catalogue::{NamedQuery, closest_names, named, named_queries, named_search};

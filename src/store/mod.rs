@@ -18,6 +18,7 @@ mod derive;
 pub mod dump;
 pub mod info;
 pub mod search;
+pub mod similar;
 pub mod structure_report;
 pub mod structures;
 mod writer;

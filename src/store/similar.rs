@@ -1,0 +1,111 @@
+//! The reads `pawndex similar` makes (every SQL text it runs): all pawn sets, the games of a
+//! pawn set (`set_games`), the games not yet in those lists, one game's runs with its result,
+//! and the pawns of one game's ply.
+
+use anyhow::Result;
+use rusqlite::{Connection, OptionalExtension, Statement};
+
+use super::decode_games;
+
+/// One run of a game: its plies (both included) and its two pawn sets.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Run {
+    pub first_ply: i64,
+    pub last_ply: i64,
+    pub white_set: i64,
+    pub black_set: i64,
+}
+
+/// Every pawn set of the database as (id, side, pawns): side 0 White, 1 Black.
+pub fn all_sets(conn: &Connection) -> Result<Vec<(i64, u8, u64)>> {
+    let mut st = conn.prepare("SELECT id, side, pawns FROM pawn_sets")?;
+    let mut out = Vec::new();
+    let mut rows = st.query([])?;
+    while let Some(r) = rows.next()? {
+        let side: i64 = r.get(1)?;
+        out.push((r.get(0)?, u8::from(side != 0), r.get::<_, i64>(2)? as u64));
+    }
+    Ok(out)
+}
+
+/// The games above `derived.through` (not yet in `set_games`), ascending.
+pub fn tail_games(conn: &Connection) -> Result<Vec<i64>> {
+    let mut st = conn.prepare(
+        "SELECT id FROM games WHERE id > (SELECT coalesce(max(through), 0) FROM derived) \
+         ORDER BY id",
+    )?;
+    let ids = st
+        .query_map([], |r| r.get::<_, i64>(0))?
+        .collect::<rusqlite::Result<Vec<i64>>>()?;
+    Ok(ids)
+}
+
+/// The pawns (White, Black) of a game at a ply; `None` when the game has no such ply.
+pub fn pawns_at(conn: &Connection, game: i64, ply: i64) -> Result<Option<(u64, u64)>> {
+    Ok(conn
+        .query_row(
+            "SELECT w.pawns, b.pawns
+             FROM runs AS r
+             JOIN pawn_sets AS w ON w.id = r.white_set
+             JOIN pawn_sets AS b ON b.id = r.black_set
+             WHERE r.game_id = ?1 AND ?2 BETWEEN r.first_ply AND r.last_ply",
+            [game, ply],
+            |r| Ok((r.get::<_, i64>(0)? as u64, r.get::<_, i64>(1)? as u64)),
+        )
+        .optional()?)
+}
+
+/// The plies a game has (its `games.plies`), `None` for an unknown game.
+pub fn game_plies(conn: &Connection, game: i64) -> Result<Option<i64>> {
+    Ok(conn
+        .query_row("SELECT plies FROM games WHERE id = ?1", [game], |r| r.get(0))
+        .optional()?)
+}
+
+/// Prepared reads of the game lists and of games' runs.
+pub struct Reader<'c> {
+    lists: Statement<'c>,
+    runs: Statement<'c>,
+}
+
+impl<'c> Reader<'c> {
+    pub fn new(conn: &'c Connection) -> Result<Reader<'c>> {
+        Ok(Reader {
+            lists: conn.prepare("SELECT games FROM set_games WHERE set_id = ?1")?,
+            runs: conn.prepare(
+                "SELECT r.first_ply, r.last_ply, r.white_set, r.black_set, g.result
+                 FROM runs AS r, games AS g
+                 WHERE r.game_id = ?1 AND g.id = ?1
+                 ORDER BY r.first_ply",
+            )?,
+        })
+    }
+
+    /// Appends the games of a pawn set's `set_games` list (none if it has no list).
+    pub fn games_of(&mut self, set: i64, out: &mut Vec<i64>) -> Result<()> {
+        let mut rows = self.lists.query([set])?;
+        if let Some(r) = rows.next()? {
+            out.extend(decode_games(r.get_ref(0)?.as_blob()?));
+        }
+        Ok(())
+    }
+
+    /// A game's runs in ply order and its result tag (`None` when the game has none).
+    pub fn runs_of(&mut self, game: i64, out: &mut Vec<Run>) -> Result<Option<String>> {
+        out.clear();
+        let mut result = None;
+        let mut rows = self.runs.query([game])?;
+        while let Some(r) = rows.next()? {
+            out.push(Run {
+                first_ply: r.get(0)?,
+                last_ply: r.get(1)?,
+                white_set: r.get(2)?,
+                black_set: r.get(3)?,
+            });
+            if result.is_none() {
+                result = r.get(4)?;
+            }
+        }
+        Ok(result)
+    }
+}
