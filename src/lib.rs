@@ -21,9 +21,9 @@ mod moves;
 pub mod outcome;
 mod pieceset;
 mod query;
+pub mod similar;
 mod stats;
 mod store;
-pub mod similar;
 pub mod structure;
 
 /// The ingest stages, for tests that drive them directly (the fuzz test).

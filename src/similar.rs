@@ -186,16 +186,15 @@ fn matching(short: &[u8], long: &[u8]) -> (u32, [usize; 8]) {
     for i in 1..=n {
         for j in i..=m {
             let skip = dp[i][j - 1];
-            let take = dp[i - 1][j - 1]
-                .saturating_add(u32::from(short[i - 1].abs_diff(long[j - 1])));
+            let take =
+                dp[i - 1][j - 1].saturating_add(u32::from(short[i - 1].abs_diff(long[j - 1])));
             dp[i][j] = skip.min(take);
         }
     }
     let mut partner = [0usize; 8];
     let (mut i, mut j) = (n, m);
     while i > 0 {
-        let take = dp[i - 1][j - 1]
-            .saturating_add(u32::from(short[i - 1].abs_diff(long[j - 1])));
+        let take = dp[i - 1][j - 1].saturating_add(u32::from(short[i - 1].abs_diff(long[j - 1])));
         if dp[i][j] == take {
             partner[i - 1] = j - 1;
             i -= 1;
@@ -247,6 +246,51 @@ pub fn side_part(a: u64, b: u64, ignore_wings: bool) -> u32 {
         }
     }
     total
+}
+
+/// The 8 squares of one file of a bitboard as a byte (a bijection, for table lookups).
+#[inline]
+fn file_key(bb: u64, file: u32) -> usize {
+    const FILE: u64 = 0x0101_0101_0101_0101;
+    (((bb >> file) & FILE).wrapping_mul(0x0102_0408_1020_4080) >> 56) as usize
+}
+
+/// [`side_part`] against one fixed target, as eight tables of 256 entries (one per file, by
+/// the pawns on that file): the same value from eight lookups, for ranking many pawn sets.
+#[derive(Clone, Debug)]
+pub struct PartTable {
+    files: Box<[[u16; 256]; 8]>,
+}
+
+impl PartTable {
+    /// The table of `side_part(_, target, ignore_wings)`.
+    #[must_use]
+    pub fn new(target: u64, ignore_wings: bool) -> PartTable {
+        let mut files = Box::new([[0u16; 256]; 8]);
+        for file in 0..8u32 {
+            let w = file_weight(file, ignore_wings);
+            for column in 0..256u32 {
+                let mut bb = 0u64;
+                for rank in 0..8 {
+                    if column >> rank & 1 == 1 {
+                        bb |= 1 << (rank * 8 + file);
+                    }
+                }
+                let cost = w * file_cost(bb, target, file);
+                files[file as usize][file_key(bb, file)] = u16::try_from(cost).unwrap_or(u16::MAX);
+            }
+        }
+        PartTable { files }
+    }
+
+    /// `side_part(pawns, target, ignore_wings)`.
+    #[inline]
+    #[must_use]
+    pub fn part(&self, pawns: u64) -> u32 {
+        (0..8u32)
+            .map(|f| u32::from(self.files[f as usize][file_key(pawns, f)]))
+            .sum()
+    }
 }
 
 /// The distance between two structures (see the module documentation): the least, over the
@@ -403,8 +447,8 @@ mod tests {
                     (ry, rx)
                 };
                 let mut used = vec![false; long.len()];
-                let cost = best(&short, &long, &mut used)
-                    + MISSING * (long.len() - short.len()) as u32;
+                let cost =
+                    best(&short, &long, &mut used) + MISSING * (long.len() - short.len()) as u32;
                 let weight = if (2..=5).contains(&file) {
                     2
                 } else if ignore_wings {
@@ -480,6 +524,13 @@ mod tests {
             let c = Options { colour_reversed: true, ..o };
             prop_assert_eq!(distance(a.colour_reversed(), b, c), distance(a, b, c));
             prop_assert_eq!(distance(a, a.colour_reversed(), c), 0);
+        }
+
+        #[test]
+        fn the_tables_give_the_side_part(a in pawns(), b in pawns(), wings in any::<bool>()) {
+            let t = PartTable::new(b.white, wings);
+            prop_assert_eq!(t.part(a.white), side_part(a.white, b.white, wings));
+            prop_assert_eq!(t.part(a.black), side_part(a.black, b.white, wings));
         }
 
         #[test]

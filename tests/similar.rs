@@ -272,7 +272,10 @@ fn bad_command_lines_are_usage_errors() {
         (vec!["--structure", CARLSBAD, "--limit", "0"], "--limit"),
         (vec!["--game", "1"], "--ply"),
         (vec![], "--structure"),
-        (vec!["--structure", CARLSBAD, "--game", "1", "--ply", "2"], "--game"),
+        (
+            vec!["--structure", CARLSBAD, "--game", "1", "--ply", "2"],
+            "--game",
+        ),
     ] {
         let out = db.run("similar", &args);
         out.expect(2, &format!("{args:?}"));

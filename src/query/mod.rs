@@ -18,8 +18,8 @@ pub mod dialect;
 pub mod export;
 pub mod find;
 pub mod output;
-pub mod similar;
 mod params;
+pub mod similar;
 
 use catalogue::{NamedQuery, closest_names, named, named_queries, named_search};
 use dialect::Dialect;

@@ -18,7 +18,7 @@ use anyhow::Result;
 use clap::{Args, ValueEnum};
 
 use crate::command::{self, usage};
-use crate::similar::{self, Options, Pawns, Variant};
+use crate::similar::{self, Options, PartTable, Pawns, Variant};
 use crate::store::similar as db;
 
 /// How `similar` writes its rows.
@@ -33,7 +33,8 @@ pub enum SimilarFormat {
 }
 
 #[derive(Args, Debug)]
-#[command(after_help = "The distance: per side and file, the pawns are matched in order; a \
+#[command(
+    after_help = "The distance: per side and file, the pawns are matched in order; a \
 matched pawn costs the ranks between it and its partner, a pawn without a partner 4; the c- to \
 f-files weigh 2, the a-, b-, g- and h-files 1 (0 with --ignore-wings). --mirror also compares \
 with the target's mirror image (a-file <-> h-file), --colour-reversed with the target's colours \
@@ -42,7 +43,8 @@ Exit status: 0 success, 1 error, 2 bad command line.\n\n\
 Examples:\n  \
 pawndex similar --structure \"8/pp3ppp/2p5/3p4/3P4/4P3/PP3PPP/8\"\n  \
 pawndex similar --game 1234 --ply 30 --mirror --limit 10\n  \
-pawndex similar --structure \"$FEN\" --ignore-wings --min-games 5 --format csv")]
+pawndex similar --structure \"$FEN\" --ignore-wings --min-games 5 --format csv"
+)]
 pub struct SimilarArgs {
     /// The target: the pawns of this position (a FEN, or only its board part)
     #[arg(long, value_name = "FEN", allow_hyphen_values = true, conflicts_with_all = ["game", "ply"], required_unless_present = "game")]
@@ -113,38 +115,58 @@ struct Tally {
 
 /// Per pawn set of one side: its pawns and its part of the distance for each form of the target.
 struct SideSets {
-    /// Indexed by set id: the parts (one per variant), `None` for another side's set.
-    parts: Vec<Option<[u16; 4]>>,
-    pawns: HashMap<i64, u64>,
+    /// Indexed by set id: the pawns and the parts (one per variant); parts `u16::MAX` for a set
+    /// of the other side (or no set).
+    by_id: Vec<(u64, [u16; 4])>,
     /// (least part, id), ascending.
     ranked: Vec<(u32, i64)>,
 }
 
+impl SideSets {
+    fn get(&self, id: i64) -> Option<(u64, [u16; 4])> {
+        let e = *self.by_id.get(usize::try_from(id).ok()?)?;
+        (e.1[0] != u16::MAX).then_some(e)
+    }
+}
+
 fn rank_sets(sets: &[(i64, u8, u64)], side: u8, targets: &[u64], ignore_wings: bool) -> SideSets {
     let max_id = sets.iter().map(|s| s.0).max().unwrap_or(0).max(0) as usize;
-    let mut parts = vec![None; max_id + 1];
-    let mut pawns = HashMap::new();
-    let mut ranked = Vec::new();
+    let tables: Vec<PartTable> = targets
+        .iter()
+        .map(|&t| PartTable::new(t, ignore_wings))
+        .collect();
+    let mut by_id = vec![(0u64, [u16::MAX; 4]); max_id + 1];
+    let mut ranked = Vec::with_capacity(sets.len() / 2 + 1);
     for &(id, s, bb) in sets {
         if s != side || id < 0 {
             continue;
         }
-        let mut p = [u16::MAX; 4];
+        let mut p = [0u16; 4];
         let mut least = u32::MAX;
-        for (k, &t) in targets.iter().enumerate() {
-            let d = similar::side_part(bb, t, ignore_wings);
-            p[k] = u16::try_from(d).unwrap_or(u16::MAX);
+        for (k, table) in tables.iter().enumerate() {
+            let d = table.part(bb);
+            // A part is at most 8 files · weight 2 · 8 pawns · 4 = 512, far below u16::MAX.
+            p[k] = u16::try_from(d).unwrap_or(u16::MAX - 1);
             least = least.min(d);
         }
-        parts[id as usize] = Some(p);
-        pawns.insert(id, bb);
+        by_id[id as usize] = (bb, p);
         ranked.push((least, id));
     }
     ranked.sort_unstable();
-    SideSets {
-        parts,
-        pawns,
-        ranked,
+    SideSets { by_id, ranked }
+}
+
+/// Above this share of all games (one in SCAN_FRACTION), the candidate games' runs are read in
+/// one pass over every run instead of game by game.
+const SCAN_FRACTION: usize = 6;
+
+/// White's points for a result tag (a win 2, a draw 1), `None` for no result.
+fn points(result: Option<&str>) -> Option<u64> {
+    match result {
+        Some("1-0") => Some(2),
+        Some("1/2-1/2") => Some(1),
+        Some("0-1") => Some(0),
+        _ => None,
     }
 }
 
@@ -157,24 +179,33 @@ pub fn rank(
     max_distance: Option<u32>,
     min_games: u64,
 ) -> Result<Vec<Similar>> {
+    let trace = std::env::var_os("PAWNDEX_SIMILAR_TRACE").is_some();
+    let start = std::time::Instant::now();
     let variants: Vec<Variant> = options.variants();
     let forms: Vec<Pawns> = variants.iter().map(|v| v.apply(target)).collect();
     let sets = db::all_sets(conn)?;
+    if trace {
+        eprintln!("similar: {:?} pawn sets read", start.elapsed());
+    }
     let white_targets: Vec<u64> = forms.iter().map(|f| f.white).collect();
     let black_targets: Vec<u64> = forms.iter().map(|f| f.black).collect();
     let white = rank_sets(&sets, 0, &white_targets, options.ignore_wings);
     let black = rank_sets(&sets, 1, &black_targets, options.ignore_wings);
     drop(sets);
+    if trace {
+        eprintln!("similar: {:?} pawn sets read and ranked", start.elapsed());
+    }
     let (Some(&(min_w, _)), Some(&(min_b, _))) = (white.ranked.first(), black.ranked.first())
     else {
         return Ok(Vec::new());
     };
     let tail = db::tail_games(conn)?;
+    let game_count = db::game_count(conn)?;
     let mut reader = db::Reader::new(conn)?;
     let n = variants.len();
     let pair_distance = |w: i64, b: i64| -> Option<u32> {
-        let pw = white.parts.get(usize::try_from(w).ok()?).copied().flatten()?;
-        let pb = black.parts.get(usize::try_from(b).ok()?).copied().flatten()?;
+        let (_, pw) = white.get(w)?;
+        let (_, pb) = black.get(b)?;
         (0..n).map(|k| u32::from(pw[k]) + u32::from(pb[k])).min()
     };
     let cap = max_distance.unwrap_or(u32::MAX);
@@ -214,44 +245,77 @@ pub fn rank(
         games.extend(&tail);
         games.sort_unstable();
         games.dedup();
+        if trace {
+            eprintln!(
+                "similar: {:?} bound {bound}: {} White and {} Black candidate sets, {} games",
+                start.elapsed(),
+                cand_w.len(),
+                cand_b.len(),
+                games.len()
+            );
+        }
         let mut tallies: HashMap<(i64, i64), Tally> = HashMap::new();
-        for &game in &games {
-            let result = reader.runs_of(game, &mut runs)?;
-            let points = match result.as_deref() {
-                Some("1-0") => Some(2),
-                Some("1/2-1/2") => Some(1),
-                Some("0-1") => Some(0),
-                _ => None,
+        let mut add = |game: i64, points: Option<u64>, r: &db::Run| {
+            let Some(d) = pair_distance(r.white_set, r.black_set) else {
+                return;
             };
-            for r in &runs {
-                let Some(d) = pair_distance(r.white_set, r.black_set) else {
-                    continue;
-                };
-                if d > bound {
-                    continue;
+            if d > bound {
+                return;
+            }
+            let t = tallies.entry((r.white_set, r.black_set)).or_default();
+            t.distance = d;
+            t.positions += u64::try_from(r.last_ply - r.first_ply + 1).unwrap_or(0);
+            if t.games == 0 || t.last_game != game {
+                t.games += 1;
+                t.last_game = game;
+                if let Some(p) = points {
+                    t.points += p;
+                    t.scored += 1;
                 }
-                let t = tallies.entry((r.white_set, r.black_set)).or_default();
-                t.distance = d;
-                t.positions += u64::try_from(r.last_ply - r.first_ply + 1).unwrap_or(0);
-                if t.games == 0 || t.last_game != game {
-                    t.games += 1;
-                    t.last_game = game;
-                    if let Some(p) = points {
-                        t.points += p;
-                        t.scored += 1;
-                    }
+            }
+        };
+        if games.len().saturating_mul(SCAN_FRACTION) > game_count {
+            // Most games can hold a close structure: one pass over every run costs less than
+            // a lookup per game.
+            let results = db::results(conn)?;
+            let points_of = |game: i64| {
+                results
+                    .binary_search_by_key(&game, |r| r.0)
+                    .ok()
+                    .and_then(|i| points(results[i].1.as_deref()))
+            };
+            let mut current = (i64::MIN, None);
+            db::scan_runs(conn, &cand_w, &cand_b, |game, r| {
+                if current.0 != game {
+                    current = (game, points_of(game));
+                }
+                add(game, current.1, &r);
+            })?;
+        } else {
+            for &game in &games {
+                let result = reader.runs_of(game, &mut runs)?;
+                let p = points(result.as_deref());
+                for r in &runs {
+                    add(game, p, r);
                 }
             }
         }
         let found = tallies.values().filter(|t| t.games >= min_games).count();
+        if trace {
+            eprintln!(
+                "similar: {:?} runs read: {} pairs within the bound, {found} with enough games",
+                start.elapsed(),
+                tallies.len()
+            );
+        }
         if found >= limit || bound >= cap || everything {
             let mut out: Vec<Similar> = tallies
                 .into_iter()
                 .filter(|(_, t)| t.games >= min_games)
                 .map(|((w, b), t)| {
                     let pawns = Pawns {
-                        white: white.pawns.get(&w).copied().unwrap_or(0),
-                        black: black.pawns.get(&b).copied().unwrap_or(0),
+                        white: white.get(w).map_or(0, |e| e.0),
+                        black: black.get(b).map_or(0, |e| e.0),
                     };
                     Similar {
                         pawns,
@@ -265,12 +329,18 @@ pub fn rank(
                 })
                 .collect();
             out.sort_by(|a, b| {
-                (a.distance, std::cmp::Reverse(a.games), a.pawns.white, a.pawns.black).cmp(&(
-                    b.distance,
-                    std::cmp::Reverse(b.games),
-                    b.pawns.white,
-                    b.pawns.black,
-                ))
+                (
+                    a.distance,
+                    std::cmp::Reverse(a.games),
+                    a.pawns.white,
+                    a.pawns.black,
+                )
+                    .cmp(&(
+                        b.distance,
+                        std::cmp::Reverse(b.games),
+                        b.pawns.white,
+                        b.pawns.black,
+                    ))
             });
             out.truncate(limit);
             for s in &mut out {
@@ -415,7 +485,9 @@ fn write(out: &mut dyn Write, found: &[Similar], format: SimilarFormat) -> Resul
             };
             line(
                 out,
-                [HEADER[0], HEADER[1], HEADER[2], HEADER[3], HEADER[4], HEADER[5]],
+                [
+                    HEADER[0], HEADER[1], HEADER[2], HEADER[3], HEADER[4], HEADER[5],
+                ],
             )?;
             for r in &rows {
                 line(out, [&r[0], &r[1], &r[2], &r[3], &r[4], &r[5]])?;

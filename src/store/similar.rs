@@ -40,6 +40,53 @@ pub fn tail_games(conn: &Connection) -> Result<Vec<i64>> {
     Ok(ids)
 }
 
+/// How many games the database holds.
+pub fn game_count(conn: &Connection) -> Result<usize> {
+    let n: i64 = conn.query_row("SELECT count(*) FROM games", [], |r| r.get(0))?;
+    Ok(usize::try_from(n).unwrap_or(0))
+}
+
+/// Every game's result tag, by ascending id.
+pub fn results(conn: &Connection) -> Result<Vec<(i64, Option<String>)>> {
+    let mut st = conn.prepare("SELECT id, result FROM games ORDER BY id")?;
+    let rows = st
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(rows)
+}
+
+/// Every run whose White set is one of `white` and Black set one of `black`, in key order
+/// (game, first ply), given to `visit` with its game id: one pass over all runs, the sets
+/// checked by SQLite.
+pub fn scan_runs(
+    conn: &Connection,
+    white: &[i64],
+    black: &[i64],
+    mut visit: impl FnMut(i64, Run),
+) -> Result<()> {
+    let mut st = conn.prepare(
+        "SELECT game_id, first_ply, last_ply, white_set, black_set FROM runs
+         WHERE white_set IN (SELECT value FROM json_each(?1))
+           AND black_set IN (SELECT value FROM json_each(?2))",
+    )?;
+    let mut rows = st.query([
+        super::search::json_array(white),
+        super::search::json_array(black),
+    ])?;
+    while let Some(r) = rows.next()? {
+        visit(
+            r.get(0)?,
+            Run {
+                first_ply: r.get(1)?,
+                last_ply: r.get(2)?,
+                white_set: r.get(3)?,
+                black_set: r.get(4)?,
+            },
+        );
+    }
+    Ok(())
+}
+
 /// The pawns (White, Black) of a game at a ply; `None` when the game has no such ply.
 pub fn pawns_at(conn: &Connection, game: i64, ply: i64) -> Result<Option<(u64, u64)>> {
     Ok(conn
@@ -58,7 +105,9 @@ pub fn pawns_at(conn: &Connection, game: i64, ply: i64) -> Result<Option<(u64, u
 /// The plies a game has (its `games.plies`), `None` for an unknown game.
 pub fn game_plies(conn: &Connection, game: i64) -> Result<Option<i64>> {
     Ok(conn
-        .query_row("SELECT plies FROM games WHERE id = ?1", [game], |r| r.get(0))
+        .query_row("SELECT plies FROM games WHERE id = ?1", [game], |r| {
+            r.get(0)
+        })
         .optional()?)
 }
 
