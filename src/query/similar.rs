@@ -209,7 +209,9 @@ pub fn rank(
         (0..n).map(|k| u32::from(pw[k]) + u32::from(pb[k])).min()
     };
     let cap = max_distance.unwrap_or(u32::MAX);
-    let mut bound = (min_w + min_b).saturating_add(4).min(cap);
+    // From the closest possible pair up, in steps of a quarter (at least 2): the last round
+    // costs the most, and the rounds before it at most about as much together.
+    let mut bound = (min_w + min_b).min(cap);
     let mut runs = Vec::new();
     loop {
         let cand_w: Vec<i64> = white
@@ -274,7 +276,12 @@ pub fn rank(
                 }
             }
         };
-        if games.len().saturating_mul(SCAN_FRACTION) > game_count {
+        let scan = match crate::store::forced_plan() {
+            Some(crate::store::ForcedPlan::Scan) => true,
+            Some(crate::store::ForcedPlan::Lists) => false,
+            None => games.len().saturating_mul(SCAN_FRACTION) > game_count,
+        };
+        if scan {
             // Most games can hold a close structure: one pass over every run costs less than
             // a lookup per game.
             let results = db::results(conn)?;
@@ -348,8 +355,8 @@ pub fn rank(
             }
             return Ok(out);
         }
-        // Not enough yet: widen (a quarter more, at least 4: one missing wing pawn).
-        bound = bound.saturating_add((bound / 4).max(4)).min(cap);
+        // Not enough yet: widen.
+        bound = bound.saturating_add((bound / 4).max(2)).min(cap);
     }
 }
 
