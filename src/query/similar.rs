@@ -213,19 +213,19 @@ pub fn rank(
     // costs the most, and the rounds before it at most about as much together.
     let mut bound = (min_w + min_b).min(cap);
     let mut runs = Vec::new();
+    // The sets of each side that can be in a pair within a bound.
+    let candidates = |bound: u32| -> (Vec<i64>, Vec<i64>) {
+        let within = |ranked: &[(u32, i64)], other_best: u32| -> Vec<i64> {
+            ranked
+                .iter()
+                .take_while(|(d, _)| *d + other_best <= bound)
+                .map(|&(_, id)| id)
+                .collect()
+        };
+        (within(&white.ranked, min_b), within(&black.ranked, min_w))
+    };
     loop {
-        let cand_w: Vec<i64> = white
-            .ranked
-            .iter()
-            .take_while(|(d, _)| *d + min_b <= bound)
-            .map(|&(_, id)| id)
-            .collect();
-        let cand_b: Vec<i64> = black
-            .ranked
-            .iter()
-            .take_while(|(d, _)| *d + min_w <= bound)
-            .map(|&(_, id)| id)
-            .collect();
+        let (cand_w, cand_b) = candidates(bound);
         let everything = cand_w.len() == white.ranked.len() && cand_b.len() == black.ranked.len();
         // The games that reach a candidate set of each side (both lists, intersected).
         let mut games_w = Vec::new();
@@ -257,7 +257,7 @@ pub fn rank(
             );
         }
         let mut tallies: HashMap<(i64, i64), Tally> = HashMap::new();
-        let mut add = |game: i64, points: Option<u64>, r: &db::Run| {
+        let mut add = |game: i64, points: Option<u64>, r: &db::Run, bound: u32| {
             let Some(d) = pair_distance(r.white_set, r.black_set) else {
                 return;
             };
@@ -291,19 +291,23 @@ pub fn rank(
                     .ok()
                     .and_then(|i| points(results[i].1.as_deref()))
             };
+            // A pass costs about the same for a wider bound: take one, rather than pass again.
+            let wider = bound.saturating_add(8).min(cap);
+            let (cand_w, cand_b) = candidates(wider);
             let mut current = (i64::MIN, None);
             db::scan_runs(conn, &cand_w, &cand_b, |game, r| {
                 if current.0 != game {
                     current = (game, points_of(game));
                 }
-                add(game, current.1, &r);
+                add(game, current.1, &r, wider);
             })?;
+            bound = wider;
         } else {
             for &game in &games {
                 let result = reader.runs_of(game, &mut runs)?;
                 let p = points(result.as_deref());
                 for r in &runs {
-                    add(game, p, r);
+                    add(game, p, r, bound);
                 }
             }
         }
