@@ -152,8 +152,25 @@ fn rank_sets(sets: &[(i64, u8, u64)], side: u8, targets: &[u64], ignore_wings: b
         by_id[id as usize] = (bb, p);
         ranked.push((least, id));
     }
-    ranked.sort_unstable();
-    SideSets { by_id, ranked }
+    // A counting sort: the parts are small whole numbers.
+    let top = ranked.iter().map(|r| r.0 as usize).max().unwrap_or(0);
+    let mut starts = vec![0usize; top + 2];
+    for r in &ranked {
+        starts[r.0 as usize + 1] += 1;
+    }
+    for i in 1..starts.len() {
+        starts[i] += starts[i - 1];
+    }
+    let mut sorted = vec![(0u32, 0i64); ranked.len()];
+    for r in ranked {
+        let at = &mut starts[r.0 as usize];
+        sorted[*at] = r;
+        *at += 1;
+    }
+    SideSets {
+        by_id,
+        ranked: sorted,
+    }
 }
 
 /// Above this share of all games (one in SCAN_FRACTION), the candidate games' runs are read in
