@@ -113,6 +113,20 @@ struct Tally {
     last_game: i64,
 }
 
+impl Tally {
+    /// Adds the counts of another part of the games (disjoint from this one's).
+    fn merge(&mut self, other: &Tally) {
+        self.distance = other.distance;
+        self.positions += other.positions;
+        self.games += other.games;
+        self.points += other.points;
+        self.scored += other.scored;
+    }
+}
+
+/// The pairs within a bound and their counts.
+type Tallies = HashMap<(i64, i64), Tally>;
+
 /// Per pawn set of one side: its pawns and its part of the distance for each form of the target.
 struct SideSets {
     /// Indexed by set id: the pawns and the parts (one per variant); parts `u16::MAX` for a set
@@ -129,30 +143,72 @@ impl SideSets {
     }
 }
 
-fn rank_sets(sets: &[(i64, u8, u64)], side: u8, targets: &[u64], ignore_wings: bool) -> SideSets {
-    let max_id = sets.iter().map(|s| s.0).max().unwrap_or(0).max(0) as usize;
-    let tables: Vec<PartTable> = targets
-        .iter()
-        .map(|&t| PartTable::new(t, ignore_wings))
-        .collect();
-    let mut by_id = vec![(0u64, [u16::MAX; 4]); max_id + 1];
-    let mut ranked = Vec::with_capacity(sets.len() / 2 + 1);
-    for &(id, s, bb) in sets {
-        if s != side || id < 0 {
-            continue;
-        }
+/// No set (or a set of the other side) in `SideSets::by_id`.
+const NO_SET: (u64, [u16; 4]) = (0, [u16::MAX; 4]);
+
+/// How many connections read at once: one per core, at most 4.
+fn readers() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().clamp(1, 4))
+}
+
+/// `n` consecutive ranges of about equal length covering `lo..=hi` (some may be empty).
+fn split_range(lo: i64, hi: i64, n: usize) -> Vec<(i64, i64)> {
+    let n = i64::try_from(n.max(1)).unwrap_or(1);
+    let len = (hi - lo + 1).max(0);
+    let step = len / n + 1;
+    (0..n)
+        .map(|k| {
+            let a = lo.saturating_add(k.saturating_mul(step));
+            (a, a.saturating_add(step - 1).min(hi))
+        })
+        .collect()
+}
+
+/// One side's parts of the sets of one id range: fills that range of `by_id` and returns the
+/// (least part, id) of each of the side's sets there.
+struct Chunk<'a> {
+    lo: i64,
+    white: &'a mut [(u64, [u16; 4])],
+    black: &'a mut [(u64, [u16; 4])],
+}
+
+/// Reads the pawn sets of `chunk`'s range and computes their parts against each form.
+fn rank_chunk(
+    conn: &rusqlite::Connection,
+    hi: i64,
+    chunk: Chunk<'_>,
+    tables: &[Vec<PartTable>; 2],
+) -> Result<[Vec<(u32, i64)>; 2]> {
+    let mut ranked = [Vec::new(), Vec::new()];
+    let Chunk { lo, white, black } = chunk;
+    db::sets_between(conn, lo, hi, |id, side, bb| {
+        let Some(at) = usize::try_from(id - lo).ok() else {
+            return;
+        };
+        let slot = if side == 0 {
+            white.get_mut(at)
+        } else {
+            black.get_mut(at)
+        };
+        let Some(slot) = slot else {
+            return;
+        };
         let mut p = [0u16; 4];
         let mut least = u32::MAX;
-        for (k, table) in tables.iter().enumerate() {
+        for (k, table) in tables[usize::from(side)].iter().enumerate() {
             let d = table.part(bb);
             // A part is at most 8 files · weight 2 · 8 pawns · 4 = 512, far below u16::MAX.
             p[k] = u16::try_from(d).unwrap_or(u16::MAX - 1);
             least = least.min(d);
         }
-        by_id[id as usize] = (bb, p);
-        ranked.push((least, id));
-    }
-    // A counting sort: the parts are small whole numbers.
+        *slot = (bb, p);
+        ranked[usize::from(side)].push((least, id));
+    })?;
+    Ok(ranked)
+}
+
+/// A counting sort of (part, id) pairs by part: the parts are small whole numbers.
+fn sort_by_part(ranked: Vec<(u32, i64)>) -> Vec<(u32, i64)> {
     let top = ranked.iter().map(|r| r.0 as usize).max().unwrap_or(0);
     let mut starts = vec![0usize; top + 2];
     for r in &ranked {
@@ -167,10 +223,89 @@ fn rank_sets(sets: &[(i64, u8, u64)], side: u8, targets: &[u64], ignore_wings: b
         sorted[*at] = r;
         *at += 1;
     }
-    SideSets {
-        by_id,
-        ranked: sorted,
+    sorted
+}
+
+/// Every pawn set of the database, read by all connections at once (each a range of ids),
+/// with its parts against the target's forms: White's sets and Black's.
+fn rank_sets(
+    conn: &rusqlite::Connection,
+    extra: &mut [rusqlite::Connection],
+    forms: &[Pawns],
+    ignore_wings: bool,
+) -> Result<(SideSets, SideSets)> {
+    let max_id = db::max_set_id(conn)?;
+    let size = usize::try_from(max_id).unwrap_or(0) + 1;
+    let tables = [
+        forms
+            .iter()
+            .map(|f| PartTable::new(f.white, ignore_wings))
+            .collect::<Vec<_>>(),
+        forms
+            .iter()
+            .map(|f| PartTable::new(f.black, ignore_wings))
+            .collect::<Vec<_>>(),
+    ];
+    let mut white = vec![NO_SET; size];
+    let mut black = vec![NO_SET; size];
+    let ranges = split_range(1, max_id, extra.len() + 1);
+    // Disjoint slices of both tables, one pair per range (range k covers ids lo..=hi).
+    let mut chunks = Vec::with_capacity(ranges.len());
+    {
+        let (mut w_rest, mut b_rest) = (&mut white[1.min(size)..], &mut black[1.min(size)..]);
+        for &(lo, hi) in &ranges {
+            let len = usize::try_from(hi - lo + 1).unwrap_or(0).min(w_rest.len());
+            let (w, wr) = std::mem::take(&mut w_rest).split_at_mut(len);
+            let (b, br) = std::mem::take(&mut b_rest).split_at_mut(len);
+            w_rest = wr;
+            b_rest = br;
+            chunks.push((
+                hi,
+                Chunk {
+                    lo,
+                    white: w,
+                    black: b,
+                },
+            ));
+        }
     }
+    let mut parts: Vec<[Vec<(u32, i64)>; 2]> = Vec::with_capacity(chunks.len());
+    std::thread::scope(|s| -> Result<()> {
+        let mut chunks = chunks.into_iter();
+        let first = chunks.next();
+        let tables = &tables;
+        let handles: Vec<_> = extra
+            .iter_mut()
+            .zip(chunks)
+            .map(|(c, (hi, chunk))| s.spawn(move || rank_chunk(c, hi, chunk, tables)))
+            .collect();
+        if let Some((hi, chunk)) = first {
+            parts.push(rank_chunk(conn, hi, chunk, tables)?);
+        }
+        for h in handles {
+            match h.join() {
+                Ok(r) => parts.push(r?),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+        Ok(())
+    })?;
+    let mut ranked = [Vec::new(), Vec::new()];
+    for [w, b] in parts {
+        ranked[0].extend(w);
+        ranked[1].extend(b);
+    }
+    let [w, b] = ranked;
+    Ok((
+        SideSets {
+            by_id: white,
+            ranked: sort_by_part(w),
+        },
+        SideSets {
+            by_id: black,
+            ranked: sort_by_part(b),
+        },
+    ))
 }
 
 /// Above this share of all games (one in SCAN_FRACTION), the candidate games' runs are read in
@@ -187,9 +322,65 @@ fn points(result: Option<&str>) -> Option<u64> {
     }
 }
 
-/// The ranked structures for a target (the command's work, without the output).
+/// A game's runs as the tally needs them: White's points and (White set, Black set, plies).
+type GameRuns = (Option<u64>, Vec<(i64, i64, u32)>);
+
+/// Reads the runs of `games`, game by game.
+fn read_games(conn: &rusqlite::Connection, games: &[i64]) -> Result<Vec<(i64, GameRuns)>> {
+    let mut reader = db::Reader::new(conn)?;
+    let mut runs = Vec::new();
+    let mut out = Vec::with_capacity(games.len());
+    for &game in games {
+        let result = reader.runs_of(game, &mut runs)?;
+        let compact = runs
+            .iter()
+            .map(|r| {
+                let plies = u32::try_from(r.last_ply - r.first_ply + 1).unwrap_or(0);
+                (r.white_set, r.black_set, plies)
+            })
+            .collect();
+        out.push((game, (points(result.as_deref()), compact)));
+    }
+    Ok(out)
+}
+
+/// Runs `work` on each part of `items` (one part per connection) at once, the first part on
+/// the caller's connection; the results in part order.
+fn in_parallel<I: Sync, T: Send>(
+    conn: &rusqlite::Connection,
+    extra: &mut [rusqlite::Connection],
+    items: &[I],
+    work: impl Fn(&rusqlite::Connection, &[I]) -> Result<T> + Sync,
+) -> Result<Vec<T>> {
+    let n = extra.len() + 1;
+    let size = items.len().div_ceil(n).max(1);
+    let mut parts = items.chunks(size);
+    let first = parts.next().unwrap_or(&[]);
+    std::thread::scope(|s| {
+        let work = &work;
+        let handles: Vec<_> = extra
+            .iter_mut()
+            .zip(parts)
+            .map(|(c, part)| s.spawn(move || work(c, part)))
+            .collect();
+        let mut out = vec![work(conn, first)?];
+        for h in handles {
+            match h.join() {
+                Ok(r) => out.push(r?),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+        Ok(out)
+    })
+}
+
+/// The ranked structures for a target (the command's work, without the output). `db_path`,
+/// when given, is the file of `conn`: more connections to it read at once, one per core.
+/// They read only rows that never change once written (pawn sets, the runs of the games
+/// `conn`'s snapshot holds), so their possibly later snapshots agree with `conn`'s.
 pub fn rank(
     conn: &rusqlite::Connection,
+    db_path: Option<&std::path::Path>,
     target: Pawns,
     options: Options,
     limit: usize,
@@ -198,19 +389,21 @@ pub fn rank(
 ) -> Result<Vec<Similar>> {
     let trace = std::env::var_os("PAWNDEX_SIMILAR_TRACE").is_some();
     let start = std::time::Instant::now();
+    let mut extra = Vec::new();
+    if let Some(path) = db_path {
+        for _ in 1..readers() {
+            extra.push(command::open_for_reading(path)?);
+        }
+    }
     let variants: Vec<Variant> = options.variants();
     let forms: Vec<Pawns> = variants.iter().map(|v| v.apply(target)).collect();
-    let sets = db::all_sets(conn)?;
+    let (white, black) = rank_sets(conn, &mut extra, &forms, options.ignore_wings)?;
     if trace {
-        eprintln!("similar: {:?} pawn sets read", start.elapsed());
-    }
-    let white_targets: Vec<u64> = forms.iter().map(|f| f.white).collect();
-    let black_targets: Vec<u64> = forms.iter().map(|f| f.black).collect();
-    let white = rank_sets(&sets, 0, &white_targets, options.ignore_wings);
-    let black = rank_sets(&sets, 1, &black_targets, options.ignore_wings);
-    drop(sets);
-    if trace {
-        eprintln!("similar: {:?} pawn sets read and ranked", start.elapsed());
+        eprintln!(
+            "similar: {:?} pawn sets read and ranked ({} readers)",
+            start.elapsed(),
+            extra.len() + 1
+        );
     }
     let (Some(&(min_w, _)), Some(&(min_b, _))) = (white.ranked.first(), black.ranked.first())
     else {
@@ -229,38 +422,50 @@ pub fn rank(
     // From the closest possible pair up, in steps of a quarter (at least 2): the last round
     // costs the most, and the rounds before it at most about as much together.
     let mut bound = (min_w + min_b).min(cap);
-    let mut runs = Vec::new();
-    // The sets of each side that can be in a pair within a bound.
-    let candidates = |bound: u32| -> (Vec<i64>, Vec<i64>) {
-        let within = |ranked: &[(u32, i64)], other_best: u32| -> Vec<i64> {
+    // The sets of each side that can be in a pair within a bound, with their least parts.
+    let candidates = |bound: u32| -> [Vec<(u32, i64)>; 2] {
+        let within = |ranked: &[(u32, i64)], other_best: u32| -> Vec<(u32, i64)> {
             ranked
                 .iter()
-                .take_while(|(d, _)| *d + other_best <= bound)
-                .map(|&(_, id)| id)
+                .take_while(|(d, _)| d.saturating_add(other_best) <= bound)
+                .copied()
                 .collect()
         };
-        (within(&white.ranked, min_b), within(&black.ranked, min_w))
+        [within(&white.ranked, min_b), within(&black.ranked, min_w)]
     };
+    let ids = |sets: &[(u32, i64)]| sets.iter().map(|s| s.1).collect::<Vec<i64>>();
+    // The runs of the games read so far (a wider bound's games include a narrower one's).
+    let mut read: HashMap<i64, GameRuns> = HashMap::new();
     loop {
-        let (cand_w, cand_b) = candidates(bound);
+        let [cand_w, cand_b] = candidates(bound);
         let everything = cand_w.len() == white.ranked.len() && cand_b.len() == black.ranked.len();
-        // The games that reach a candidate set of each side (both lists, intersected).
-        let mut games_w = Vec::new();
-        for &id in &cand_w {
-            reader.games_of(id, &mut games_w)?;
+        // The games that reach a candidate set of each side, each with the least part of the
+        // side's sets it reaches (from the game lists); a game can hold a pair within the bound
+        // only if its two least parts add up to at most the bound.
+        let mut side_games = |sets: &[(u32, i64)]| -> Result<Vec<(i64, u32)>> {
+            let mut out = Vec::new();
+            let mut games = Vec::new();
+            for &(part, id) in sets {
+                games.clear();
+                reader.games_of(id, &mut games)?;
+                out.extend(games.iter().map(|&g| (g, part)));
+            }
+            out.sort_unstable();
+            out.dedup_by_key(|e| e.0);
+            Ok(out)
+        };
+        let games_w = side_games(&cand_w)?;
+        let games_b = side_games(&cand_b)?;
+        let mut games: Vec<i64> = Vec::new();
+        let mut j = 0;
+        for &(g, pw) in &games_w {
+            while j < games_b.len() && games_b[j].0 < g {
+                j += 1;
+            }
+            if j < games_b.len() && games_b[j].0 == g && pw + games_b[j].1 <= bound {
+                games.push(g);
+            }
         }
-        games_w.sort_unstable();
-        games_w.dedup();
-        let mut games_b = Vec::new();
-        for &id in &cand_b {
-            reader.games_of(id, &mut games_b)?;
-        }
-        games_b.sort_unstable();
-        games_b.dedup();
-        let mut games: Vec<i64> = games_w
-            .into_iter()
-            .filter(|g| games_b.binary_search(g).is_ok())
-            .collect();
         games.extend(&tail);
         games.sort_unstable();
         games.dedup();
@@ -273,58 +478,71 @@ pub fn rank(
                 games.len()
             );
         }
-        let mut tallies: HashMap<(i64, i64), Tally> = HashMap::new();
-        let mut add = |game: i64, points: Option<u64>, r: &db::Run, bound: u32| {
-            let Some(d) = pair_distance(r.white_set, r.black_set) else {
-                return;
-            };
-            if d > bound {
-                return;
-            }
-            let t = tallies.entry((r.white_set, r.black_set)).or_default();
-            t.distance = d;
-            t.positions += u64::try_from(r.last_ply - r.first_ply + 1).unwrap_or(0);
-            if t.games == 0 || t.last_game != game {
-                t.games += 1;
-                t.last_game = game;
-                if let Some(p) = points {
-                    t.points += p;
-                    t.scored += 1;
-                }
-            }
-        };
+        let mut tallies = Tallies::new();
         let scan = match crate::store::forced_plan() {
             Some(crate::store::ForcedPlan::Scan) => true,
             Some(crate::store::ForcedPlan::Lists) => false,
             None => games.len().saturating_mul(SCAN_FRACTION) > game_count,
         };
         if scan {
-            // Most games can hold a close structure: one pass over every run costs less than
-            // a lookup per game.
-            let results = db::results(conn)?;
-            let points_of = |game: i64| {
-                results
-                    .binary_search_by_key(&game, |r| r.0)
-                    .ok()
-                    .and_then(|i| points(results[i].1.as_deref()))
-            };
+            // Most games can hold a close structure: one pass over every run (each connection
+            // a range of games) costs less than a lookup per game.
+            let results: Vec<(i64, Option<u64>)> = db::results(conn)?
+                .into_iter()
+                .map(|(g, r)| (g, points(r.as_deref())))
+                .collect();
             // A pass costs about the same for a wider bound: take one, rather than pass again.
             let wider = bound.saturating_add(8).min(cap);
-            let (cand_w, cand_b) = candidates(wider);
-            let mut current = (i64::MIN, None);
-            db::scan_runs(conn, &cand_w, &cand_b, |game, r| {
-                if current.0 != game {
-                    current = (game, points_of(game));
+            let [cand_w, cand_b] = candidates(wider);
+            let (cand_w, cand_b) = (ids(&cand_w), ids(&cand_b));
+            let lo = results.first().map_or(0, |r| r.0);
+            let hi = results.last().map_or(-1, |r| r.0);
+            let ranges = split_range(lo, hi, extra.len() + 1);
+            let parts = in_parallel(conn, &mut extra, &ranges, |c, ranges| {
+                let mut tallies = Tallies::new();
+                for &range in ranges {
+                    let mut current = (i64::MIN, None);
+                    db::scan_runs(c, range, &cand_w, &cand_b, |game, r| {
+                        if current.0 != game {
+                            let p = results
+                                .binary_search_by_key(&game, |r| r.0)
+                                .ok()
+                                .and_then(|i| results[i].1);
+                            current = (game, p);
+                        }
+                        let plies = u32::try_from(r.last_ply - r.first_ply + 1).unwrap_or(0);
+                        tally(
+                            &mut tallies,
+                            game,
+                            current.1,
+                            (r.white_set, r.black_set, plies),
+                            wider,
+                            &pair_distance,
+                        );
+                    })?;
                 }
-                add(game, current.1, &r, wider);
+                Ok(tallies)
             })?;
+            for part in parts {
+                for (pair, t) in part {
+                    tallies.entry(pair).or_default().merge(&t);
+                }
+            }
             bound = wider;
         } else {
+            let new: Vec<i64> = games
+                .iter()
+                .copied()
+                .filter(|g| !read.contains_key(g))
+                .collect();
+            for part in in_parallel(conn, &mut extra, &new, read_games)? {
+                read.extend(part);
+            }
             for &game in &games {
-                let result = reader.runs_of(game, &mut runs)?;
-                let p = points(result.as_deref());
-                for r in &runs {
-                    add(game, p, r, bound);
+                if let Some((p, runs)) = read.get(&game) {
+                    for &run in runs {
+                        tally(&mut tallies, game, *p, run, bound, &pair_distance);
+                    }
                 }
             }
         }
@@ -378,6 +596,34 @@ pub fn rank(
         }
         // Not enough yet: widen.
         bound = bound.saturating_add((bound / 4).max(2)).min(cap);
+    }
+}
+
+/// Counts one run (White set, Black set, plies) of `game` if its pair is within `bound`.
+fn tally(
+    tallies: &mut Tallies,
+    game: i64,
+    points: Option<u64>,
+    (w, b, plies): (i64, i64, u32),
+    bound: u32,
+    pair_distance: &impl Fn(i64, i64) -> Option<u32>,
+) {
+    let Some(d) = pair_distance(w, b) else {
+        return;
+    };
+    if d > bound {
+        return;
+    }
+    let t = tallies.entry((w, b)).or_default();
+    t.distance = d;
+    t.positions += u64::from(plies);
+    if t.games == 0 || t.last_game != game {
+        t.games += 1;
+        t.last_game = game;
+        if let Some(p) = points {
+            t.points += p;
+            t.scored += 1;
+        }
     }
 }
 
@@ -449,6 +695,7 @@ pub fn run(args: SimilarArgs) -> Result<i32> {
     };
     let found = rank(
         &conn,
+        Some(&args.db),
         target,
         options,
         args.limit,

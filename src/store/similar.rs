@@ -3,7 +3,7 @@
 //! and the pawns of one game's ply.
 
 use anyhow::Result;
-use rusqlite::{Connection, OptionalExtension, Statement};
+use rusqlite::{CachedStatement, Connection, OptionalExtension};
 
 use super::decode_games;
 
@@ -16,16 +16,31 @@ pub struct Run {
     pub black_set: i64,
 }
 
-/// Every pawn set of the database as (id, side, pawns): side 0 White, 1 Black.
-pub fn all_sets(conn: &Connection) -> Result<Vec<(i64, u8, u64)>> {
-    let mut st = conn.prepare("SELECT id, side, pawns FROM pawn_sets")?;
-    let mut out = Vec::new();
-    let mut rows = st.query([])?;
+/// The largest pawn-set id (0 without sets).
+pub fn max_set_id(conn: &Connection) -> Result<i64> {
+    Ok(
+        conn.query_row("SELECT coalesce(max(id), 0) FROM pawn_sets", [], |r| {
+            r.get(0)
+        })?,
+    )
+}
+
+/// The pawn sets with ids in `lo..=hi`, each given to `visit` as (id, side, pawns): side 0
+/// White, 1 Black. A range of the table's key, so that several connections can share the work.
+pub fn sets_between(
+    conn: &Connection,
+    lo: i64,
+    hi: i64,
+    mut visit: impl FnMut(i64, u8, u64),
+) -> Result<()> {
+    let mut st =
+        conn.prepare_cached("SELECT id, side, pawns FROM pawn_sets WHERE id BETWEEN ?1 AND ?2")?;
+    let mut rows = st.query([lo, hi])?;
     while let Some(r) = rows.next()? {
         let side: i64 = r.get(1)?;
-        out.push((r.get(0)?, u8::from(side != 0), r.get::<_, i64>(2)? as u64));
+        visit(r.get(0)?, u8::from(side != 0), r.get::<_, i64>(2)? as u64);
     }
-    Ok(out)
+    Ok(())
 }
 
 /// The games above `derived.through` (not yet in `set_games`), ascending.
@@ -55,21 +70,25 @@ pub fn results(conn: &Connection) -> Result<Vec<(i64, Option<String>)>> {
     Ok(rows)
 }
 
-/// Every run whose White set is one of `white` and Black set one of `black`, in key order
-/// (game, first ply), given to `visit` with its game id: one pass over all runs, the sets
-/// checked by SQLite.
+/// Every run of the games with ids in `games.0..=games.1` whose White set is one of `white`
+/// and Black set one of `black`, in key order (game, first ply), given to `visit` with its game
+/// id: one pass over those games' runs, the sets checked by SQLite.
 pub fn scan_runs(
     conn: &Connection,
+    games: (i64, i64),
     white: &[i64],
     black: &[i64],
     mut visit: impl FnMut(i64, Run),
 ) -> Result<()> {
-    let mut st = conn.prepare(
+    let mut st = conn.prepare_cached(
         "SELECT game_id, first_ply, last_ply, white_set, black_set FROM runs
-         WHERE white_set IN (SELECT value FROM json_each(?1))
-           AND black_set IN (SELECT value FROM json_each(?2))",
+         WHERE game_id BETWEEN ?1 AND ?2
+           AND white_set IN (SELECT value FROM json_each(?3))
+           AND black_set IN (SELECT value FROM json_each(?4))",
     )?;
-    let mut rows = st.query([
+    let mut rows = st.query(rusqlite::params![
+        games.0,
+        games.1,
         super::search::json_array(white),
         super::search::json_array(black),
     ])?;
@@ -113,15 +132,15 @@ pub fn game_plies(conn: &Connection, game: i64) -> Result<Option<i64>> {
 
 /// Prepared reads of the game lists and of games' runs.
 pub struct Reader<'c> {
-    lists: Statement<'c>,
-    runs: Statement<'c>,
+    lists: CachedStatement<'c>,
+    runs: CachedStatement<'c>,
 }
 
 impl<'c> Reader<'c> {
     pub fn new(conn: &'c Connection) -> Result<Reader<'c>> {
         Ok(Reader {
-            lists: conn.prepare("SELECT games FROM set_games WHERE set_id = ?1")?,
-            runs: conn.prepare(
+            lists: conn.prepare_cached("SELECT games FROM set_games WHERE set_id = ?1")?,
+            runs: conn.prepare_cached(
                 "SELECT r.first_ply, r.last_ply, r.white_set, r.black_set, g.result
                  FROM runs AS r, games AS g
                  WHERE r.game_id = ?1 AND g.id = ?1
