@@ -337,11 +337,14 @@ pub fn square_list(bb: u64) -> String {
         .join(" ")
 }
 
+/// What [`explain`] says when the pawns differ only on wings that `ignore_wings` leaves out.
+pub const SAME_CENTRE: &str = "same pawns on the c- to f-files";
+
 /// What differs between `a` and `target`, in words, from `a`'s point of view against the
 /// closest form of the target: "White c-pawn on c3 not c4; no Black a-pawn; extra White pawn
 /// on g3". Files are listed a to h, White before Black; ignored wings are not mentioned. The
 /// form is named first when it is not the plain one ("mirrored; …", "colours reversed; …");
-/// "same pawns" when nothing differs.
+/// "same pawns" when nothing differs ([`SAME_CENTRE`] when only ignored wings differ).
 #[must_use]
 pub fn explain(a: Pawns, target: Pawns, options: Options) -> String {
     let v = closest_variant(a, target, options);
@@ -398,7 +401,12 @@ pub fn explain(a: Pawns, target: Pawns, options: Options) -> String {
         }
     }
     if diffs.is_empty() {
-        diffs.push("same pawns".into());
+        // Without the wings, "same pawns" would claim more than was compared.
+        diffs.push(if a == t {
+            "same pawns".into()
+        } else {
+            SAME_CENTRE.into()
+        });
     }
     parts.extend(diffs);
     parts.join("; ")
@@ -545,8 +553,36 @@ mod tests {
         #[test]
         fn explain_says_something_exactly_when_the_distance_is_positive(a in pawns(), b in pawns(), o in options()) {
             let text = explain(a, b, o);
-            prop_assert_eq!(text.ends_with("same pawns"), distance(a, b, o) == 0, "{}", text);
+            let same = text.ends_with("same pawns") || text.ends_with(SAME_CENTRE);
+            prop_assert_eq!(same, distance(a, b, o) == 0, "{}", text);
+            // "same pawns" only for the very same pawns (of the closest form).
+            let form = closest_variant(a, b, o).apply(b);
+            prop_assert_eq!(text.ends_with("same pawns"), a == form, "{}", text);
         }
+    }
+
+    #[test]
+    fn ignored_wings_are_not_called_the_same_pawns() {
+        let carlsbad = Pawns {
+            white: 0x0000_0000_0810_E300,
+            black: 0x00E3_0408_0000_0000,
+        };
+        // White h2-h3: only a wing differs.
+        let h3 = Pawns {
+            white: carlsbad.white & !(1 << 15) | 1 << 23,
+            ..carlsbad
+        };
+        let centre = Options {
+            ignore_wings: true,
+            ..Options::default()
+        };
+        assert_eq!(distance(h3, carlsbad, centre), 0);
+        assert_eq!(explain(h3, carlsbad, centre), SAME_CENTRE);
+        assert_eq!(explain(carlsbad, carlsbad, centre), "same pawns");
+        assert_eq!(
+            explain(h3, carlsbad, Options::default()),
+            "White h-pawn on h3 not h2"
+        );
     }
 
     #[test]
