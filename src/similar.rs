@@ -293,6 +293,62 @@ impl PartTable {
     }
 }
 
+/// Every set of one side's pawns (on ranks 2 to 7, where pawns stand) whose [`side_part`]
+/// against `target` is at most `radius`, in no particular order; `None` when there are more
+/// than `cap` of them. `pawndex similar` looks these few bitboards up instead of ranking every
+/// pawn set of the database; with `ignore_wings` the wings are free, so the sets are many and
+/// the answer is usually `None`.
+///
+/// ```
+/// use pawndex::similar::{neighbours, side_part};
+///
+/// // White a2 b2 d4 e3 f2 g2 h2 (the Carlsbad): within 1, itself and one wing pawn a rank up.
+/// let carlsbad = 0x0000_0000_0810_E300;
+/// let near = neighbours(carlsbad, 1, false, 1000).unwrap();
+/// assert_eq!(near.len(), 5); // itself, a3, b3, g3, h3
+/// assert!(near.iter().all(|&bb| side_part(bb, carlsbad, false) <= 1));
+/// assert_eq!(neighbours(carlsbad, 30, false, 1000), None); // too many
+/// ```
+#[must_use]
+pub fn neighbours(target: u64, radius: u32, ignore_wings: bool, cap: usize) -> Option<Vec<u64>> {
+    // Per file, the columns (pawns on ranks 2 to 7 of that file) by their weighted cost.
+    let mut files: Vec<Vec<(u32, u64)>> = Vec::with_capacity(8);
+    for file in 0..8u32 {
+        let w = file_weight(file, ignore_wings);
+        let mut columns: Vec<(u32, u64)> = (0..64u64)
+            .map(|c| {
+                let mut bb = 0u64;
+                for r in 0..6 {
+                    if c >> r & 1 == 1 {
+                        bb |= 1 << ((r + 1) * 8 + file);
+                    }
+                }
+                (w * file_cost(bb, target, file), bb)
+            })
+            .filter(|&(cost, _)| cost <= radius)
+            .collect();
+        columns.sort_unstable();
+        files.push(columns);
+    }
+    fn walk(files: &[Vec<(u32, u64)>], left: u32, bb: u64, out: &mut Vec<u64>, cap: usize) -> bool {
+        let Some((columns, rest)) = files.split_first() else {
+            out.push(bb);
+            return out.len() <= cap;
+        };
+        for &(cost, column) in columns {
+            if cost > left {
+                break;
+            }
+            if !walk(rest, left - cost, bb | column, out, cap) {
+                return false;
+            }
+        }
+        true
+    }
+    let mut out = Vec::new();
+    walk(&files, radius, 0, &mut out, cap).then_some(out)
+}
+
 /// The distance between two structures (see the module documentation): the least, over the
 /// forms of `b` the options allow, of the White part plus the Black part.
 #[must_use]
@@ -559,6 +615,51 @@ mod tests {
             let form = closest_variant(a, b, o).apply(b);
             prop_assert_eq!(text.ends_with("same pawns"), a == form, "{}", text);
         }
+    }
+
+    /// Pawns on ranks 2 to 7 only, as stored pawn sets are.
+    fn on_pawn_ranks(bb: u64) -> u64 {
+        bb & 0x00FF_FFFF_FFFF_FF00
+    }
+
+    proptest! {
+        #[test]
+        fn neighbours_are_exactly_the_sets_within_the_radius(
+            target in any::<u64>(),
+            flips in proptest::collection::vec(8u32..56, 0..4),
+            radius in 0u32..9,
+            wings in any::<bool>(),
+        ) {
+            let target = on_pawn_ranks(target) & 0x0000_FFFF_FFFF_0000 | 0x0000_0000_0000_E700;
+            let Some(near) = neighbours(target, radius, wings, 200_000) else {
+                return Ok(());
+            };
+            // All within, no repeats.
+            let mut sorted = near.clone();
+            sorted.sort_unstable();
+            sorted.dedup();
+            prop_assert_eq!(sorted.len(), near.len());
+            for &bb in &near {
+                prop_assert_eq!(bb, on_pawn_ranks(bb));
+                prop_assert!(side_part(bb, target, wings) <= radius);
+            }
+            // A set a few squares away is listed exactly when it is within the radius.
+            let mut other = target;
+            for f in flips {
+                other ^= 1 << f;
+            }
+            let within = side_part(other, target, wings) <= radius;
+            prop_assert_eq!(sorted.binary_search(&other).is_ok(), within);
+        }
+    }
+
+    #[test]
+    fn neighbours_give_up_past_the_cap() {
+        let start = 0xFF00;
+        let all = neighbours(start, 4, false, usize::MAX).unwrap();
+        assert!(all.len() > 10);
+        assert_eq!(neighbours(start, 4, false, all.len()), Some(all.clone()));
+        assert_eq!(neighbours(start, 4, false, all.len() - 1), None);
     }
 
     #[test]

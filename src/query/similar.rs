@@ -127,24 +127,111 @@ impl Tally {
 /// The pairs within a bound and their counts.
 type Tallies = HashMap<(i64, i64), Tally>;
 
-/// Per pawn set of one side: its pawns and its part of the distance for each form of the target.
+/// Per pawn set of one side: its pawns and its part of the distance for each form of the
+/// target, for every set of the database or for those within a radius.
 struct SideSets {
-    /// Indexed by set id: the pawns and the parts (one per variant); parts `u16::MAX` for a set
-    /// of the other side (or no set).
-    by_id: Vec<(u64, [u16; 4])>,
-    /// (least part, id), ascending.
+    /// 0 White, 1 Black.
+    side: u8,
+    /// Indexed by set id: the set's pawns (when known).
+    pawns: Vec<u64>,
+    /// Indexed by set id: 1 + the part for each form of the target; all 0 for a set not known
+    /// here (a set of the other side, or one beyond `radius`).
+    parts: Vec<[u16; 4]>,
+    /// (least part, id) of the known sets, ascending.
     ranked: Vec<(u32, i64)>,
+    /// Every set of this side whose least part is at most this is known; `u32::MAX` when every
+    /// set of the database is, `None` before the first look-up.
+    known: Option<u32>,
+    /// The bitboards already looked up, with their set ids (`None`: not in the database).
+    looked_up: HashMap<u64, Option<i64>>,
 }
 
 impl SideSets {
+    fn new(side: u8, size: usize) -> SideSets {
+        SideSets {
+            side,
+            pawns: vec![0; size],
+            parts: vec![[0; 4]; size],
+            ranked: Vec::new(),
+            known: None,
+            looked_up: HashMap::new(),
+        }
+    }
+
+    /// The pawns and the parts of a known set.
     fn get(&self, id: i64) -> Option<(u64, [u16; 4])> {
-        let e = *self.by_id.get(usize::try_from(id).ok()?)?;
-        (e.1[0] != u16::MAX).then_some(e)
+        let at = usize::try_from(id).ok()?;
+        let p = *self.parts.get(at)?;
+        (p[0] != 0).then(|| (self.pawns[at], p.map(|x| x.saturating_sub(1))))
+    }
+
+    /// Records a set with its parts against each form (`tables`); its least part.
+    fn record(&mut self, id: i64, bb: u64, tables: &[PartTable]) -> Option<u32> {
+        let at = usize::try_from(id).ok()?;
+        let slot = self.parts.get_mut(at)?;
+        let mut least = u32::MAX;
+        for (k, table) in tables.iter().enumerate() {
+            let d = table.part(bb);
+            // A part is at most 8 files · weight 2 · 8 pawns · 4 = 512, far below u16::MAX.
+            slot[k] = u16::try_from(d + 1).unwrap_or(u16::MAX);
+            least = least.min(d);
+        }
+        self.pawns[at] = bb;
+        Some(least)
+    }
+
+    /// The known sets whose least part is at most `radius` (which must not exceed
+    /// `self.known`).
+    fn within(&self, radius: u32) -> Vec<(u32, i64)> {
+        self.ranked
+            .iter()
+            .take_while(|(d, _)| *d <= radius)
+            .copied()
+            .collect()
+    }
+
+    /// Makes every set within `radius` known by looking up the few bitboards that can be
+    /// (see [`similar::neighbours`]); false, with nothing changed, when they are too many.
+    fn look_up(
+        &mut self,
+        conn: &rusqlite::Connection,
+        radius: u32,
+        targets: &[u64],
+        tables: &[PartTable],
+        ignore_wings: bool,
+    ) -> Result<bool> {
+        if self.known.is_some_and(|k| radius <= k) {
+            return Ok(true);
+        }
+        let mut near = Vec::new();
+        for &t in targets {
+            match similar::neighbours(t, radius, ignore_wings, NEIGHBOURS_CAP) {
+                Some(n) => near.extend(n),
+                None => return Ok(false),
+            }
+        }
+        let mut st = db::SetLookup::new(conn)?;
+        for bb in near {
+            if self.looked_up.contains_key(&bb) {
+                continue;
+            }
+            let id = st.id(self.side, bb)?;
+            self.looked_up.insert(bb, id);
+            if let Some(id) = id
+                && let Some(least) = self.record(id, bb, tables)
+            {
+                self.ranked.push((least, id));
+            }
+        }
+        self.ranked.sort_unstable();
+        self.known = Some(radius);
+        Ok(true)
     }
 }
 
-/// No set (or a set of the other side) in `SideSets::by_id`.
-const NO_SET: (u64, [u16; 4]) = (0, [u16::MAX; 4]);
+/// At most this many bitboards around one form of the target are looked up; past it, every
+/// pawn set of the database is read and ranked.
+const NEIGHBOURS_CAP: usize = 4096;
 
 /// How many connections read at once: one per core, at most 4.
 fn readers() -> usize {
@@ -164,15 +251,15 @@ fn split_range(lo: i64, hi: i64, n: usize) -> Vec<(i64, i64)> {
         .collect()
 }
 
-/// One side's parts of the sets of one id range: fills that range of `by_id` and returns the
-/// (least part, id) of each of the side's sets there.
+/// The sets of one id range (from `lo`), both sides: disjoint parts of the two `SideSets`.
 struct Chunk<'a> {
     lo: i64,
-    white: &'a mut [(u64, [u16; 4])],
-    black: &'a mut [(u64, [u16; 4])],
+    pawns: [&'a mut [u64]; 2],
+    parts: [&'a mut [[u16; 4]]; 2],
 }
 
-/// Reads the pawn sets of `chunk`'s range and computes their parts against each form.
+/// Reads the pawn sets of `chunk`'s range (up to `hi`), computes their parts against each
+/// form and returns each side's (least part, id).
 fn rank_chunk(
     conn: &rusqlite::Connection,
     hi: i64,
@@ -180,29 +267,27 @@ fn rank_chunk(
     tables: &[Vec<PartTable>; 2],
 ) -> Result<[Vec<(u32, i64)>; 2]> {
     let mut ranked = [Vec::new(), Vec::new()];
-    let Chunk { lo, white, black } = chunk;
+    let Chunk {
+        lo,
+        mut pawns,
+        mut parts,
+    } = chunk;
     db::sets_between(conn, lo, hi, |id, side, bb| {
+        let s = usize::from(side.min(1));
         let Some(at) = usize::try_from(id - lo).ok() else {
             return;
         };
-        let slot = if side == 0 {
-            white.get_mut(at)
-        } else {
-            black.get_mut(at)
-        };
-        let Some(slot) = slot else {
+        let Some(slot) = parts[s].get_mut(at) else {
             return;
         };
-        let mut p = [0u16; 4];
         let mut least = u32::MAX;
-        for (k, table) in tables[usize::from(side)].iter().enumerate() {
+        for (k, table) in tables[s].iter().enumerate() {
             let d = table.part(bb);
-            // A part is at most 8 files · weight 2 · 8 pawns · 4 = 512, far below u16::MAX.
-            p[k] = u16::try_from(d).unwrap_or(u16::MAX - 1);
+            slot[k] = u16::try_from(d + 1).unwrap_or(u16::MAX);
             least = least.min(d);
         }
-        *slot = (bb, p);
-        ranked[usize::from(side)].push((least, id));
+        pawns[s][at] = bb;
+        ranked[s].push((least, id));
     })?;
     Ok(ranked)
 }
@@ -226,86 +311,77 @@ fn sort_by_part(ranked: Vec<(u32, i64)>) -> Vec<(u32, i64)> {
     sorted
 }
 
-/// Every pawn set of the database, read by all connections at once (each a range of ids),
-/// with its parts against the target's forms: White's sets and Black's.
-fn rank_sets(
+/// Reads every pawn set of the database into `white` and `black` with its parts, all
+/// connections at once (each a range of ids): both sides then know every set.
+fn rank_all(
     conn: &rusqlite::Connection,
     extra: &mut [rusqlite::Connection],
-    forms: &[Pawns],
-    ignore_wings: bool,
-) -> Result<(SideSets, SideSets)> {
-    let max_id = db::max_set_id(conn)?;
-    let size = usize::try_from(max_id).unwrap_or(0) + 1;
-    let tables = [
-        forms
-            .iter()
-            .map(|f| PartTable::new(f.white, ignore_wings))
-            .collect::<Vec<_>>(),
-        forms
-            .iter()
-            .map(|f| PartTable::new(f.black, ignore_wings))
-            .collect::<Vec<_>>(),
-    ];
-    let mut white = vec![NO_SET; size];
-    let mut black = vec![NO_SET; size];
+    white: &mut SideSets,
+    black: &mut SideSets,
+    tables: &[Vec<PartTable>; 2],
+) -> Result<()> {
+    let size = white.parts.len().min(black.parts.len());
+    let max_id = i64::try_from(size).unwrap_or(1) - 1;
+    for s in [&mut *white, &mut *black] {
+        s.parts.iter_mut().for_each(|p| *p = [0; 4]);
+    }
     let ranges = split_range(1, max_id, extra.len() + 1);
-    // Disjoint slices of both tables, one pair per range (range k covers ids lo..=hi).
+    // Disjoint slices of the tables, one set per range (range k covers ids lo..=hi).
     let mut chunks = Vec::with_capacity(ranges.len());
     {
-        let (mut w_rest, mut b_rest) = (&mut white[1.min(size)..], &mut black[1.min(size)..]);
+        let from = 1.min(size);
+        let mut wp = &mut white.pawns[from..size];
+        let mut bp = &mut black.pawns[from..size];
+        let mut wq = &mut white.parts[from..size];
+        let mut bq = &mut black.parts[from..size];
         for &(lo, hi) in &ranges {
-            let len = usize::try_from(hi - lo + 1).unwrap_or(0).min(w_rest.len());
-            let (w, wr) = std::mem::take(&mut w_rest).split_at_mut(len);
-            let (b, br) = std::mem::take(&mut b_rest).split_at_mut(len);
-            w_rest = wr;
-            b_rest = br;
+            let len = usize::try_from(hi - lo + 1).unwrap_or(0).min(wp.len());
+            let (a, ar) = std::mem::take(&mut wp).split_at_mut(len);
+            let (b, br) = std::mem::take(&mut bp).split_at_mut(len);
+            let (c, cr) = std::mem::take(&mut wq).split_at_mut(len);
+            let (d, dr) = std::mem::take(&mut bq).split_at_mut(len);
+            (wp, bp, wq, bq) = (ar, br, cr, dr);
             chunks.push((
                 hi,
                 Chunk {
                     lo,
-                    white: w,
-                    black: b,
+                    pawns: [a, b],
+                    parts: [c, d],
                 },
             ));
         }
     }
-    let mut parts: Vec<[Vec<(u32, i64)>; 2]> = Vec::with_capacity(chunks.len());
+    let mut found: Vec<[Vec<(u32, i64)>; 2]> = Vec::with_capacity(chunks.len());
     std::thread::scope(|s| -> Result<()> {
         let mut chunks = chunks.into_iter();
         let first = chunks.next();
-        let tables = &tables;
         let handles: Vec<_> = extra
             .iter_mut()
             .zip(chunks)
             .map(|(c, (hi, chunk))| s.spawn(move || rank_chunk(c, hi, chunk, tables)))
             .collect();
         if let Some((hi, chunk)) = first {
-            parts.push(rank_chunk(conn, hi, chunk, tables)?);
+            found.push(rank_chunk(conn, hi, chunk, tables)?);
         }
         for h in handles {
             match h.join() {
-                Ok(r) => parts.push(r?),
+                Ok(r) => found.push(r?),
                 Err(panic) => std::panic::resume_unwind(panic),
             }
         }
         Ok(())
     })?;
     let mut ranked = [Vec::new(), Vec::new()];
-    for [w, b] in parts {
+    for [w, b] in found {
         ranked[0].extend(w);
         ranked[1].extend(b);
     }
     let [w, b] = ranked;
-    Ok((
-        SideSets {
-            by_id: white,
-            ranked: sort_by_part(w),
-        },
-        SideSets {
-            by_id: black,
-            ranked: sort_by_part(b),
-        },
-    ))
+    white.ranked = sort_by_part(w);
+    black.ranked = sort_by_part(b);
+    white.known = Some(u32::MAX);
+    black.known = Some(u32::MAX);
+    Ok(())
 }
 
 /// Above this share of all games (one in SCAN_FRACTION), the candidate games' runs are read in
@@ -397,12 +473,52 @@ pub fn rank(
     }
     let variants: Vec<Variant> = options.variants();
     let forms: Vec<Pawns> = variants.iter().map(|v| v.apply(target)).collect();
-    let (white, black) = rank_sets(conn, &mut extra, &forms, options.ignore_wings)?;
+    let targets = [
+        forms.iter().map(|f| f.white).collect::<Vec<u64>>(),
+        forms.iter().map(|f| f.black).collect::<Vec<u64>>(),
+    ];
+    let tables = targets.clone().map(|t| {
+        t.iter()
+            .map(|&bb| PartTable::new(bb, options.ignore_wings))
+            .collect::<Vec<PartTable>>()
+    });
+    let size = usize::try_from(db::max_set_id(conn)?).unwrap_or(0) + 1;
+    let mut white = SideSets::new(0, size);
+    let mut black = SideSets::new(1, size);
+    let wings = options.ignore_wings;
+    // Every set within the radii known on each side: the few bitboards that can be are looked
+    // up, or, when they are too many, every pawn set is read.
+    let know = |white: &mut SideSets,
+                black: &mut SideSets,
+                extra: &mut [rusqlite::Connection],
+                radii: [u32; 2]|
+     -> Result<()> {
+        if white.known == Some(u32::MAX) {
+            return Ok(());
+        }
+        // PAWNDEX_PLAN=scan reads every set (and every run), for tests.
+        let forced = crate::store::forced_plan() == Some(crate::store::ForcedPlan::Scan);
+        if !forced
+            && white.look_up(conn, radii[0], &targets[0], &tables[0], wings)?
+            && black.look_up(conn, radii[1], &targets[1], &tables[1], wings)?
+        {
+            return Ok(());
+        }
+        rank_all(conn, extra, white, black, &tables)
+    };
+    // Each side's closest set: radii 0, 1, 2, 4, … until one is found.
+    let mut radius = 0;
+    while (white.ranked.is_empty() || black.ranked.is_empty()) && white.known != Some(u32::MAX) {
+        know(&mut white, &mut black, &mut extra, [radius; 2])?;
+        radius = (radius * 2).max(1);
+    }
     if trace {
         eprintln!(
-            "similar: {:?} pawn sets read and ranked ({} readers)",
+            "similar: {:?} closest sets found ({} readers; sets known within {:?} and {:?})",
             start.elapsed(),
-            extra.len() + 1
+            extra.len() + 1,
+            white.known,
+            black.known
         );
     }
     let (Some(&(min_w, _)), Some(&(min_b, _))) = (white.ranked.first(), black.ranked.first())
@@ -411,34 +527,27 @@ pub fn rank(
     };
     let tail = db::tail_games(conn)?;
     let game_count = db::game_count(conn)?;
-    let mut reader = db::Reader::new(conn)?;
     let n = variants.len();
-    let pair_distance = |w: i64, b: i64| -> Option<u32> {
-        let (_, pw) = white.get(w)?;
-        let (_, pb) = black.get(b)?;
-        (0..n).map(|k| u32::from(pw[k]) + u32::from(pb[k])).min()
-    };
     let cap = max_distance.unwrap_or(u32::MAX);
     // From the closest possible pair up, in steps of a quarter (at least 2): the last round
     // costs the most, and the rounds before it at most about as much together.
     let mut bound = (min_w + min_b).min(cap);
-    // The sets of each side that can be in a pair within a bound, with their least parts.
-    let candidates = |bound: u32| -> [Vec<(u32, i64)>; 2] {
-        let within = |ranked: &[(u32, i64)], other_best: u32| -> Vec<(u32, i64)> {
-            ranked
-                .iter()
-                .take_while(|(d, _)| d.saturating_add(other_best) <= bound)
-                .copied()
-                .collect()
-        };
-        [within(&white.ranked, min_b), within(&black.ranked, min_w)]
-    };
+    // The sets of each side that can be in a pair within a bound, with their least parts
+    // (made known first).
+    let radii = |bound: u32| [bound.saturating_sub(min_b), bound.saturating_sub(min_w)];
     let ids = |sets: &[(u32, i64)]| sets.iter().map(|s| s.1).collect::<Vec<i64>>();
     // The runs of the games read so far (a wider bound's games include a narrower one's).
     let mut read: HashMap<i64, GameRuns> = HashMap::new();
     loop {
-        let [cand_w, cand_b] = candidates(bound);
-        let everything = cand_w.len() == white.ranked.len() && cand_b.len() == black.ranked.len();
+        let [rw, rb] = radii(bound);
+        know(&mut white, &mut black, &mut extra, [rw, rb])?;
+        let (cand_w, cand_b) = (white.within(rw), black.within(rb));
+        let distance_of = |w: i64, b: i64| pair_distance(&white, &black, n, w, b);
+        let mut reader = db::Reader::new(conn)?;
+        let everything = white.known == Some(u32::MAX)
+            && black.known == Some(u32::MAX)
+            && cand_w.len() == white.ranked.len()
+            && cand_b.len() == black.ranked.len();
         // The games that reach a candidate set of each side, each with the least part of the
         // side's sets it reaches (from the game lists); a game can hold a pair within the bound
         // only if its two least parts add up to at most the bound.
@@ -493,8 +602,11 @@ pub fn rank(
                 .collect();
             // A pass costs about the same for a wider bound: take one, rather than pass again.
             let wider = bound.saturating_add(8).min(cap);
-            let [cand_w, cand_b] = candidates(wider);
-            let (cand_w, cand_b) = (ids(&cand_w), ids(&cand_b));
+            let [rw, rb] = radii(wider);
+            drop(reader);
+            know(&mut white, &mut black, &mut extra, [rw, rb])?;
+            let distance_of = |w: i64, b: i64| pair_distance(&white, &black, n, w, b);
+            let (cand_w, cand_b) = (ids(&white.within(rw)), ids(&black.within(rb)));
             let lo = results.first().map_or(0, |r| r.0);
             let hi = results.last().map_or(-1, |r| r.0);
             let ranges = split_range(lo, hi, extra.len() + 1);
@@ -517,7 +629,7 @@ pub fn rank(
                             current.1,
                             (r.white_set, r.black_set, plies),
                             wider,
-                            &pair_distance,
+                            &distance_of,
                         );
                     })?;
                 }
@@ -541,7 +653,7 @@ pub fn rank(
             for &game in &games {
                 if let Some((p, runs)) = read.get(&game) {
                     for &run in runs {
-                        tally(&mut tallies, game, *p, run, bound, &pair_distance);
+                        tally(&mut tallies, game, *p, run, bound, &distance_of);
                     }
                 }
             }
@@ -599,6 +711,16 @@ pub fn rank(
     }
 }
 
+/// The distance of a pair of sets (the least over the target's forms of the two parts),
+/// `None` when a set is not known (beyond the radius: farther than any bound asked).
+fn pair_distance(white: &SideSets, black: &SideSets, forms: usize, w: i64, b: i64) -> Option<u32> {
+    let (_, pw) = white.get(w)?;
+    let (_, pb) = black.get(b)?;
+    (0..forms)
+        .map(|k| u32::from(pw[k]) + u32::from(pb[k]))
+        .min()
+}
+
 /// Counts one run (White set, Black set, plies) of `game` if its pair is within `bound`.
 fn tally(
     tallies: &mut Tallies,
@@ -606,9 +728,9 @@ fn tally(
     points: Option<u64>,
     (w, b, plies): (i64, i64, u32),
     bound: u32,
-    pair_distance: &impl Fn(i64, i64) -> Option<u32>,
+    distance_of: &impl Fn(i64, i64) -> Option<u32>,
 ) {
-    let Some(d) = pair_distance(w, b) else {
+    let Some(d) = distance_of(w, b) else {
         return;
     };
     if d > bound {

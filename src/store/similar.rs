@@ -25,6 +25,27 @@ pub fn max_set_id(conn: &Connection) -> Result<i64> {
     )
 }
 
+/// Looks pawn sets up by their pawns (the `pawn_sets_key` index).
+pub struct SetLookup<'c> {
+    st: CachedStatement<'c>,
+}
+
+impl<'c> SetLookup<'c> {
+    pub fn new(conn: &'c Connection) -> Result<SetLookup<'c>> {
+        Ok(SetLookup {
+            st: conn.prepare_cached("SELECT id FROM pawn_sets WHERE pawns = ?1 AND side = ?2")?,
+        })
+    }
+
+    /// The id of one side's set of these pawns (side 0 White, 1 Black), if the database has it.
+    pub fn id(&mut self, side: u8, pawns: u64) -> Result<Option<i64>> {
+        Ok(self
+            .st
+            .query_row(rusqlite::params![pawns as i64, side], |r| r.get(0))
+            .optional()?)
+    }
+}
+
 /// The pawn sets with ids in `lo..=hi`, each given to `visit` as (id, side, pawns): side 0
 /// White, 1 Black. A range of the table's key, so that several connections can share the work.
 pub fn sets_between(
