@@ -193,7 +193,11 @@ fn the_games_equal_an_sql_over_ply_features() {
 #[test]
 fn games_not_yet_in_the_game_lists_are_listed() {
     let db = Db::fixtures_and_random_games();
-    let more = write_file(db.dir.path(), "more.pgn", &random_games_pgn(0x5151_2024, 12));
+    let more = write_file(
+        db.dir.path(),
+        "more.pgn",
+        &random_games_pgn(0x5151_2024, 12),
+    );
     let (db_arg, more_arg) = (db.arg(), more.display().to_string());
     pawndex(&["index", "--quiet", "--db", &db_arg, &more_arg]).ok("append");
     let conn = db.conn();
@@ -204,7 +208,10 @@ fn games_not_yet_in_the_game_lists_are_listed() {
             |r| Ok((r.get(0)?, r.get(1)?)),
         )
         .unwrap();
-    assert!(tail_from <= max_id, "the append was merged: nothing tests the tail");
+    assert!(
+        tail_from <= max_id,
+        "the append was merged: nothing tests the tail"
+    );
     let args = ["--structure", START, "--limit", "30"];
     let want = expected_games(&conn, &listed(&db, &args));
     assert!(
@@ -342,7 +349,10 @@ fn bad_command_lines_are_usage_errors() {
     for (args, says) in [
         (vec!["--structure", CARLSBAD, "--format", "pgn"], "--games"),
         (vec!["--structure", CARLSBAD, "--format", "fen"], "--games"),
-        (vec!["--structure", CARLSBAD, "--games-limit", "3"], "--games"),
+        (
+            vec!["--structure", CARLSBAD, "--games-limit", "3"],
+            "--games",
+        ),
         (
             vec!["--structure", CARLSBAD, "--games", "--games-limit", "0"],
             "--games-limit",
