@@ -125,9 +125,15 @@ fn expected_games(conn: &Connection, listed: &[Listed]) -> Vec<GameRow> {
 /// The game rows `pawndex similar ARGS --games --format json` prints, with each row's players
 /// checked against `games`.
 fn printed_games(db: &Db, args: &[&str]) -> Vec<GameRow> {
+    printed_games_env(db, args, &[])
+}
+
+/// [`printed_games`] with environment variables (`PAWNDEX_PLAN=scan|lists` forces one way of
+/// reading the runs: one pass over all of them, or game by game).
+fn printed_games_env(db: &Db, args: &[&str], env: &[(&str, &str)]) -> Vec<GameRow> {
     let mut all = args.to_vec();
     all.extend(["--games", "--format", "json"]);
-    let out = db.run("similar", &all);
+    let out = db.run_env("similar", &all, env);
     let conn = db.conn();
     out.ok(&format!("similar {all:?}"))
         .lines()
@@ -179,6 +185,10 @@ fn the_games_equal_an_sql_over_ply_features() {
             let want = expected_games(&conn, &list);
             let got = printed_games(&db, &args);
             assert_eq!(got, want, "{args:?}");
+            for plan in ["scan", "lists"] {
+                let got = printed_games_env(&db, &args, &[("PAWNDEX_PLAN", plan)]);
+                assert_eq!(got, want, "PAWNDEX_PLAN={plan} {args:?}");
+            }
             nonempty += usize::from(!want.is_empty());
             // --games-limit keeps the first N.
             let mut capped = args.clone();
@@ -218,7 +228,10 @@ fn games_not_yet_in_the_game_lists_are_listed() {
         want.iter().any(|g| g.0 >= tail_from),
         "no game of the tail is listed"
     );
-    assert_eq!(printed_games(&db, &args), want);
+    for plan in ["scan", "lists"] {
+        let got = printed_games_env(&db, &args, &[("PAWNDEX_PLAN", plan)]);
+        assert_eq!(got, want, "tail, PAWNDEX_PLAN={plan}");
+    }
 }
 
 #[test]

@@ -184,7 +184,9 @@ pub struct PairRun {
 /// Every run whose (White set, Black set) is one of `pairs`, by game and first ply.
 ///
 /// The games come from the game lists (`set_games`) of both sets of each pair, intersected,
-/// plus the games not yet in the lists (the unmerged tail); only their runs are read, by key.
+/// plus the games not yet in the lists (the unmerged tail); only their runs are read, by key,
+/// or, when they are more than a sixth of all games, every run in one pass (`PAWNDEX_PLAN`
+/// forces one way).
 pub fn pair_runs(conn: &Connection, pairs: &[(i64, i64)]) -> Result<Vec<PairRun>> {
     let mut lists = conn.prepare_cached("SELECT games FROM set_games WHERE set_id = ?1")?;
     let mut games_of = |set: i64| -> Result<Vec<i64>> {
@@ -205,11 +207,41 @@ pub fn pair_runs(conn: &Connection, pairs: &[(i64, i64)]) -> Result<Vec<PairRun>
     games.dedup();
     let index: std::collections::HashMap<(i64, i64), usize> =
         pairs.iter().enumerate().map(|(i, &p)| (p, i)).collect();
+    let mut out = Vec::new();
+    let scan = match super::forced_plan() {
+        Some(super::ForcedPlan::Scan) => true,
+        Some(super::ForcedPlan::Lists) => false,
+        None => games.len().saturating_mul(6) > game_count(conn)?,
+    };
+    if scan {
+        let white: Vec<i64> = pairs.iter().map(|p| p.0).collect();
+        let black: Vec<i64> = pairs.iter().map(|p| p.1).collect();
+        let mut st = conn.prepare(
+            "SELECT game_id, first_ply, last_ply, white_set, black_set FROM runs
+             WHERE white_set IN (SELECT value FROM json_each(?1))
+               AND black_set IN (SELECT value FROM json_each(?2))
+             ORDER BY game_id, first_ply",
+        )?;
+        let mut rows = st.query([
+            super::search::json_array(&white),
+            super::search::json_array(&black),
+        ])?;
+        while let Some(r) = rows.next()? {
+            if let Some(&pair) = index.get(&(r.get(3)?, r.get(4)?)) {
+                out.push(PairRun {
+                    game: r.get(0)?,
+                    first_ply: r.get(1)?,
+                    last_ply: r.get(2)?,
+                    pair,
+                });
+            }
+        }
+        return Ok(out);
+    }
     let mut runs = conn.prepare_cached(
         "SELECT first_ply, last_ply, white_set, black_set FROM runs
          WHERE game_id = ?1 ORDER BY first_ply",
     )?;
-    let mut out = Vec::new();
     for game in games {
         let mut rows = runs.query([game])?;
         while let Some(r) = rows.next()? {
