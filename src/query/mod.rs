@@ -20,6 +20,7 @@ pub mod find;
 pub mod output;
 mod params;
 pub mod similar;
+pub mod similar_games;
 
 use catalogue::{NamedQuery, closest_names, named, named_queries, named_search};
 use dialect::Dialect;

@@ -438,6 +438,8 @@ struct PgnSink<'a> {
     out: &'a mut dyn Write,
     game_col: usize,
     ply_col: Option<usize>,
+    /// A `pgn_comment` column: its text (when not NULL) is the comment at the marked ply.
+    comment_col: Option<usize>,
     /// Games already written (a query need not return a game's rows together).
     done: HashSet<i64>,
     last: Option<i64>,
@@ -459,6 +461,7 @@ impl<'a> PgnSink<'a> {
             out,
             game_col,
             ply_col: column_index(columns, "ply"),
+            comment_col: column_index(columns, "pgn_comment"),
             done: HashSet::new(),
             last: None,
             batch: Vec::with_capacity(PGN_BATCH),
@@ -485,10 +488,11 @@ impl Sink for PgnSink<'_> {
                         game.plies()
                     );
                 }
-                vec![(
-                    ply as u32,
-                    format!("pawndex: first match, game {id} ply {ply}"),
-                )]
+                let comment = match self.comment_col.map(|c| row.get_ref(c)).transpose()? {
+                    Some(ValueRef::Text(t)) => String::from_utf8_lossy(t).into_owned(),
+                    _ => format!("pawndex: first match, game {id} ply {ply}"),
+                };
+                vec![(ply as u32, comment)]
             }
             None => Vec::new(),
         };

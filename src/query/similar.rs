@@ -30,6 +30,10 @@ pub enum SimilarFormat {
     Csv,
     /// One JSON object per line
     Json,
+    /// With --games: each game once, as PGN, its closest structure's first ply marked
+    Pgn,
+    /// With --games: game_id, ply and FEN of each position with a listed structure
+    Fen,
 }
 
 #[derive(Args, Debug)]
@@ -43,7 +47,8 @@ Exit status: 0 success, 1 error, 2 bad command line.\n\n\
 Examples:\n  \
 pawndex similar --structure \"8/pp3ppp/2p5/3p4/3P4/4P3/PP3PPP/8\"\n  \
 pawndex similar --game 1234 --ply 30 --mirror --limit 10\n  \
-pawndex similar --structure \"$FEN\" --ignore-wings --min-games 5 --format csv"
+pawndex similar --structure \"$FEN\" --ignore-wings --min-games 5 --format csv\n  \
+pawndex similar --structure \"$FEN\" --limit 5 --games --format pgn > close.pgn"
 )]
 pub struct SimilarArgs {
     /// The target: the pawns of this position (a FEN, or only its board part)
@@ -73,7 +78,14 @@ pub struct SimilarArgs {
     /// Only structures reached in at least N games
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub min_games: u64,
-    /// Output format
+    /// List the games that reach the listed structures instead, closest first: one row per
+    /// game (at the first ply of its closest listed structure); --format pgn|fen exports them
+    #[arg(long)]
+    pub games: bool,
+    /// With --games: at most N games (the closest first)
+    #[arg(long, value_name = "N", requires = "games")]
+    pub games_limit: Option<u64>,
+    /// Output format (pgn and fen with --games)
     #[arg(long, short, value_enum, default_value_t = SimilarFormat::Table)]
     pub format: SimilarFormat,
     /// Database to read (opened read-only)
@@ -806,6 +818,12 @@ pub fn run(args: SimilarArgs) -> Result<i32> {
     if args.limit == 0 {
         usage!("--limit: give at least 1");
     }
+    if !args.games && matches!(args.format, SimilarFormat::Pgn | SimilarFormat::Fen) {
+        usage!("--format pgn and --format fen export games: add --games");
+    }
+    if args.games_limit == Some(0) {
+        usage!("--games-limit: give at least 1");
+    }
     let conn = command::open_for_reading(&args.db)?;
     // One snapshot for every statement (a concurrent index only appends).
     conn.execute_batch("BEGIN")?;
@@ -825,6 +843,11 @@ pub fn run(args: SimilarArgs) -> Result<i32> {
         args.min_games,
     )?;
     let mut out = BufWriter::new(io::stdout().lock());
+    if args.games {
+        crate::query::similar_games::write(&conn, &found, args.format, args.games_limit, &mut out)?;
+        out.flush()?;
+        return Ok(command::EXIT_OK);
+    }
     write(&mut out, &found, args.format)?;
     out.flush()?;
     Ok(command::EXIT_OK)
@@ -912,6 +935,9 @@ fn write(out: &mut dyn Write, found: &[Similar], format: SimilarFormat) -> Resul
                 });
                 writeln!(out, "{v}")?;
             }
+        }
+        SimilarFormat::Pgn | SimilarFormat::Fen => {
+            anyhow::bail!("--format pgn and --format fen export games: add --games")
         }
     }
     Ok(())

@@ -198,3 +198,129 @@ impl<'c> Reader<'c> {
         Ok(result)
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// `pawndex similar --games`: the games of the listed structures
+// ---------------------------------------------------------------------------------------------
+
+/// The id of one side's pawn set (side 0 White, 1 Black), `None` when no position has it.
+pub fn set_id(conn: &Connection, side: u8, pawns: u64) -> Result<Option<i64>> {
+    let mut st = conn.prepare_cached("SELECT id FROM pawn_sets WHERE pawns = ?1 AND side = ?2")?;
+    Ok(st
+        .query_row((pawns as i64, i64::from(side)), |r| r.get(0))
+        .optional()?)
+}
+
+/// A run of one of the listed (White set, Black set) pairs: its game, its plies (both
+/// included) and the index of its pair in the list.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct PairRun {
+    pub game: i64,
+    pub first_ply: i64,
+    pub last_ply: i64,
+    pub pair: usize,
+}
+
+/// Every run whose (White set, Black set) is one of `pairs`, by game and first ply.
+///
+/// The games come from the game lists (`set_games`) of both sets of each pair, intersected,
+/// plus the games not yet in the lists (the unmerged tail); only their runs are read, by key,
+/// or, when they are more than a sixth of all games, every run in one pass (`PAWNDEX_PLAN`
+/// forces one way).
+pub fn pair_runs(conn: &Connection, pairs: &[(i64, i64)]) -> Result<Vec<PairRun>> {
+    let mut lists = conn.prepare_cached("SELECT games FROM set_games WHERE set_id = ?1")?;
+    let mut games_of = |set: i64| -> Result<Vec<i64>> {
+        let mut rows = lists.query([set])?;
+        Ok(match rows.next()? {
+            Some(r) => decode_games(r.get_ref(0)?.as_blob()?),
+            None => Vec::new(),
+        })
+    };
+    let mut games = tail_games(conn)?;
+    for &(white, black) in pairs {
+        // The lists hold ascending ids.
+        let w = games_of(white)?;
+        let b = games_of(black)?;
+        games.extend(w.into_iter().filter(|g| b.binary_search(g).is_ok()));
+    }
+    games.sort_unstable();
+    games.dedup();
+    let index: std::collections::HashMap<(i64, i64), usize> =
+        pairs.iter().enumerate().map(|(i, &p)| (p, i)).collect();
+    let mut out = Vec::new();
+    let scan = match super::forced_plan() {
+        Some(super::ForcedPlan::Scan) => true,
+        Some(super::ForcedPlan::Lists) => false,
+        None => games.len().saturating_mul(6) > game_count(conn)?,
+    };
+    if scan {
+        let white: Vec<i64> = pairs.iter().map(|p| p.0).collect();
+        let black: Vec<i64> = pairs.iter().map(|p| p.1).collect();
+        let mut st = conn.prepare(
+            "SELECT game_id, first_ply, last_ply, white_set, black_set FROM runs
+             WHERE white_set IN (SELECT value FROM json_each(?1))
+               AND black_set IN (SELECT value FROM json_each(?2))
+             ORDER BY game_id, first_ply",
+        )?;
+        let mut rows = st.query([
+            super::search::json_array(&white),
+            super::search::json_array(&black),
+        ])?;
+        while let Some(r) = rows.next()? {
+            if let Some(&pair) = index.get(&(r.get(3)?, r.get(4)?)) {
+                out.push(PairRun {
+                    game: r.get(0)?,
+                    first_ply: r.get(1)?,
+                    last_ply: r.get(2)?,
+                    pair,
+                });
+            }
+        }
+        return Ok(out);
+    }
+    let mut runs = conn.prepare_cached(
+        "SELECT first_ply, last_ply, white_set, black_set FROM runs
+         WHERE game_id = ?1 ORDER BY first_ply",
+    )?;
+    for game in games {
+        let mut rows = runs.query([game])?;
+        while let Some(r) = rows.next()? {
+            if let Some(&pair) = index.get(&(r.get(2)?, r.get(3)?)) {
+                out.push(PairRun {
+                    game,
+                    first_ply: r.get(0)?,
+                    last_ply: r.get(1)?,
+                    pair,
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The rows of `pawndex similar --games` for the table, CSV and JSON formats: `?1` is a JSON
+/// array of `[game_id, ply, distance, structure]`, in output order; each gets its game's
+/// players, result, date and ECO code.
+pub const SIMILAR_GAME_ROWS_SQL: &str = "SELECT
+    json_extract(j.value, '$[0]') AS game_id,
+    json_extract(j.value, '$[1]') AS ply,
+    json_extract(j.value, '$[2]') AS distance,
+    json_extract(j.value, '$[3]') AS structure,
+    g.white AS white,
+    g.black AS black,
+    g.result AS result,
+    g.date AS date,
+    g.eco AS eco
+FROM json_each(?1) AS j
+JOIN games AS g ON g.id = json_extract(j.value, '$[0]')
+ORDER BY j.key";
+
+/// The rows of `pawndex similar --games` for the PGN and FEN exports: `?1` is a JSON array of
+/// `[game_id, ply]` or `[game_id, ply, comment]`, in output order (the PGN export marks `ply`
+/// with `pgn_comment`).
+pub const SIMILAR_EXPORT_ROWS_SQL: &str = "SELECT
+    json_extract(j.value, '$[0]') AS game_id,
+    json_extract(j.value, '$[1]') AS ply,
+    json_extract(j.value, '$[2]') AS pgn_comment
+FROM json_each(?1) AS j
+ORDER BY j.key";
