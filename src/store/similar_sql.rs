@@ -179,7 +179,7 @@ pub fn statement(
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "-- pawndex similar (White {}; Black {}){}{}{} --limit {limit}{} --min-games {min_games}\n\
+        "-- pawndex similar (White {}, Black {}){}{}{} --limit {limit}{} --min-games {min_games}\n\
          -- The rows of the command without `differs`; plain SQLite (see the README, \
          \"The same in SQL\").\nWITH",
         crate::similar::square_list(target.white),
@@ -276,18 +276,28 @@ pub fn statement(
          rest\n  FROM pairs\n  ORDER BY distance, games DESC, white_pawns, black_pawns\n  \
          LIMIT {limit}\n)\n"
     );
-    let rounded = "(tenths + (2 * rest > scored OR (2 * rest = scored AND tenths % 2 = 1)))";
     let _ = write!(
         s,
         "-- The structure as a FEN board part; White's score in percent with one decimal, \
          rounded half to even.\n\
          SELECT distance,\n  {} AS structure,\n  positions, games,\n  \
-         CASE WHEN scored > 0 THEN ({rounded} / 10) || '.' || ({rounded} % 10) END \
-         AS white_score\n\
+         {} AS white_score\n\
          FROM ranked\nORDER BY distance, games DESC, white_pawns, black_pawns;\n",
         board("white_pawns", "black_pawns"),
+        score("tenths", "rest", "scored"),
     );
     s
+}
+
+/// The SQL expression of White's score as the command writes it (percent, one decimal, the
+/// exact value rounded half to even, as Rust's `{:.1}` rounds `50 · points / scored`), from
+/// `tenths = 500 · points / scored` and `rest = 500 · points % scored` (whole numbers); NULL
+/// when `scored` is 0.
+fn score(tenths: &str, rest: &str, scored: &str) -> String {
+    let rounded = format!(
+        "({tenths} + (2 * {rest} > {scored} OR (2 * {rest} = {scored} AND {tenths} % 2 = 1)))"
+    );
+    format!("CASE WHEN {scored} > 0 THEN ({rounded} / 10) || '.' || ({rounded} % 10) END")
 }
 
 #[cfg(test)]
@@ -308,8 +318,40 @@ mod tests {
         let sql = statement(carlsbad, all, 20, Some(4), 1);
         assert!(!sql.contains("load_extension"));
         assert!(!sql.to_lowercase().contains("temp"));
-        assert_eq!(sql.matches(';').count(), 1, "one statement");
+        let code: String = sql
+            .lines()
+            .map(|l| l.split("--").next().unwrap_or(""))
+            .collect();
+        assert_eq!(code.matches(';').count(), 1, "one statement");
         assert!(sql.trim_end().ends_with(';'));
+    }
+
+    #[test]
+    fn scores_are_rounded_as_the_command_rounds() {
+        // Exact halves (6.25 -> 6.2, 0.75 -> 0.8) and every other fraction up to 400 games.
+        let conn = rusqlite::Connection::open_in_memory().unwrap();
+        let sql = format!(
+            "SELECT {} FROM (SELECT (500 * ?1) / ?2 AS t, (500 * ?1) % ?2 AS r, ?2 AS s)",
+            score("t", "r", "s")
+        );
+        let mut st = conn.prepare(&sql).unwrap();
+        for scored in 0..=400i64 {
+            for points in 0..=2 * scored {
+                let got: Option<String> = st.query_row([points, scored], |r| r.get(0)).unwrap();
+                let want = crate::query::similar::Similar {
+                    pawns: Pawns::default(),
+                    distance: 0,
+                    differs: String::new(),
+                    positions: 0,
+                    games: 0,
+                    points: points as u64,
+                    scored: scored as u64,
+                }
+                .white_score()
+                .map(|v| format!("{v:.1}"));
+                assert_eq!(got, want, "{points} / {scored}");
+            }
+        }
     }
 
     #[test]
