@@ -91,12 +91,12 @@ fn lookup(table: &str, file: u32, width: u32) -> String {
     )
 }
 
-/// The SQL expression of one side's part of the distance to `target` (that side's pawns of
-/// one form), reading the pawns from the column `pawns`: a lookup per pair of files (per file
-/// when a pair's costs do not fit in bytes), the files of weight 0 left out.
-fn part(target: u64, ignore_wings: bool) -> String {
+/// The lookups of one side's part of the distance to `target` (that side's pawns of one
+/// form), reading the pawns from the column `pawns`: one per pair of files (per file when a
+/// pair's costs do not fit in bytes), the centre pairs first, the files of weight 0 left out.
+fn terms(target: u64, ignore_wings: bool) -> Vec<String> {
     let mut terms = Vec::new();
-    for file in (0..8u32).step_by(2) {
+    for file in [2u32, 4, 0, 6] {
         let weighed = (file..file + 2).any(|f| file_weight(f, ignore_wings) != 0);
         if !weighed {
             continue;
@@ -113,14 +113,47 @@ fn part(target: u64, ignore_wings: bool) -> String {
             }
         }
     }
-    if terms.is_empty() {
+    terms
+}
+
+/// The sum of the first `n` lookups, unbiased.
+fn sum(terms: &[String], n: usize) -> String {
+    let n = n.min(terms.len());
+    if n == 0 {
         return "0".into();
     }
     format!(
         "{}\n      - {}",
-        terms.join("\n      + "),
-        BIAS * terms.len() as u32
+        terms[..n].join("\n      + "),
+        BIAS * n as u32
     )
+}
+
+/// The SQL expression of one side's part of the distance to `target` (see [`terms`]).
+fn part(target: u64, ignore_wings: bool) -> String {
+    let t = terms(target, ignore_wings);
+    sum(&t, t.len())
+}
+
+/// A condition that holds for every set whose part for some form is at most `bound`, and
+/// fails for most others at the first lookup: per form, the centre pairs' costs (a part's
+/// first lookups) are at most the bound.
+fn prefilter(targets: &[u64], ignore_wings: bool, bound: u32) -> String {
+    let per_form: Vec<String> = targets
+        .iter()
+        .map(|&t| {
+            let t = terms(t, ignore_wings);
+            let prefix: Vec<String> = (1..=t.len().min(2))
+                .map(|n| format!("{} <= {bound}", sum(&t, n)))
+                .collect();
+            if prefix.is_empty() {
+                "1".into()
+            } else {
+                format!("({})", prefix.join("\n      AND "))
+            }
+        })
+        .collect();
+    per_form.join("\n    OR ")
 }
 
 /// `min(a, b, …)` of SQL expressions (SQLite's `min` with one argument is the aggregate).
@@ -211,7 +244,20 @@ pub fn statement(
             let t = if side == 0 { f.white } else { f.black };
             let _ = write!(s, ",\n      {}", part(t, options.ignore_wings));
         }
-        let _ = writeln!(s, "\n  FROM pawn_sets WHERE side = {side}");
+        let _ = write!(s, "\n  FROM pawn_sets WHERE side = {side}");
+        if let Some(d) = max_distance {
+            let targets: Vec<u64> = forms
+                .iter()
+                .map(|f| if side == 0 { f.white } else { f.black })
+                .collect();
+            let _ = write!(
+                s,
+                "\n    -- only sets that can be within --max-distance: the centre's part first\n    \
+                 AND ({})",
+                prefilter(&targets, options.ignore_wings, d)
+            );
+        }
+        s.push('\n');
     }
     s.push_str("),\n");
     let least_part = least(&p);
@@ -226,9 +272,9 @@ pub fn statement(
             let least_s = least(&p.iter().map(|x| format!("s.{x}")).collect::<Vec<_>>());
             let _ = write!(
                 s,
-                "-- 2. Each side's best part, and the sets that can be in a pair within \
-                 --max-distance: their least part\n--    plus the other side's best part is at \
-                 most {d}.\n\
+                "-- 2. Each side's best part (of the sets within {d}: the best if any is), and the sets \
+                 that can be in a pair\n--    within --max-distance: their least part plus the \
+                 other side's best part is at most {d}.\n\
                  best(side, part) AS (SELECT side, min({least_part}) FROM sets GROUP BY side),\n\
                  cand AS MATERIALIZED (\n  SELECT s.* FROM sets AS s \
                  JOIN best AS o ON o.side = 1 - s.side\n  WHERE {least_s} + o.part <= {d}\n),\n\
