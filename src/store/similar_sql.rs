@@ -3,21 +3,24 @@
 //! (`sqlite3 pawndex.db < similar.sql`).
 //!
 //! The target is baked into the statement. For each form of the target the options allow
-//! ([`Options::variants`]), each side and each file, a string of 256 characters is the cost
-//! table of that file: the character at position `1 + column` (the column: the side's pawns on
-//! the file as 8 bits, rank 1 = bit 0) has the code `48 +` the weighted cost
-//! `file_weight(file) · file_cost(column, target, file)`, computed here with the library's own
-//! functions, so the statement's distance is exactly [`crate::similar::distance`] (doubled pawns
-//! included). The statement then:
+//! ([`Options::variants`]), each side and each pair of files (a–b, c–d, e–f, g–h), a blob literal
+//! of 4,096 bytes is the cost table of the pair: the byte at `1 + key` (the key: the side's pawns
+//! on ranks 2 to 7 of the two files as 12 bits; no stored set has a pawn on rank 1 or 8) is
+//! `BIAS` (1) + the weighted cost `Σ file_weight(file) · file_cost(pawns, target, file)` of the
+//! two files, computed here with the library's own functions, so the statement's distance is
+//! exactly [`crate::similar::distance`] (doubled pawns included). A pair whose costs do not fit
+//! in a byte (only a target with very many pawns on two files) is looked up file by file
+//! (64-byte tables). The statement then:
 //!
-//! 1. `sets`: gives each pawn set its part of the distance for each form (`p0`, `p1`, …; eight
-//!    lookups per form);
+//! 1. `sets`: gives each pawn set its part of the distance for each form (`p0`, `p1`, …; four
+//!    lookups per form); with `--max-distance D`, only for the sets whose centre pairs' costs
+//!    are within `D` for some form (a part is at least any prefix of its lookups);
 //! 2. `best`, `cand`: with `--max-distance D`, keeps the sets whose least part plus the other
 //!    side's best part is within `D` (a pair of other sets cannot be within `D`);
-//! 3. `hits`: reads every run whose two sets are candidates, with the pair's distance (the least
-//!    over the forms of White part plus Black part), within `D` when given;
+//! 3. `hits`: reads every run whose two sets are candidates (every run without a bound);
 //! 4. `per_game`, `pairs`: counts positions (plies), games and White's results per structure,
-//!    a game once per structure;
+//!    a game once per structure, and gives it its distance (the least over the forms of White's
+//!    part plus Black's part), within `D` when given;
 //! 5. `ranked` and the final `SELECT`: orders as the command does (distance, games descending,
 //!    White pawns, Black pawns), applies `--min-games` and `--limit`, and writes the structure as
 //!    a FEN board part and White's score with one decimal, rounded as the command rounds (half
