@@ -48,7 +48,8 @@ Examples:\n  \
 pawndex similar --structure \"8/pp3ppp/2p5/3p4/3P4/4P3/PP3PPP/8\"\n  \
 pawndex similar --game 1234 --ply 30 --mirror --limit 10\n  \
 pawndex similar --structure \"$FEN\" --ignore-wings --min-games 5 --format csv\n  \
-pawndex similar --structure \"$FEN\" --limit 5 --games --format pgn > close.pgn"
+pawndex similar --structure \"$FEN\" --limit 5 --games --format pgn > close.pgn\n  \
+pawndex similar --structure \"$FEN\" --max-distance 4 --sql > q.sql && sqlite3 pawndex.db < q.sql"
 )]
 pub struct SimilarArgs {
     /// The target: the pawns of this position (a FEN, or only its board part)
@@ -88,6 +89,11 @@ pub struct SimilarArgs {
     /// Output format (pgn and fen with --games)
     #[arg(long, short, value_enum, default_value_t = SimilarFormat::Table)]
     pub format: SimilarFormat,
+    /// Print instead one plain SQLite statement that returns the same rows (without
+    /// `differs`), e.g. `pawndex similar --structure "$FEN" --max-distance 4 --sql > q.sql;
+    /// sqlite3 pawndex.db < q.sql`
+    #[arg(long, conflicts_with_all = ["format", "games"])]
+    pub sql: bool,
     /// Database to read (opened read-only)
     #[arg(long, default_value = command::DEFAULT_DB, value_name = "PATH")]
     pub db: std::path::PathBuf,
@@ -833,6 +839,17 @@ pub fn run(args: SimilarArgs) -> Result<i32> {
         mirror: args.mirror,
         colour_reversed: args.colour_reversed,
     };
+    if args.sql {
+        let sql = crate::store::similar_sql::statement(
+            target,
+            options,
+            args.limit,
+            args.max_distance,
+            args.min_games,
+        );
+        io::stdout().lock().write_all(sql.as_bytes())?;
+        return Ok(command::EXIT_OK);
+    }
     let found = rank(
         &conn,
         Some(&args.db),

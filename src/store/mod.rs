@@ -19,6 +19,7 @@ pub mod dump;
 pub mod info;
 pub mod search;
 pub mod similar;
+pub mod similar_sql;
 pub mod structure_report;
 pub mod structures;
 mod writer;
