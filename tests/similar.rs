@@ -11,7 +11,7 @@ mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use common::query::{Db, pawndex, random_games_pgn, write_file};
+use common::query::{Db, pawndex};
 use pawndex::similar::{Options, Pawns, distance, explain, square_list};
 
 /// One expected row: (distance, pawns, positions, games, White's points ×2, scored games).
@@ -211,23 +211,7 @@ fn games_not_yet_in_the_game_lists_count() {
     // A small append (at most 1/16 of the games) stays in the unmerged tail, above
     // derived.through, out of set_games.
     let db = Db::fixtures_and_random_games();
-    let more = write_file(
-        db.dir.path(),
-        "more.pgn",
-        &random_games_pgn(0x5151_2024, 12),
-    );
-    let db_arg = db.arg();
-    let more_arg = more.display().to_string();
-    pawndex(&["index", "--quiet", "--db", &db_arg, &more_arg]).ok("append");
-    let conn = db.conn();
-    let tail: i64 = conn
-        .query_row(
-            "SELECT count(*) FROM games WHERE id > (SELECT through FROM derived)",
-            [],
-            |r| r.get(0),
-        )
-        .unwrap();
-    assert!(tail > 0, "the append was merged: nothing tests the tail");
+    db.append_unmerged();
     let start = Pawns {
         white: 0xFF00,
         black: 0x00FF_0000_0000_0000,

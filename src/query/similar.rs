@@ -103,6 +103,8 @@ pub struct SimilarArgs {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Similar {
     pub pawns: Pawns,
+    /// The ids of its White and Black pawn sets (`pawn_sets.id`).
+    pub sets: (i64, i64),
     pub distance: u32,
     pub differs: String,
     pub positions: u64,
@@ -228,12 +230,11 @@ impl SideSets {
                 None => return Ok(false),
             }
         }
-        let mut st = db::SetLookup::new(conn)?;
         for bb in near {
             if self.looked_up.contains_key(&bb) {
                 continue;
             }
-            let id = st.id(self.side, bb)?;
+            let id = db::set_id(conn, self.side, bb)?;
             self.looked_up.insert(bb, id);
             if let Some(id) = id
                 && let Some(least) = self.record(id, bb, tables)
@@ -401,10 +402,6 @@ fn rank_all(
     black.known = Some(u32::MAX);
     Ok(())
 }
-
-/// Above this share of all games (one in SCAN_FRACTION), the candidate games' runs are read in
-/// one pass over every run instead of game by game.
-const SCAN_FRACTION: usize = 6;
 
 /// White's points for a result tag (a win 2, a draw 1), `None` for no result.
 fn points(result: Option<&str>) -> Option<u64> {
@@ -606,12 +603,7 @@ pub fn rank(
             );
         }
         let mut tallies = Tallies::new();
-        let scan = match crate::store::forced_plan() {
-            Some(crate::store::ForcedPlan::Scan) => true,
-            Some(crate::store::ForcedPlan::Lists) => false,
-            None => games.len().saturating_mul(SCAN_FRACTION) > game_count,
-        };
-        if scan {
+        if db::scan_is_cheaper(games.len(), game_count) {
             // Most games can hold a close structure: one pass over every run (each connection
             // a range of games) costs less than a lookup per game.
             let results: Vec<(i64, Option<u64>)> = db::results(conn)?
@@ -695,6 +687,7 @@ pub fn rank(
                     };
                     Similar {
                         pawns,
+                        sets: (w, b),
                         distance: t.distance,
                         differs: String::new(),
                         positions: t.positions,

@@ -34,19 +34,7 @@ pub fn listed_games(
     found: &[Similar],
     limit: Option<u64>,
 ) -> Result<(Vec<ListedGame>, Vec<db::PairRun>)> {
-    let mut pairs = Vec::with_capacity(found.len());
-    for s in found {
-        let white = db::set_id(conn, 0, s.pawns.white)?;
-        let black = db::set_id(conn, 1, s.pawns.black)?;
-        let (Some(w), Some(b)) = (white, black) else {
-            // A ranked structure was read from the database: its sets are there.
-            anyhow::bail!(
-                "structure {} has no pawn sets in the database",
-                pawn_board(s.pawns)
-            );
-        };
-        pairs.push((w, b));
-    }
+    let pairs: Vec<(i64, i64)> = found.iter().map(|s| s.sets).collect();
     let runs = db::pair_runs(conn, &pairs)?;
     // Per game, the least (distance, first ply, structure).
     let mut best: BTreeMap<i64, (u32, i64, usize)> = BTreeMap::new();

@@ -1,6 +1,7 @@
-//! The reads `pawndex similar` makes (every SQL text it runs): all pawn sets, the games of a
-//! pawn set (`set_games`), the games not yet in those lists, one game's runs with its result,
-//! and the pawns of one game's ply.
+//! The reads `pawndex similar` makes (every SQL text it runs): pawn sets by id range or by
+//! their pawns, the games of a pawn set (`set_games`), the games not yet in those lists, games'
+//! runs (one game's with its result, or every run in one pass), the pawns of one game's ply,
+//! and for `--games` the runs of the listed structures and the rows handed to `query`'s writers.
 
 use anyhow::Result;
 use rusqlite::{CachedStatement, Connection, OptionalExtension};
@@ -25,24 +26,25 @@ pub fn max_set_id(conn: &Connection) -> Result<i64> {
     )
 }
 
-/// Looks pawn sets up by their pawns (the `pawn_sets_key` index).
-pub struct SetLookup<'c> {
-    st: CachedStatement<'c>,
+/// The id of one side's pawn set (side 0 White, 1 Black), `None` when no position has it.
+pub fn set_id(conn: &Connection, side: u8, pawns: u64) -> Result<Option<i64>> {
+    let mut st = conn.prepare_cached("SELECT id FROM pawn_sets WHERE pawns = ?1 AND side = ?2")?;
+    Ok(st
+        .query_row((pawns as i64, i64::from(side)), |r| r.get(0))
+        .optional()?)
 }
 
-impl<'c> SetLookup<'c> {
-    pub fn new(conn: &'c Connection) -> Result<SetLookup<'c>> {
-        Ok(SetLookup {
-            st: conn.prepare_cached("SELECT id FROM pawn_sets WHERE pawns = ?1 AND side = ?2")?,
-        })
-    }
+/// Above this share of all games (one in `SCAN_FRACTION`), the runs of candidate games are
+/// read in one pass over every run ([`scan_runs`]) instead of game by game.
+pub const SCAN_FRACTION: usize = 6;
 
-    /// The id of one side's set of these pawns (side 0 White, 1 Black), if the database has it.
-    pub fn id(&mut self, side: u8, pawns: u64) -> Result<Option<i64>> {
-        Ok(self
-            .st
-            .query_row(rusqlite::params![pawns as i64, side], |r| r.get(0))
-            .optional()?)
+/// Whether to read the runs of `candidates` games in one pass over every run rather than game
+/// by game (`PAWNDEX_PLAN` forces one way).
+pub fn scan_is_cheaper(candidates: usize, all_games: usize) -> bool {
+    match super::forced_plan() {
+        Some(super::ForcedPlan::Scan) => true,
+        Some(super::ForcedPlan::Lists) => false,
+        None => candidates.saturating_mul(SCAN_FRACTION) > all_games,
     }
 }
 
@@ -105,7 +107,8 @@ pub fn scan_runs(
         "SELECT game_id, first_ply, last_ply, white_set, black_set FROM runs
          WHERE game_id BETWEEN ?1 AND ?2
            AND white_set IN (SELECT value FROM json_each(?3))
-           AND black_set IN (SELECT value FROM json_each(?4))",
+           AND black_set IN (SELECT value FROM json_each(?4))
+         ORDER BY game_id, first_ply",
     )?;
     let mut rows = st.query(rusqlite::params![
         games.0,
@@ -203,14 +206,6 @@ impl<'c> Reader<'c> {
 // `pawndex similar --games`: the games of the listed structures
 // ---------------------------------------------------------------------------------------------
 
-/// The id of one side's pawn set (side 0 White, 1 Black), `None` when no position has it.
-pub fn set_id(conn: &Connection, side: u8, pawns: u64) -> Result<Option<i64>> {
-    let mut st = conn.prepare_cached("SELECT id FROM pawn_sets WHERE pawns = ?1 AND side = ?2")?;
-    Ok(st
-        .query_row((pawns as i64, i64::from(side)), |r| r.get(0))
-        .optional()?)
-}
-
 /// A run of one of the listed (White set, Black set) pairs: its game, its plies (both
 /// included) and the index of its pair in the list.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -225,73 +220,46 @@ pub struct PairRun {
 ///
 /// The games come from the game lists (`set_games`) of both sets of each pair, intersected,
 /// plus the games not yet in the lists (the unmerged tail); only their runs are read, by key,
-/// or, when they are more than a sixth of all games, every run in one pass (`PAWNDEX_PLAN`
-/// forces one way).
+/// or, when they are many ([`scan_is_cheaper`]), every run in one pass.
 pub fn pair_runs(conn: &Connection, pairs: &[(i64, i64)]) -> Result<Vec<PairRun>> {
-    let mut lists = conn.prepare_cached("SELECT games FROM set_games WHERE set_id = ?1")?;
-    let mut games_of = |set: i64| -> Result<Vec<i64>> {
-        let mut rows = lists.query([set])?;
-        Ok(match rows.next()? {
-            Some(r) => decode_games(r.get_ref(0)?.as_blob()?),
-            None => Vec::new(),
-        })
-    };
+    let mut reader = Reader::new(conn)?;
     let mut games = tail_games(conn)?;
+    let (mut w, mut b) = (Vec::new(), Vec::new());
     for &(white, black) in pairs {
+        w.clear();
+        b.clear();
         // The lists hold ascending ids.
-        let w = games_of(white)?;
-        let b = games_of(black)?;
-        games.extend(w.into_iter().filter(|g| b.binary_search(g).is_ok()));
+        reader.games_of(white, &mut w)?;
+        reader.games_of(black, &mut b)?;
+        games.extend(w.iter().filter(|g| b.binary_search(g).is_ok()));
     }
     games.sort_unstable();
     games.dedup();
     let index: std::collections::HashMap<(i64, i64), usize> =
         pairs.iter().enumerate().map(|(i, &p)| (p, i)).collect();
     let mut out = Vec::new();
-    let scan = match super::forced_plan() {
-        Some(super::ForcedPlan::Scan) => true,
-        Some(super::ForcedPlan::Lists) => false,
-        None => games.len().saturating_mul(6) > game_count(conn)?,
+    let mut keep = |game: i64, r: &Run| {
+        if let Some(&pair) = index.get(&(r.white_set, r.black_set)) {
+            out.push(PairRun {
+                game,
+                first_ply: r.first_ply,
+                last_ply: r.last_ply,
+                pair,
+            });
+        }
     };
-    if scan {
+    if scan_is_cheaper(games.len(), game_count(conn)?) {
         let white: Vec<i64> = pairs.iter().map(|p| p.0).collect();
         let black: Vec<i64> = pairs.iter().map(|p| p.1).collect();
-        let mut st = conn.prepare(
-            "SELECT game_id, first_ply, last_ply, white_set, black_set FROM runs
-             WHERE white_set IN (SELECT value FROM json_each(?1))
-               AND black_set IN (SELECT value FROM json_each(?2))
-             ORDER BY game_id, first_ply",
-        )?;
-        let mut rows = st.query([
-            super::search::json_array(&white),
-            super::search::json_array(&black),
-        ])?;
-        while let Some(r) = rows.next()? {
-            if let Some(&pair) = index.get(&(r.get(3)?, r.get(4)?)) {
-                out.push(PairRun {
-                    game: r.get(0)?,
-                    first_ply: r.get(1)?,
-                    last_ply: r.get(2)?,
-                    pair,
-                });
-            }
-        }
-        return Ok(out);
-    }
-    let mut runs = conn.prepare_cached(
-        "SELECT first_ply, last_ply, white_set, black_set FROM runs
-         WHERE game_id = ?1 ORDER BY first_ply",
-    )?;
-    for game in games {
-        let mut rows = runs.query([game])?;
-        while let Some(r) = rows.next()? {
-            if let Some(&pair) = index.get(&(r.get(2)?, r.get(3)?)) {
-                out.push(PairRun {
-                    game,
-                    first_ply: r.get(0)?,
-                    last_ply: r.get(1)?,
-                    pair,
-                });
+        scan_runs(conn, (i64::MIN, i64::MAX), &white, &black, |game, r| {
+            keep(game, &r);
+        })?;
+    } else {
+        let mut runs = Vec::new();
+        for game in games {
+            reader.runs_of(game, &mut runs)?;
+            for r in &runs {
+                keep(game, r);
             }
         }
     }

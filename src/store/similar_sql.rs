@@ -389,6 +389,7 @@ mod tests {
                 let got: Option<String> = st.query_row([points, scored], |r| r.get(0)).unwrap();
                 let want = crate::query::similar::Similar {
                     pawns: Pawns::default(),
+                    sets: (0, 0),
                     distance: 0,
                     differs: String::new(),
                     positions: 0,

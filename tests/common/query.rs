@@ -131,6 +131,32 @@ impl Db {
         self.path.display().to_string()
     }
 
+    /// Appends 12 random games, few enough to stay in the unmerged tail (above
+    /// `derived.through`, out of `set_games`); returns the first game id of the tail, after
+    /// checking that the tail is not empty.
+    pub fn append_unmerged(&self) -> i64 {
+        let more = write_file(
+            self.dir.path(),
+            "more.pgn",
+            &random_games_pgn(0x5151_2024, 12),
+        );
+        let more = more.display().to_string();
+        pawndex(&["index", "--quiet", "--db", &self.arg(), &more]).ok("append");
+        let (tail_from, max_id): (i64, i64) = self
+            .conn()
+            .query_row(
+                "SELECT (SELECT through FROM derived) + 1, (SELECT max(id) FROM games)",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        assert!(
+            tail_from <= max_id,
+            "the append was merged: nothing tests the tail"
+        );
+        tail_from
+    }
+
     /// Runs `pawndex COMMAND --db THIS ARGS`.
     pub fn run(&self, command: &str, args: &[&str]) -> Out {
         let db = self.arg();
