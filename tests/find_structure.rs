@@ -7,44 +7,17 @@
 
 mod common;
 
+use common::structures::{CARLSBAD, ISOLANI, index_classified, write_catalogue};
+
 use std::path::PathBuf;
 
-use common::query::{
-    Db, csv_records, pawndex_env, positions_of_csv, positions_of_sql, random_games_pgn, write_file,
-};
-use common::{ROOT, root_path};
+use common::ROOT;
+use common::query::{Db, csv_records, pawndex_env, positions_of_csv, positions_of_sql, write_file};
 
 /// The test catalogue: (key, file text). `stonewall` has no reversed form.
 const CATALOGUE: &[(&str, &str)] = &[
-    (
-        "carlsbad",
-        r#"name = "Carlsbad"
-family = "d4-d5"
-description = "d4+e3, no c-pawn, against c6+d5, no e-pawn."
-source = "test catalogue"
-reversed = true
-[white]
-pawns = ["d4", "e3"]
-none = ["c"]
-[black]
-pawns = ["c6", "d5"]
-none = ["e"]
-"#,
-    ),
-    (
-        "isolani",
-        r#"name = "Isolani"
-family = "d4-d5"
-description = "A White d-pawn without c- or e-pawns beside it; Black has no c- or d-pawn."
-source = "test catalogue"
-reversed = true
-[white]
-pawns = ["d4"]
-none = ["c", "e"]
-[black]
-none = ["c", "d"]
-"#,
-    ),
+    ("carlsbad", CARLSBAD),
+    ("isolani", ISOLANI),
     (
         "stonewall",
         r#"name = "Stonewall"
@@ -62,32 +35,14 @@ pawns = ["c3", "d4", "e3", "f4"]
 /// the catalogue folder.
 fn database() -> (Db, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
-    let catalogue = dir.path().join("structures");
-    std::fs::create_dir(&catalogue).unwrap();
-    for (key, text) in CATALOGUE {
-        write_file(&catalogue, &format!("{key}.toml"), text);
-    }
-    let random = write_file(
+    let catalogue = write_catalogue(dir.path(), CATALOGUE);
+    let path = index_classified(
         dir.path(),
-        "random.pgn",
-        &random_games_pgn(0x005e_ed0f_5717, 400),
+        &catalogue,
+        0x005e_ed0f_5717,
+        400,
+        "structures.db",
     );
-    let path = dir.path().join("structures.db");
-    let mut args = vec![
-        "index".to_string(),
-        "--quiet".to_string(),
-        "--db".to_string(),
-        path.display().to_string(),
-    ];
-    args.extend(
-        common::query::FIXTURES
-            .iter()
-            .map(|f| root_path(f).display().to_string()),
-    );
-    args.push(random.display().to_string());
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let env = [("PAWNDEX_STRUCTURES", catalogue.to_str().unwrap())];
-    pawndex_env(std::path::Path::new(ROOT), &args, &env).ok("index");
     (Db { dir, path }, catalogue)
 }
 

@@ -6,44 +6,17 @@
 
 mod common;
 
+use common::structures::{CARLSBAD, ISOLANI, index_classified, write_catalogue};
+
 use std::path::{Path, PathBuf};
 
-use common::query::{pawndex_env, random_games_pgn, write_file};
 use common::stats::parse_csv;
-use common::{ROOT, root_path};
 use rusqlite::Connection;
 
 /// The test catalogue: (key, file text).
 const CATALOGUE: &[(&str, &str)] = &[
-    (
-        "carlsbad",
-        r#"name = "Carlsbad"
-family = "d4-d5"
-description = "d4+e3, no c-pawn, against c6+d5, no e-pawn."
-source = "test catalogue"
-reversed = true
-[white]
-pawns = ["d4", "e3"]
-none = ["c"]
-[black]
-pawns = ["c6", "d5"]
-none = ["e"]
-"#,
-    ),
-    (
-        "isolani",
-        r#"name = "Isolani"
-family = "d4-d5"
-description = "A White d-pawn without c- or e-pawns beside it; Black has no c- or d-pawn."
-source = "test catalogue"
-reversed = true
-[white]
-pawns = ["d4"]
-none = ["c", "e"]
-[black]
-none = ["c", "d"]
-"#,
-    ),
+    ("carlsbad", CARLSBAD),
+    ("isolani", ISOLANI),
     (
         "open-centre",
         r#"name = "Open centre"
@@ -63,32 +36,8 @@ none = ["d", "e"]
 /// temp dir that lives as long as the first value).
 fn database() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
-    let catalogue = dir.path().join("structures");
-    std::fs::create_dir(&catalogue).unwrap();
-    for (key, text) in CATALOGUE {
-        write_file(&catalogue, &format!("{key}.toml"), text);
-    }
-    let random = write_file(
-        dir.path(),
-        "random.pgn",
-        &random_games_pgn(0x0ddb_a11f, 300),
-    );
-    let path = dir.path().join("stats.db");
-    let mut args = vec![
-        "index".to_string(),
-        "--quiet".to_string(),
-        "--db".to_string(),
-        path.display().to_string(),
-    ];
-    args.extend(
-        common::query::FIXTURES
-            .iter()
-            .map(|f| root_path(f).display().to_string()),
-    );
-    args.push(random.display().to_string());
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let env = [("PAWNDEX_STRUCTURES", catalogue.to_str().unwrap())];
-    pawndex_env(Path::new(ROOT), &args, &env).ok("index");
+    let catalogue = write_catalogue(dir.path(), CATALOGUE);
+    let path = index_classified(dir.path(), &catalogue, 0x0ddb_a11f, 300, "stats.db");
     (dir, path)
 }
 

@@ -12,6 +12,8 @@
 pub mod query;
 /// `stats` helpers: a fixture database, CSV parsing, naive per-ply values.
 pub mod stats;
+/// Small structure catalogues and databases classified with them.
+pub mod structures;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
