@@ -22,6 +22,46 @@ pub(super) type CategoryChart<'a, DB> =
 
 pub(super) const SCORE_DESC: &str = "White's score";
 
+/// A chart of horizontal bars: a number along x, one row per category (the first of `rows`
+/// at the bottom).
+pub(super) type BarChart<'a, DB> =
+    ChartContext<'a, DB, Cartesian2d<RangedCoordf64, SegmentedCoord<RangedCoordi32>>>;
+
+/// The axes of a [`BarChart`] on `body`: x from 0 to `max`, named `x_desc`, one row per label
+/// of `rows` in a left margin `label_width` wide, the x labels `x_height` high.
+pub(super) fn bar_axes<'a, DB: DrawingBackend>(
+    body: &'a Area<DB>,
+    rows: &[String],
+    max: f64,
+    (label_width, x_height): (u32, u32),
+    x_desc: &str,
+) -> Result<BarChart<'a, DB>>
+where
+    DB::ErrorType: 'static,
+{
+    let n = i32::try_from(rows.len()).unwrap_or(i32::MAX);
+    let mut chart = ChartBuilder::on(body)
+        .margin_right(20)
+        .x_label_area_size(x_height)
+        .y_label_area_size(label_width)
+        .build_cartesian_2d(0.0..max, (0..n - 1).into_segmented())
+        .map_err(plot_error)?;
+    let format = segment_label(rows);
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .light_line_style(WHITE)
+        .y_labels(rows.len())
+        .y_label_formatter(&format)
+        .x_label_formatter(&|v| short(*v))
+        .x_desc(x_desc)
+        .label_style((FONT, 13))
+        .axis_desc_style((FONT, 15))
+        .draw()
+        .map_err(plot_error)?;
+    Ok(chart)
+}
+
 pub(super) fn plot_error<E: std::error::Error + Send + Sync + 'static>(
     e: DrawingAreaErrorKind<E>,
 ) -> anyhow::Error {

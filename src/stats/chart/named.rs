@@ -10,8 +10,8 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::HPos;
 
 use super::MIN_GAMES_FOR_SCORE;
-use super::font::{FONT, PngBackend, load_font};
-use super::frame::{Area, plot_error, segment_label, short, text};
+use super::font::{PngBackend, load_font};
+use super::frame::{Area, bar_axes, plot_error, short, text};
 
 /// One bar: a structure form.
 #[derive(Clone, Debug)]
@@ -116,25 +116,7 @@ where
     // The first form at the top.
     let rows: Vec<String> = bars.iter().rev().map(|b| b.label.clone()).collect();
     let max = bars.iter().map(|b| b.games).max().unwrap_or(1).max(1) as f64 * 1.3;
-    let mut chart = ChartBuilder::on(&body)
-        .margin_right(20)
-        .x_label_area_size(40)
-        .y_label_area_size(230)
-        .build_cartesian_2d(0.0..max, (0..n - 1).into_segmented())
-        .map_err(plot_error)?;
-    let format = segment_label(&rows);
-    chart
-        .configure_mesh()
-        .disable_y_mesh()
-        .light_line_style(WHITE)
-        .y_labels(rows.len())
-        .y_label_formatter(&format)
-        .x_label_formatter(&|v| short(*v))
-        .x_desc("games")
-        .label_style((FONT, 13))
-        .axis_desc_style((FONT, 15))
-        .draw()
-        .map_err(plot_error)?;
+    let chart = bar_axes(&body, &rows, max, (230, 40), "games")?;
     let base = body.get_base_pixel();
     for (i, b) in bars.iter().enumerate() {
         let row = n - 1 - i as i32;

@@ -5,8 +5,7 @@ use plotters::coord::ranged1d::SegmentValue;
 use plotters::prelude::*;
 use plotters::style::text_anchor::HPos;
 
-use super::font::FONT;
-use super::frame::{Area, color, label, plot_error, segment_label, short, text};
+use super::frame::{Area, bar_axes, color, label, plot_error, short, text};
 use super::{MIN_GAMES_FOR_SCORE, Spec, drawn_score};
 use crate::stats::columns::Column;
 use crate::stats::engine::Group;
@@ -44,25 +43,7 @@ where
         .unwrap_or(1)
         .max(1) as f64
         * 1.25;
-    let mut chart = ChartBuilder::on(body)
-        .margin_right(20)
-        .x_label_area_size(45)
-        .y_label_area_size(300)
-        .build_cartesian_2d(0.0..max, (0..n - 1).into_segmented())
-        .map_err(plot_error)?;
-    let format = segment_label(&rows);
-    chart
-        .configure_mesh()
-        .disable_y_mesh()
-        .light_line_style(WHITE)
-        .y_labels(rows.len())
-        .y_label_formatter(&format)
-        .x_label_formatter(&|v| short(*v))
-        .x_desc(unit)
-        .label_style((FONT, 13))
-        .axis_desc_style((FONT, 15))
-        .draw()
-        .map_err(plot_error)?;
+    let chart = bar_axes(body, &rows, max, (300, 45), unit)?;
     let base = body.get_base_pixel();
     for (i, g) in groups.iter().enumerate() {
         let row = n - 1 - i as i32;
