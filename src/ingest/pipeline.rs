@@ -24,7 +24,7 @@ use rayon::prelude::*;
 
 use crate::dataset::{DatasetWriter, Target, Written};
 use crate::ingest::input;
-use crate::ingest::reader::{PgnGames, RawGame};
+use crate::ingest::reader::{PgnGames, RawGame, StrayText};
 use crate::ingest::replay::{GameRecord, Reject, RejectCategory, Replayed, replay};
 use crate::store::{self, Stored, Writer};
 
@@ -246,11 +246,25 @@ fn games_of_file(
     if !batch.is_empty() && tx.send(Message::Games { file, games: batch }).is_err() {
         return;
     }
+    if let Some(w) = stray_warning(name, games.stray_text()) {
+        let _ = tx.send(Message::FileWarning(w));
+    }
     if let Some(e) = error {
         let _ = tx.send(Message::FileError(e));
     } else if let Some(w) = not_games.warning(name, saw_game, stop.load(Ordering::Relaxed)) {
         let _ = tx.send(Message::FileWarning(w));
     }
+}
+
+/// The file's warning about text after the results of its games (NUL padding, a second
+/// result, moves): skipped, the games are indexed with the moves before their result.
+fn stray_warning(name: &str, stray: &StrayText) -> Option<String> {
+    let first = stray.first_offset?;
+    Some(format!(
+        "{name}: ignored text after the result of {} game(s) (the first at byte {first}): \
+         not part of the game, which is indexed with the moves before its result",
+        stray.games
+    ))
 }
 
 /// Stretches of a file that hold neither a tag nor a move (prose, a preamble): not games, so
