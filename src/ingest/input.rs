@@ -426,4 +426,17 @@ mod tests {
         assert_eq!(Archive::sniff(b"[Event \"PK\"]"), None);
         assert!(Archive::Zip.message("g.zip").contains("unzip g.zip"));
     }
+
+    #[test]
+    fn a_few_nul_bytes_do_not_make_a_file_binary() {
+        let game = b"[Event \"x\"]\n\n1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 1/2-1/2\0\0\r\n\r\n";
+        assert_eq!(judge_head(game), None);
+        let utf16: Vec<u8> = game.iter().flat_map(|&b| [b, 0]).collect();
+        assert_eq!(judge_head(&utf16), Some(Refusal::Binary));
+        let noise: Vec<u8> = (0u32..4096)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+            .collect();
+        assert_eq!(judge_head(&noise), Some(Refusal::Binary));
+        assert_eq!(judge_head(b""), None);
+    }
 }

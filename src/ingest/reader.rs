@@ -786,7 +786,7 @@ mod tests {
 
     #[test]
     fn unknown_tokens_are_found_with_the_moves_before_them() {
-        let cases: [(&str, Option<(usize, &str)>); 9] = [
+        let cases: [(&str, Option<(usize, &str)>); 14] = [
             (
                 "[Event \"x\"]\n\n1. e4 e5 2. Nf3 foo Nc6 *\n",
                 Some((3, "foo")),
@@ -802,6 +802,13 @@ mod tests {
             ("1. e4 1/2 e5", Some((1, "1/2"))),
             ("1. e4 e5 2. Nf3 ½ *", Some((3, "½"))),
             ("1. d4 Nf6 2. c4 e6 3. Nc3 Bb4 4. 10. *", None),
+            // The result ends the game: what follows is not looked at.
+            ("1. e4 e5 1-0 foo", None),
+            ("1. e4 * \0\0", None),
+            // Control characters alone between moves hide nothing; inside a move they do.
+            ("1. e4 \0 e5 2. Nf3 \x1a\x7f Nc6 *", None),
+            ("1. e4 e\x005 *", Some((1, "e\\x005"))),
+            ("1. e4 \0e5 *", Some((1, "\\x00e5"))),
         ];
         for (text, want) in cases {
             let got = first_unknown_token(text.as_bytes());
@@ -828,6 +835,30 @@ mod tests {
         assert_eq!(games[0].moves.len(), 5);
         games[1].check_tokens();
         assert_eq!(games[1].problem, None);
+    }
+
+    #[test]
+    fn text_after_a_result_is_skipped_and_counted() {
+        let pgn = "[Event \"a\"]\n\n1. e4 e5 1-0 {fine} \0\0 2. Nf3\n\n[Event \"b\"]\n\n1. d4 *\n\
+                   \n[Event \"c\"]\n\n1. c4 * {only a comment}\n\n[Event \"d\"]\n\n1. g3\n";
+        let decoded = Arc::new(AtomicU64::new(0));
+        let counting = crate::ingest::input::Counting::new(pgn.as_bytes(), decoded.clone());
+        let mut games = PgnGames::new(counting, decoded, Arc::new(Mutex::new(None)));
+        let mut plies = Vec::new();
+        while let Some(g) = games.next_game().unwrap() {
+            plies.push((g.tags.event.clone().unwrap(), g.moves.len()));
+        }
+        let want = [("a", 2), ("b", 1), ("c", 1), ("d", 1)];
+        let want: Vec<(String, usize)> = want.iter().map(|&(e, n)| (e.into(), n)).collect();
+        assert_eq!(plies, want);
+        let first = pgn.find('\0').unwrap() as u64;
+        assert_eq!(
+            games.stray_text(),
+            &StrayText {
+                games: 1,
+                first_offset: Some(first)
+            }
+        );
     }
 
     #[test]
