@@ -50,7 +50,9 @@ fn check_inputs(files: &[String]) -> Result<()> {
                 bail!("{name} is a directory, not a PGN file");
             }
             std::fs::File::open(path).with_context(|| format!("{name}: cannot read"))?;
-            if crate::store::is_sqlite_file(path) {
+            // Only a regular file is read here: the bytes of a pipe (`<(zcat …)`) would be
+            // lost to the run; `input::check` reads those ahead and gives them back.
+            if meta.is_file() && crate::store::is_sqlite_file(path) {
                 bail!("{name} is a SQLite database, not PGN: did you mean --db {name}?");
             }
         }
