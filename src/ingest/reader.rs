@@ -540,18 +540,16 @@ pub struct StrayText {
 
 /// Where the first byte of stray text is in `gap`, the bytes from a game's last token to the
 /// next game: whitespace, a byte-order mark, comments (`{…}`, `;…`) and `%` escape lines are
-/// not stray; anything else is.
+/// not stray; anything else is, an unterminated `{` too (it hides everything after it).
 fn first_stray_byte(gap: &[u8]) -> Option<usize> {
     let mut i = 0;
     while let Some(&b) = gap.get(i) {
         match b {
             b' ' | b'\t' | b'\r' | b'\n' => i += 1,
-            b'{' => {
-                i = gap[i..]
-                    .iter()
-                    .position(|&b| b == b'}')
-                    .map_or(gap.len(), |e| i + e + 1);
-            }
+            b'{' => match gap[i..].iter().position(|&b| b == b'}') {
+                Some(e) => i += e + 1,
+                None => return Some(i),
+            },
             b';' => i = line_end(gap, i),
             b'%' if i == 0 || gap[i - 1] == b'\n' => i = line_end(gap, i),
             _ if gap[i..].starts_with(b"\xef\xbb\xbf") => i += 3,
@@ -835,6 +833,17 @@ mod tests {
         assert_eq!(games[0].moves.len(), 5);
         games[1].check_tokens();
         assert_eq!(games[1].problem, None);
+    }
+
+    #[test]
+    fn stray_text_is_what_is_not_blank_or_a_comment() {
+        assert_eq!(
+            first_stray_byte(b" \r\n{x}\n; y\n% z\n\xef\xbb\xbf\n"),
+            None
+        );
+        assert_eq!(first_stray_byte(b"  \0\0\r\n"), Some(2));
+        assert_eq!(first_stray_byte(b" {x} 1-0"), Some(5));
+        assert_eq!(first_stray_byte(b"\n {never closed\n\n[Event"), Some(2));
     }
 
     #[test]
