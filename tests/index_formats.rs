@@ -142,6 +142,35 @@ fn plain_reference(dir: &Path, pgn: &[u8]) -> (PathBuf, Contents, Summary) {
     (db, c, summary)
 }
 
+/// `pawndex index --db DB [extra...] FILE` with `input` piped to its standard input.
+fn index_piped(db: &Path, extra: &[&str], file: &str, input: &[u8]) -> Run {
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(BIN)
+        .arg("index")
+        .arg("--db")
+        .arg(db)
+        .args(extra)
+        .arg(file)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start pawndex");
+    let mut stdin = child.stdin.take().expect("stdin piped");
+    let input = input.to_vec();
+    // The binary may stop reading early on an error: a broken pipe is not the test's concern.
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let out = child.wait_with_output().expect("wait for pawndex");
+    writer.join().expect("stdin writer");
+    Run {
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
 #[test]
 fn every_encoding_and_stdin_give_the_same_database() {
     let dir = tempfile::tempdir().unwrap();
@@ -189,10 +218,18 @@ fn every_encoding_and_stdin_give_the_same_database() {
             "{name}: source is the name as given"
         );
     }
-    for (name, bytes) in [("stdin (plain)", pgn.clone()), ("stdin (zstd)", zstd(&pgn))] {
+    // A pipe given as FILE (`/dev/stdin` here, `<(zcat …)` in a shell) is read once: the
+    // checks made before the run read ahead and give the bytes back (issue 23: the database
+    // check ate the first 16 bytes, and the first game lost its Event tag).
+    for (name, bytes, file) in [
+        ("stdin (plain)", pgn.clone(), "-"),
+        ("stdin (zstd)", zstd(&pgn), "-"),
+        ("a pipe as FILE (plain)", pgn.clone(), "/dev/stdin"),
+        ("a pipe as FILE (bzip2)", bzip2(&pgn), "/dev/stdin"),
+    ] {
         let db = dir.path().join("stdin.db");
         let _ = std::fs::remove_file(&db);
-        let run = index_stdin(&db, &["--threads", "2"], &bytes);
+        let run = index_piped(&db, &["--threads", "2"], file, &bytes);
         if run.code != Some(0) {
             failures.push(format!("{name}: exit {:?}\n{}", run.code, run.stderr));
             continue;
@@ -415,42 +452,26 @@ fn binary_files_are_errors_that_name_the_file() {
         run.stderr
     );
     assert!(!out.exists(), "the database was created");
+    // A binary file is refused like a missing one: before anything is created (issue 23),
+    // naming the file; the good file next to it waits for the run without it.
     for bad in [&noise, &png] {
         let name = bad.file_name().unwrap().to_string_lossy().into_owned();
         let db = dir.path().join(format!("{name}.out.db"));
-        let run = index(&db, &["--threads", "2"], &[bad, &sample]);
+        let run = index(&db, &["--threads", "2"], &[&sample, bad]);
         run.assert_no_panic(&name);
         let mut problems = Vec::new();
         if run.code != Some(1) {
             problems.push(format!("exit code {:?}, expected 1", run.code));
         }
-        let named = run
-            .stderr
-            .lines()
-            .any(|l| l.contains(bad.to_string_lossy().as_ref()) && !l.contains(" games read: "));
-        if !named {
-            problems.push("no error line naming the file".into());
+        let line = format!(
+            "pawndex: error: {}: not a PGN file (binary data at the start)",
+            bad.display()
+        );
+        if !run.stderr.lines().any(|l| l == line) {
+            problems.push(format!("no line {line:?}"));
         }
-        let conn = open_db(&db);
-        let from_bad: i64 = conn
-            .query_row(
-                "SELECT count(*) FROM games WHERE source = ?1",
-                [bad.to_string_lossy()],
-                |r| r.get(0),
-            )
-            .unwrap();
-        if from_bad != 0 {
-            problems.push(format!("{from_bad} game(s) indexed from a binary file"));
-        }
-        let from_sample: i64 = conn
-            .query_row(
-                "SELECT count(*) FROM games WHERE source = ?1",
-                [sample.to_string_lossy()],
-                |r| r.get(0),
-            )
-            .unwrap();
-        if from_sample != 12 {
-            problems.push(format!("{from_sample} of sample.pgn's 12 games indexed"));
+        if db.exists() {
+            problems.push("the database was created".into());
         }
         if !problems.is_empty() {
             failures.push(format!("{name}: {}\n{}", problems.join("; "), run.stderr));

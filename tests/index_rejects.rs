@@ -331,6 +331,11 @@ fn known_tokens_are_not_unknown() {
         "{rows:?}\n{}",
         run.stderr
     );
+    assert!(
+        !run.stderr.contains("warning"),
+        "a clean file gets no warning:\n{}",
+        run.stderr
+    );
 }
 
 #[test]
@@ -375,4 +380,144 @@ fn summary_counts_bad_pgn_by_category() {
             run.stderr
         );
     }
+}
+
+/// Indexes `pgn` (bytes, as a file) and returns the run, the `(event, plies)` of the games in
+/// input order and the reject reasons.
+fn index_bytes(pgn: &[u8]) -> (Run, Vec<(String, i64)>, Vec<String>) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("t.pgn");
+    std::fs::write(&file, pgn).unwrap();
+    let db = dir.path().join("t.db");
+    let run = index(&db, &[], &[&file]);
+    run.assert_no_panic("index");
+    if !db.exists() {
+        return (run, Vec::new(), Vec::new());
+    }
+    let conn = open_db(&db);
+    let games = conn
+        .prepare("SELECT event, plies FROM games ORDER BY id")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let rejects = conn
+        .prepare("SELECT reason FROM rejects ORDER BY id")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    (run, games, rejects)
+}
+
+/// Issue 23: two master games (Parker–Miles, 4NCL 2001; masters-4's `… Bf2  0-1`) end with
+/// two NUL bytes after their result and were rejected as ``unknown token `\0\0` ``. Bytes
+/// after a game's result are not part of its moves: the game is indexed with the moves before
+/// its result, the next game is read as usual, and the file gets one warning.
+#[test]
+fn nul_bytes_after_the_result_do_not_lose_the_game() {
+    let first = b"[Event \"nul\"]\r\n[Result \"1/2-1/2\"]\r\n\r\n1.e4 e5 2.Nf3 Nc6 3.Bb5 a6  1/2-1/2\0\0\r\n\r\n";
+    let second = b"[Event \"next\"]\r\n[Result \"*\"]\r\n\r\n1.d4 d5 2.c4 *\r\n\r\n";
+    let (run, games, rejects) = index_bytes(&[&first[..], &second[..]].concat());
+    run.expect_code(0, "a game with NUL bytes after its result");
+    assert_eq!(
+        games,
+        vec![("nul".to_string(), 6), ("next".to_string(), 3)],
+        "both games, with their plies; rejects {rejects:?}\n{}",
+        run.stderr
+    );
+    let warnings: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("pawndex: warning:"))
+        .collect();
+    assert_eq!(
+        warnings.len(),
+        1,
+        "one warning for the file:\n{}",
+        run.stderr
+    );
+    assert!(
+        warnings[0].contains("after the result") && warnings[0].contains("byte 72"),
+        "the warning says what and where:\n{}",
+        run.stderr
+    );
+}
+
+/// What follows a game's result is never glued onto its moves and never costs the next
+/// game; control characters standing alone between moves hide no move, so the game is
+/// indexed; a control character inside a move (pgn-reader drops that move) still rejects it.
+#[test]
+fn only_text_that_hides_moves_rejects_a_game() {
+    let next = "[Event \"next\"]\n\n1. d4 d5 2. c4 *\n\n";
+    // (movetext of the game "x", its plies or the reject reason, whether the file warns)
+    let cases: [(&str, Result<i64, &str>, bool); 11] = [
+        ("1. e4 e5 2. Nf3 Nc6 1-0\0\0\n", Ok(4), true),
+        ("1. e4 e5 1-0 2. Nf3 Nc6\n\n", Ok(2), true),
+        ("1. e4 e5 0-1 $$$ foo\n\n", Ok(2), true),
+        ("1. e4 e5 * *\n\n", Ok(2), true),
+        (
+            "1. e4 e5 1-0 {a comment after the result}\n\n",
+            Ok(2),
+            false,
+        ),
+        (
+            "1. e4 \0 e5 2. Nf3 \x1a\x1a Nc6 3. \x0c Bb5 *\n\n",
+            Ok(5),
+            false,
+        ),
+        (
+            "1. e4 e5\0\n2. Nf3 *\n\n",
+            Err("unknown token `e5\\x00` at ply 2"),
+            false,
+        ),
+        (
+            "1. e4 e\x005 *\n\n",
+            Err("unknown token `e\\x005` at ply 2"),
+            false,
+        ),
+        (
+            "1. e4 \0e5 *\n\n",
+            Err("unknown token `\\x00e5` at ply 2"),
+            false,
+        ),
+        (
+            "1. e4 $$$ e5 *\n\n",
+            Err("unknown token `$$$` at ply 2"),
+            false,
+        ),
+        (
+            "1. e4 foo e5 *\n\n",
+            Err("unknown token `foo` at ply 2"),
+            false,
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (movetext, want, warns) in cases {
+        let pgn = format!("[Event \"x\"]\n\n{movetext}{next}");
+        let (run, games, rejects) = index_bytes(pgn.as_bytes());
+        let warned = run.stderr.contains("pawndex: warning:");
+        let ok = run.code == Some(0)
+            && warned == warns
+            && match want {
+                Ok(plies) => {
+                    games == vec![("x".to_string(), plies), ("next".to_string(), 3)]
+                        && rejects.is_empty()
+                }
+                Err(reason) => {
+                    games == vec![("next".to_string(), 3)]
+                        && rejects.len() == 1
+                        && rejects[0].contains(reason)
+                }
+            };
+        if !ok {
+            failures.push(format!(
+                "{movetext:?}: want {want:?} (warning: {warns})\ngames {games:?}, rejects {rejects:?}\n{}",
+                run.stderr
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }

@@ -144,6 +144,88 @@ fn rejects_are_counted_by_reason_and_source() {
     );
 }
 
+/// Issue 23: `pawndex info` filed "unknown token" rejects under "other": it grouped by a second
+/// list of reason prefixes instead of by the reject category. Every category a PGN can produce
+/// (all but "not a game", text the reader skips before it is a game) is indexed once here, and
+/// each must come back under its own label, the one the end summary of `pawndex index` uses.
+#[test]
+fn every_reject_category_is_grouped_under_its_own_label() {
+    use pawndex::RejectCategory as C;
+    let dir = tempfile::tempdir().unwrap();
+    let game = |event: &str, tags: &str, movetext: &str| {
+        format!("[Event \"{event}\"]\n{tags}\n{movetext}\n\n")
+    };
+    let long_tag = format!("[Annotator \"{}\"]\n", "x".repeat(300 * 1024));
+    let shuffle = "Nf3 Nf6 Ng1 Ng8 ".repeat(4100);
+    let pgn = [
+        game("syntax", &long_tag, "1. e4 e5 *"),
+        game("too long", "", &format!("{shuffle}*")),
+        game("variant", "[Variant \"atomic\"]\n", "1. e4 *"),
+        game("fen", "[FEN \"garbage\"]\n[SetUp \"1\"]\n", "1. e4 *"),
+        game("illegal", "", "1. e4 e5 2. Ke3 *"),
+        game("ambiguous", "", "1. d3 d6 2. Nf3 Nf6 3. Nd2 *"),
+        game("null", "", "1. e4 -- 2. d4 *"),
+        game("drop", "", "1. e4 d5 2. Q@f7 *"),
+        game("token", "", "1. e4 $$$ e5 *"),
+        game("good", "", "1. c4 c5 *"),
+    ]
+    .concat();
+    let plain = dir.path().join("rejects.pgn");
+    std::fs::write(&plain, pgn).unwrap();
+    // A gzip stream cut in the middle of a game's long comment: that game is cut off.
+    let mut rng = Rng::new(0xC0_70FF);
+    let comment: String = rng
+        .bytes(200_000)
+        .iter()
+        .map(|b| (b'a' + b % 26) as char)
+        .collect();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(
+        &mut gz,
+        format!("[Event \"before\"]\n\n1. d4 *\n\n[Event \"cut\"]\n\n1. e4 {{{comment}}} e5 *\n")
+            .as_bytes(),
+    )
+    .unwrap();
+    let gz = gz.finish().unwrap();
+    let cut = dir.path().join("cut.pgn.gz");
+    std::fs::write(&cut, &gz[..gz.len() / 2]).unwrap();
+    let db = dir.path().join("categories.db");
+    // The cut-off stream is a file error (exit 1); the games are stored all the same.
+    index(&db, &["-q"], &[&plain, &cut]).expect_code(1, "index");
+    let j = info_json(&db);
+    agrees_with_sql(&db, &j);
+    let categories = [
+        C::Syntax,
+        C::CutOff,
+        C::TooLong,
+        C::UnsupportedVariant,
+        C::InvalidFen,
+        C::IllegalMove,
+        C::AmbiguousMove,
+        C::NullMove,
+        C::PieceDrop,
+        C::UnknownToken,
+    ];
+    let mut want: Vec<serde_json::Value> = categories
+        .iter()
+        .map(|c| serde_json::json!({"reason": c.as_str(), "games": 1}))
+        .collect();
+    let mut got = j["rejects_by_reason"].as_array().unwrap().clone();
+    let key = |v: &serde_json::Value| v["reason"].as_str().unwrap_or_default().to_owned();
+    want.sort_by_key(key);
+    got.sort_by_key(key);
+    assert_eq!(got, want, "{}", info_table(&db));
+    let table = info_table(&db);
+    for c in categories {
+        assert!(
+            table
+                .lines()
+                .any(|l| l.starts_with(&format!("{c} ")) && l.ends_with(" 1")),
+            "{c}:\n{table}"
+        );
+    }
+}
+
 #[test]
 fn an_appended_database_shows_its_unmerged_tail() {
     let dir = tempfile::tempdir().unwrap();

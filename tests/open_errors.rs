@@ -149,3 +149,148 @@ fn a_file_that_is_not_a_database_is_refused_and_left_alone() {
         "sample.pgn is not a SQLite database, so not a pawndex database; it was left untouched",
     );
 }
+
+/// `pawndex ARGS` run in `dir` with `input` on its standard input.
+fn pawndex_in_with_stdin(dir: &Path, args: &[&str], input: &[u8]) -> Run {
+    use std::io::Write as _;
+    use std::process::Stdio;
+    let mut child = Command::new(BIN)
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    Run {
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// Issue 23: `pawndex index --db zz.db s.zip` refused the zip with a good message but left a
+/// 160 KiB zz.db. Every check that can refuse an input (archives, binary data, a compressed
+/// stream broken from its first byte) now runs before anything is created, like the checks of
+/// missing files and directories: a new database is not created, an existing one is left
+/// byte-identical, standard input included.
+#[test]
+fn a_refused_input_creates_no_database_and_leaves_an_existing_one_untouched() {
+    let pgn = b"[Event \"x\"]\n\n1. e4 e5 *\n\n";
+    let gzip = |bytes: &[u8]| {
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        std::io::Write::write_all(&mut gz, bytes).unwrap();
+        gz.finish().unwrap()
+    };
+    let zip = [&b"PK\x03\x04\x14\x00\x00\x00\x08\x00"[..], pgn].concat();
+    let mut tar = vec![0u8; 1024];
+    tar[..9].copy_from_slice(b"games.pgn");
+    tar[257..263].copy_from_slice(b"ustar\0");
+    let noise = Rng::new(0x5EED_2312).bytes(1 << 14);
+    let utf16: Vec<u8> = [0xff, 0xfe]
+        .into_iter()
+        .chain(pgn.iter().flat_map(|&b| [b, 0]))
+        .collect();
+    let broken_gz = [&[0x1f, 0x8b, 0x08, 0x00][..], &noise[..4096]].concat();
+    let inputs: [(&str, Vec<u8>, &str); 5] = [
+        (
+            "s.zip",
+            zip.clone(),
+            "s.zip: zip archives are not supported: unpack it first (unzip s.zip) and index the .pgn inside",
+        ),
+        (
+            "games.tar.gz",
+            gzip(&tar),
+            "games.tar.gz: tar archives are not supported: unpack it first (tar -xf games.tar.gz)",
+        ),
+        (
+            "noise.bin",
+            noise.clone(),
+            "noise.bin: not a PGN file (binary data at the start)",
+        ),
+        (
+            "utf16.pgn",
+            utf16,
+            "utf16.pgn: not a PGN file (binary data at the start)",
+        ),
+        ("broken.pgn.gz", broken_gz, "broken.pgn.gz: cannot read: "),
+    ];
+    let mut failures = Vec::new();
+    let check = |what: String, dir: &Path, run: &Run, wanted: &str, before: &[String]| {
+        let line = format!("pawndex: error: {wanted}");
+        let mut problems = Vec::new();
+        if run.code != Some(1) {
+            problems.push(format!("exit {:?}, expected 1", run.code));
+        }
+        if !run.stderr.lines().any(|l| l.starts_with(&line)) {
+            problems.push(format!("no line starting {line:?}"));
+        }
+        if listing(dir) != before {
+            problems.push(format!("files changed: {:?}", listing(dir)));
+        }
+        (!problems.is_empty()).then(|| format!("{what}: {}\n{}", problems.join("; "), run.stderr))
+    };
+    for (name, bytes, wanted) in &inputs {
+        let dir = setup();
+        std::fs::write(dir.path().join(name), bytes).unwrap();
+        let before = listing(dir.path());
+        let run = pawndex_in(dir.path(), &["index", "--db", "new.db", "sample.pgn", name]);
+        failures.extend(check(
+            format!("{name} into a new database"),
+            dir.path(),
+            &run,
+            wanted,
+            &before,
+        ));
+        let db = std::fs::read(dir.path().join("research.db")).unwrap();
+        let run = pawndex_in(
+            dir.path(),
+            &["index", "--db", "research.db", "sample.pgn", name],
+        );
+        failures.extend(check(
+            format!("{name} into research.db"),
+            dir.path(),
+            &run,
+            wanted,
+            &before,
+        ));
+        if std::fs::read(dir.path().join("research.db")).unwrap() != db {
+            failures.push(format!("{name}: research.db changed"));
+        }
+    }
+    for (db, bytes, wanted) in [
+        (
+            "new.db",
+            zip,
+            "standard input: zip archives are not supported",
+        ),
+        (
+            "research.db",
+            noise,
+            "standard input: not a PGN file (binary data at the start)",
+        ),
+    ] {
+        let dir = setup();
+        let before = listing(dir.path());
+        let old = std::fs::read(dir.path().join("research.db")).unwrap();
+        let run = pawndex_in_with_stdin(dir.path(), &["index", "--db", db, "-"], &bytes);
+        failures.extend(check(
+            format!("{wanted} on stdin into {db}"),
+            dir.path(),
+            &run,
+            wanted,
+            &before,
+        ));
+        if std::fs::read(dir.path().join("research.db")).unwrap() != old {
+            failures.push(format!("stdin into {db}: research.db changed"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}

@@ -36,19 +36,28 @@ pub struct IndexArgs {
     dataset: DatasetArgs,
 }
 
-/// Checks every input file before the database is created or opened: each one exists and is a
-/// readable file (standard input, `-`, is not checked), and none is a SQLite database (the
-/// usual slip: `pawndex index research.db`, `--db` forgotten). Nothing is written.
+/// Checks every input before the database is created or opened: each one exists and is a
+/// readable file, none is a SQLite database (the usual slip: `pawndex index research.db`,
+/// `--db` forgotten), and its first decoded bytes are no archive, no binary data and no
+/// compressed stream broken from its start ([`super::input::check`]; standard input, `-`, is
+/// read ahead for this). Nothing is written.
 fn check_inputs(files: &[String]) -> Result<()> {
-    for name in files.iter().filter(|f| f.as_str() != "-") {
-        let path = std::path::Path::new(name);
-        let meta = std::fs::metadata(path).with_context(|| format!("{name}: cannot read"))?;
-        if meta.is_dir() {
-            bail!("{name} is a directory, not a PGN file");
+    for name in files {
+        if name != "-" {
+            let path = std::path::Path::new(name);
+            let meta = std::fs::metadata(path).with_context(|| format!("{name}: cannot read"))?;
+            if meta.is_dir() {
+                bail!("{name} is a directory, not a PGN file");
+            }
+            std::fs::File::open(path).with_context(|| format!("{name}: cannot read"))?;
+            // Only a regular file is read here: the bytes of a pipe (`<(zcat …)`) would be
+            // lost to the run; `input::check` reads those ahead and gives them back.
+            if meta.is_file() && crate::store::is_sqlite_file(path) {
+                bail!("{name} is a SQLite database, not PGN: did you mean --db {name}?");
+            }
         }
-        std::fs::File::open(path).with_context(|| format!("{name}: cannot read"))?;
-        if crate::store::is_sqlite_file(path) {
-            bail!("{name} is a SQLite database, not PGN: did you mean --db {name}?");
+        if let Err(message) = super::input::check(name) {
+            bail!("{message}");
         }
     }
     Ok(())

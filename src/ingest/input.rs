@@ -3,6 +3,10 @@
 //! Two byte counters are kept per input: bytes read from the file (compressed bytes for
 //! compressed input, which drives the progress bar) and bytes produced by the decoder (the
 //! offsets stored for games refer to this decompressed stream).
+//!
+//! [`check`] looks at the first decoded bytes of every input before a run creates or opens
+//! anything (archives, binary data, a stream broken from its start are refused); the run's
+//! reader looks again ([`read_head`], [`judge_head`]) in case a file changed since.
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
@@ -20,6 +24,16 @@ pub enum Compression {
 }
 
 impl Compression {
+    /// The format's name, as messages say it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Compression::Plain => "plain",
+            Compression::Gzip => "gzip",
+            Compression::Bzip2 => "bzip2",
+            Compression::Zstd => "zstd",
+        }
+    }
+
     /// Recognises a compressed stream by its first bytes.
     pub fn sniff(head: &[u8]) -> Compression {
         if head.starts_with(&[0x1f, 0x8b]) {
@@ -67,10 +81,89 @@ impl Archive {
             Archive::Rar => ("rar", format!("unrar x {name}")),
             Archive::Tar => ("tar", format!("tar -xf {name}")),
         };
+        if name == "-" {
+            return format!(
+                "{}: {what} archives are not supported: unpack it first and index the .pgn inside",
+                shown(name)
+            );
+        }
         format!(
             "{name}: {what} archives are not supported: unpack it first ({unpack}) and index the .pgn inside"
         )
     }
+}
+
+/// An input as messages name it: its path, or `standard input` for `-`.
+pub fn shown(name: &str) -> &str {
+    if name == "-" { "standard input" } else { name }
+}
+
+/// Why an input cannot be indexed, seen in its first bytes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    Archive(Archive),
+    /// NUL bytes or other control characters in numbers no PGN text has.
+    Binary,
+    /// The stream fails before its first decoded byte.
+    Broken {
+        compression: Compression,
+        error: String,
+    },
+}
+
+impl Refusal {
+    /// The error line for input `name`.
+    pub fn message(&self, name: &str) -> String {
+        match self {
+            Refusal::Archive(a) => a.message(name),
+            Refusal::Binary => {
+                format!("{}: not a PGN file (binary data at the start)", shown(name))
+            }
+            Refusal::Broken {
+                compression: Compression::Plain,
+                error,
+            } => format!("{}: cannot read: {error}", shown(name)),
+            Refusal::Broken { compression, error } => format!(
+                "{}: cannot read: the {} stream is broken from its start ({error})",
+                shown(name),
+                compression.name()
+            ),
+        }
+    }
+}
+
+/// Decoded bytes looked at to recognise an input.
+pub const HEAD_BYTES: usize = 4096;
+
+/// Reads the first [`HEAD_BYTES`] decoded bytes of a stream (fewer when it is shorter).
+pub fn read_head(reader: &mut impl Read) -> io::Result<Vec<u8>> {
+    let mut head = vec![0u8; HEAD_BYTES];
+    let mut len = 0;
+    while len < head.len() {
+        match reader.read(&mut head[len..]) {
+            Ok(0) => break,
+            Ok(n) => len += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    head.truncate(len);
+    Ok(head)
+}
+
+/// What the first decoded bytes of an input say against it: an archive, or binary data, which
+/// no PGN file is: more than one byte in 20 a control character other than tab, line feed,
+/// form feed and carriage return (random bytes have one in nine; UTF-16 text one in two). A
+/// few stray NUL bytes, as some files have after a game, do not make a file binary.
+pub fn judge_head(head: &[u8]) -> Option<Refusal> {
+    if let Some(archive) = Archive::sniff(head) {
+        return Some(Refusal::Archive(archive));
+    }
+    let control = head
+        .iter()
+        .filter(|&&b| b < 0x20 && !matches!(b, b'\n' | b'\r' | b'\t' | 0x0c))
+        .count();
+    (control * 20 > head.len()).then_some(Refusal::Binary)
 }
 
 /// Counts the bytes that pass through a reader.
@@ -128,6 +221,7 @@ impl<R: Read> Read for ErrorTrap<R> {
 
 /// An opened input, ready for the PGN reader.
 pub struct Input {
+    pub compression: Compression,
     /// Bytes read from the file so far (compressed bytes for compressed input).
     pub raw_read: Arc<AtomicU64>,
     /// Decompressed bytes produced so far.
@@ -139,17 +233,32 @@ pub struct Input {
 
 /// Opens `name` (a path, or `-` for stdin) and wraps it in the right decoder.
 pub fn open(name: &str) -> io::Result<Input> {
-    let raw: Box<dyn Read + Send> = if name == "-" {
-        Box::new(io::stdin())
-    } else {
-        let path = Path::new(name);
-        let file = File::open(path)?;
-        let meta = file.metadata()?;
-        if meta.is_dir() {
-            return Err(io::Error::other("is a directory"));
-        }
-        Box::new(file)
+    decode(open_raw(name)?)
+}
+
+/// The bytes of `name` as stored (compressed or not): the file, standard input, or what
+/// [`check`] read ahead from a stream that cannot be read twice followed by the rest of it.
+fn open_raw(name: &str) -> io::Result<Box<dyn Read + Send>> {
+    let ahead = {
+        let mut read_ahead = READ_AHEAD.lock().unwrap_or_else(|p| p.into_inner());
+        let at = read_ahead.iter().position(|(n, _)| n == name);
+        at.map(|i| read_ahead.swap_remove(i).1)
     };
+    if let Some(ahead) = ahead {
+        return Ok(Box::new(io::Cursor::new(ahead.bytes).chain(ahead.rest)));
+    }
+    if name == "-" {
+        return Ok(Box::new(io::stdin()));
+    }
+    let file = File::open(Path::new(name))?;
+    if file.metadata()?.is_dir() {
+        return Err(io::Error::other("is a directory"));
+    }
+    Ok(Box::new(file))
+}
+
+/// Wraps the stored bytes of an input in the decoder its first bytes call for.
+fn decode(raw: Box<dyn Read + Send>) -> io::Result<Input> {
     let raw_read = Arc::new(AtomicU64::new(0));
     let decoded = Arc::new(AtomicU64::new(0));
     let trapped = Arc::new(Mutex::new(None));
@@ -175,10 +284,115 @@ pub fn open(name: &str) -> io::Result<Input> {
         count: decoded.clone(),
     });
     Ok(Input {
+        compression,
         raw_read,
         decoded,
         trapped,
         reader,
+    })
+}
+
+/// What [`check`] read from a stream that cannot be read twice (standard input, a pipe), and
+/// the stream: [`open`] gives the bytes back before the rest.
+struct ReadAhead {
+    bytes: Vec<u8>,
+    rest: Box<dyn Read + Send>,
+}
+
+static READ_AHEAD: Mutex<Vec<(String, ReadAhead)>> = Mutex::new(Vec::new());
+
+/// Most bytes [`check`] reads ahead from a stream that cannot be read twice (kept in memory
+/// until the run reads them); enough to decode the first [`HEAD_BYTES`] of any supported
+/// compression (a bzip2 block is under 1 MB).
+const READ_AHEAD_MAX: usize = 4 << 20;
+
+/// A stream that keeps a copy of what is read from it, up to `max` bytes (then it reports the
+/// end).
+struct Recording {
+    state: Arc<Mutex<Recorded>>,
+}
+
+struct Recorded {
+    inner: Option<Box<dyn Read + Send>>,
+    bytes: Vec<u8>,
+    /// The stream was cut at `max` bytes: what was decoded may end early.
+    cut: bool,
+}
+
+impl Read for Recording {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let room = READ_AHEAD_MAX - st.bytes.len();
+        if room == 0 {
+            st.cut = true;
+            return Ok(0);
+        }
+        let len = buf.len().min(room);
+        let Some(inner) = st.inner.as_mut() else {
+            return Ok(0);
+        };
+        let n = inner.read(&mut buf[..len])?;
+        st.bytes.extend_from_slice(&buf[..n]);
+        Ok(n)
+    }
+}
+
+/// Checks input `name` before a run creates or opens anything: it can be opened and its first
+/// decoded bytes are no archive, no binary data and no stream broken from its start. `Err` is
+/// the error line. A stream that cannot be read twice (standard input, a pipe) is read ahead
+/// and given back to the run by [`open`].
+pub fn check(name: &str) -> Result<(), String> {
+    let cannot_read = |e: io::Error| format!("{}: cannot read: {e}", shown(name));
+    let raw = open_raw(name).map_err(cannot_read)?;
+    let once = name == "-" || !std::fs::metadata(name).is_ok_and(|m| m.is_file());
+    let refusal = if once {
+        let state = Arc::new(Mutex::new(Recorded {
+            inner: Some(raw),
+            bytes: Vec::new(),
+            cut: false,
+        }));
+        let refusal = refusal_of(Box::new(Recording {
+            state: state.clone(),
+        }));
+        let mut st = state.lock().unwrap_or_else(|p| p.into_inner());
+        let cut = st.cut;
+        let ahead = ReadAhead {
+            bytes: std::mem::take(&mut st.bytes),
+            rest: st.inner.take().expect("the stream is given back once"),
+        };
+        READ_AHEAD
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push((name.to_owned(), ahead));
+        // A stream cut at READ_AHEAD_MAX ends early for the decoder: not broken.
+        match refusal {
+            Ok(Some(Refusal::Broken { .. })) if cut => Ok(None),
+            r => r,
+        }
+    } else {
+        refusal_of(raw)
+    };
+    match refusal.map_err(cannot_read)? {
+        Some(r) => Err(r.message(name)),
+        None => Ok(()),
+    }
+}
+
+/// What the first decoded bytes of `raw` say against it.
+fn refusal_of(raw: Box<dyn Read + Send>) -> io::Result<Option<Refusal>> {
+    let mut input = decode(raw)?;
+    let head = read_head(&mut input.reader)?;
+    let trapped = input
+        .trapped
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .take();
+    Ok(match trapped {
+        Some(error) if head.is_empty() => Some(Refusal::Broken {
+            compression: input.compression,
+            error,
+        }),
+        _ => judge_head(&head),
     })
 }
 
@@ -211,5 +425,18 @@ mod tests {
         assert_eq!(Archive::sniff(&tar), Some(Archive::Tar));
         assert_eq!(Archive::sniff(b"[Event \"PK\"]"), None);
         assert!(Archive::Zip.message("g.zip").contains("unzip g.zip"));
+    }
+
+    #[test]
+    fn a_few_nul_bytes_do_not_make_a_file_binary() {
+        let game = b"[Event \"x\"]\n\n1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 1/2-1/2\0\0\r\n\r\n";
+        assert_eq!(judge_head(game), None);
+        let utf16: Vec<u8> = game.iter().flat_map(|&b| [b, 0]).collect();
+        assert_eq!(judge_head(&utf16), Some(Refusal::Binary));
+        let noise: Vec<u8> = (0u32..4096)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+            .collect();
+        assert_eq!(judge_head(&noise), Some(Refusal::Binary));
+        assert_eq!(judge_head(b""), None);
     }
 }

@@ -24,7 +24,7 @@ use rayon::prelude::*;
 
 use crate::dataset::{DatasetWriter, Target, Written};
 use crate::ingest::input;
-use crate::ingest::reader::{PgnGames, RawGame};
+use crate::ingest::reader::{PgnGames, RawGame, StrayText};
 use crate::ingest::replay::{GameRecord, Reject, RejectCategory, Replayed, replay};
 use crate::store::{self, Stored, Writer};
 
@@ -170,12 +170,14 @@ fn read_files(
         };
         let raw_read = input.raw_read.clone();
         let mut reader = input.reader;
-        match looks_binary(&mut reader) {
-            Ok((_, head)) if input::Archive::sniff(&head).is_some() => {
-                let archive = input::Archive::sniff(&head).expect("checked");
-                let _ = tx.send(Message::FileError(archive.message(name)));
+        // `pawndex index` checked every input before it started (`input::check`); a file
+        // may have changed since.
+        match input::read_head(&mut reader) {
+            Ok(head) if input::judge_head(&head).is_some() => {
+                let refusal = input::judge_head(&head).expect("checked");
+                let _ = tx.send(Message::FileError(refusal.message(name)));
             }
-            Ok((false, head)) => {
+            Ok(head) => {
                 let reader = io::Cursor::new(head).chain(reader);
                 games_of_file(
                     i,
@@ -188,11 +190,6 @@ fn read_files(
                     || bytes_done.store(base + raw_read.load(Ordering::Relaxed), Ordering::Relaxed),
                 );
             }
-            Ok((true, _)) => {
-                let _ = tx.send(Message::FileError(format!(
-                    "{name}: not a PGN file (binary data at the start)"
-                )));
-            }
             Err(e) => {
                 let _ = tx.send(Message::FileError(format!("{name}: cannot read: {e}")));
             }
@@ -200,26 +197,6 @@ fn read_files(
         base += raw_read.load(Ordering::Relaxed);
         bytes_done.store(base, Ordering::Relaxed);
     }
-}
-
-/// Reads the first bytes of a decoded stream and tells whether they are binary (NUL bytes or
-/// mostly control characters), which no PGN file is. Returns the bytes read.
-fn looks_binary(reader: &mut impl Read) -> io::Result<(bool, Vec<u8>)> {
-    let mut head = vec![0u8; 4096];
-    let mut len = 0;
-    while len < head.len() {
-        let n = reader.read(&mut head[len..])?;
-        if n == 0 {
-            break;
-        }
-        len += n;
-    }
-    head.truncate(len);
-    let control = head
-        .iter()
-        .filter(|&&b| b < 0x20 && !matches!(b, b'\n' | b'\r' | b'\t' | 0x0c))
-        .count();
-    Ok((head.contains(&0) || control * 10 > head.len(), head))
 }
 
 /// Sends the games of one decoded PGN stream, in batches.
@@ -234,7 +211,7 @@ fn games_of_file(
     stop: &AtomicBool,
     progress: impl Fn(),
 ) {
-    // The first bytes were read ahead by `looks_binary`, then fed back in front of the
+    // The first bytes were read ahead by `input::read_head`, then fed back in front of the
     // stream, so the count is already right.
     let mut games = PgnGames::new(reader, decoded, trapped);
     let mut batch = Vec::with_capacity(BATCH);
@@ -269,11 +246,25 @@ fn games_of_file(
     if !batch.is_empty() && tx.send(Message::Games { file, games: batch }).is_err() {
         return;
     }
+    if let Some(w) = stray_warning(name, games.stray_text()) {
+        let _ = tx.send(Message::FileWarning(w));
+    }
     if let Some(e) = error {
         let _ = tx.send(Message::FileError(e));
     } else if let Some(w) = not_games.warning(name, saw_game, stop.load(Ordering::Relaxed)) {
         let _ = tx.send(Message::FileWarning(w));
     }
+}
+
+/// The file's warning about text after the results of its games (NUL padding, a second
+/// result, moves): skipped, the games are indexed with the moves before their result.
+fn stray_warning(name: &str, stray: &StrayText) -> Option<String> {
+    let first = stray.first_offset?;
+    Some(format!(
+        "{name}: ignored text after the result of {} game(s) (the first at byte {first}): \
+         not part of the game, which is indexed with the moves before its result",
+        stray.games
+    ))
 }
 
 /// Stretches of a file that hold neither a tag nor a move (prose, a preamble): not games, so

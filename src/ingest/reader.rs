@@ -2,6 +2,11 @@
 //!
 //! pgn-reader does the tokenising; this module keeps the tags pawndex stores, the mainline
 //! moves, and the byte offset where each game starts in the decompressed stream.
+//!
+//! A game's moves end at its result (`1-0`, `0-1`, `1/2-1/2`, `½-½`, `*`): what follows it up
+//! to the next game (stray bytes such as NUL padding, a second result, even moves) is not part
+//! of the game. It is skipped, and counted for one warning per file ([`StrayText`]); comments
+//! after the result are not counted.
 
 use std::io::Read;
 use std::ops::ControlFlow;
@@ -9,6 +14,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use pgn_reader::{RawTag, Reader, SanPlus, Skip, Visitor};
+use shakmaty::Outcome;
 use shakmaty::san::San;
 
 /// Games longer than this are rejected rather than held in memory.
@@ -117,12 +123,28 @@ fn token_at(text: &[u8]) -> String {
         .skip(1)
         .position(|&b| b.is_ascii_whitespace() || b"{}();".contains(&b))
         .map_or(text.len(), |e| e + 1);
-    let token = String::from_utf8_lossy(&text[..end]);
+    // Control characters are shown as `\x00`, so that the reason can be read and printed.
+    let token: String = String::from_utf8_lossy(&text[..end])
+        .chars()
+        .map(|c| {
+            if c.is_ascii_control() {
+                format!("\\x{:02x}", u32::from(c))
+            } else {
+                c.to_string()
+            }
+        })
+        .collect();
     if token.chars().count() > TOKEN_SHOWN {
         format!("{}…", token.chars().take(TOKEN_SHOWN).collect::<String>())
     } else {
-        token.into_owned()
+        token
     }
+}
+
+/// A control character that is neither whitespace for pgn-reader (tab, line feed, carriage
+/// return) nor part of any PGN token: NUL, `\x1a` (the DOS end-of-file mark), form feed, DEL…
+fn is_stray_control(b: u8) -> bool {
+    (b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r')) || b == 0x7f
 }
 
 /// Index just after the tag pairs at the start of `text` (as pgn-reader reads them).
@@ -213,7 +235,13 @@ fn skip_move_number(text: &[u8], mut i: usize) -> usize {
 
 /// The first mainline token of a game's text that pgn-reader skips without a word, with the
 /// number of mainline moves before it. Mirrors pgn-reader 0.29's movetext reader, so the
-/// count agrees with the moves it reports.
+/// count agrees with the moves it reports. The scan ends at the game's result (what follows is
+/// not the game's, see [`PgnGames`]).
+///
+/// A token made only of control characters (a NUL or `\x1a` between two moves) hides no move:
+/// pgn-reader skips it alone, so it is passed over like whitespace. A control character inside
+/// or against another token (`e\x005`, `e4\x00`, `\x00e5`) makes pgn-reader drop that token
+/// too, so it is an unknown token.
 pub fn first_unknown_token(text: &[u8]) -> Option<(usize, String)> {
     let mut plies = 0usize;
     let mut i = skip_tags(text);
@@ -247,7 +275,7 @@ pub fn first_unknown_token(text: &[u8]) -> Option<(usize, String)> {
                 i += 1;
                 let known = eat_dash(&mut i)
                     && if eat(&mut i, b"1") {
-                        true
+                        return None;
                     } else if eat(&mut i, b"0") {
                         if eat_dash(&mut i) {
                             eat(&mut i, b"0");
@@ -267,9 +295,15 @@ pub fn first_unknown_token(text: &[u8]) -> Option<(usize, String)> {
             b'1' => {
                 i += 1;
                 let known = if eat_dash(&mut i) {
-                    eat(&mut i, b"0")
+                    if eat(&mut i, b"0") {
+                        return None;
+                    }
+                    false
                 } else if eat(&mut i, b"/2") {
-                    eat_dash(&mut i) && eat(&mut i, b"1/2")
+                    if eat_dash(&mut i) && eat(&mut i, b"1/2") {
+                        return None;
+                    }
+                    false
                 } else {
                     i = skip_move_number(text, i);
                     true
@@ -280,15 +314,17 @@ pub fn first_unknown_token(text: &[u8]) -> Option<(usize, String)> {
             }
             b'\xc2' => {
                 i += 1;
-                if !(eat(&mut i, b"\xbd") && eat_dash(&mut i) && eat(&mut i, "½".as_bytes())) {
-                    return Some((plies, token_at(&text[start..])));
+                if eat(&mut i, b"\xbd") && eat_dash(&mut i) && eat(&mut i, "½".as_bytes()) {
+                    return None;
                 }
+                return Some((plies, token_at(&text[start..])));
             }
             b'2'..=b'9' => {
                 i = skip_move_number(text, i + 1);
             }
             b'(' => i = skip_variation(text, i + 1),
-            b')' | b'*' | b' ' | b'\t' | b'\r' | b'.' => i += 1,
+            b'*' => return None,
+            b')' | b' ' | b'\t' | b'\r' | b'.' => i += 1,
             b'$' => {
                 i += 1;
                 let end = text[i..]
@@ -306,6 +342,16 @@ pub fn first_unknown_token(text: &[u8]) -> Option<(usize, String)> {
                 if matches!(text.get(i), Some(b'!' | b'?')) {
                     i += 1;
                 }
+            }
+            _ if is_stray_control(b) => {
+                let end = text[i..]
+                    .iter()
+                    .position(|&b| is_token_end(b))
+                    .map_or(text.len(), |e| i + e);
+                if !text[i..end].iter().all(|&b| is_stray_control(b)) {
+                    return Some((plies, token_at(&text[start..])));
+                }
+                i = end;
             }
             _ => match SanPlus::from_ascii_prefix(&text[i..]) {
                 Ok((_, n)) if text.get(i + n).is_none_or(|&b| is_token_end(b)) => {
@@ -394,6 +440,12 @@ impl Visitor for Collect {
         ControlFlow::Continue(Skip(true))
     }
 
+    /// The result ends the game's moves: pgn-reader skips the rest of the movetext (up to a
+    /// blank line or a tag line, where the next game starts).
+    fn outcome(&mut self, game: &mut RawGame, _outcome: Outcome) -> ControlFlow<RawGame> {
+        ControlFlow::Break(std::mem::take(game))
+    }
+
     fn end_game(&mut self, game: RawGame) -> RawGame {
         game
     }
@@ -477,6 +529,36 @@ impl<R: Read> Read for Tee<R> {
     }
 }
 
+/// Games with text after their result (skipped, not part of the game), for one warning per
+/// file.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StrayText {
+    pub games: u64,
+    /// Where the first stray text starts in the decompressed stream.
+    pub first_offset: Option<u64>,
+}
+
+/// Where the first byte of stray text is in `gap`, the bytes from a game's last token to the
+/// next game: whitespace, a byte-order mark, comments (`{…}`, `;…`) and `%` escape lines are
+/// not stray; anything else is, an unterminated `{` too (it hides everything after it).
+fn first_stray_byte(gap: &[u8]) -> Option<usize> {
+    let mut i = 0;
+    while let Some(&b) = gap.get(i) {
+        match b {
+            b' ' | b'\t' | b'\r' | b'\n' => i += 1,
+            b'{' => match gap[i..].iter().position(|&b| b == b'}') {
+                Some(e) => i += e + 1,
+                None => return Some(i),
+            },
+            b';' => i = line_end(gap, i),
+            b'%' if i == 0 || gap[i - 1] == b'\n' => i = line_end(gap, i),
+            _ if gap[i..].starts_with(b"\xef\xbb\xbf") => i += 3,
+            _ => return Some(i),
+        }
+    }
+    None
+}
+
 /// Reads [`RawGame`]s one after the other from a decompressed PGN stream.
 pub struct PgnGames<R: Read> {
     reader: Reader<Tee<R>>,
@@ -486,6 +568,10 @@ pub struct PgnGames<R: Read> {
     last_error_offset: Option<u64>,
     /// The stream error, once reported: nothing more is read.
     failed: bool,
+    /// Where the last game read whole ended (in [`Kept`] positions): the bytes from there to
+    /// the next game are looked at for stray text.
+    game_end: Option<u64>,
+    stray: StrayText,
 }
 
 impl<R: Read> PgnGames<R> {
@@ -507,6 +593,31 @@ impl<R: Read> PgnGames<R> {
             trapped,
             last_error_offset: None,
             failed: false,
+            game_end: None,
+            stray: StrayText::default(),
+        }
+    }
+
+    /// The games so far with text after their result.
+    pub fn stray_text(&self) -> &StrayText {
+        &self.stray
+    }
+
+    /// Looks at the bytes between the end of the last game and where the reader is now (the
+    /// next game, or the end of the stream) for stray text.
+    fn note_stray_text(&mut self) {
+        let Some(from) = self.game_end.take() else {
+            return;
+        };
+        let to = self.kept_position();
+        let at = self
+            .kept()
+            .slice(from, to)
+            .and_then(first_stray_byte)
+            .map(|i| from + i as u64);
+        if let Some(at) = at {
+            self.stray.games += 1;
+            self.stray.first_offset.get_or_insert(at);
         }
     }
 
@@ -570,6 +681,7 @@ impl<R: Read> PgnGames<R> {
             return Ok(None);
         }
         let more = self.reader.has_more();
+        self.note_stray_text();
         if let Some(e) = self.stream_error().filter(|_| !matches!(more, Ok(true))) {
             self.failed = true;
             return Err(e);
@@ -593,6 +705,11 @@ impl<R: Read> PgnGames<R> {
                 game.offset = offset;
                 let end = self.kept_position();
                 game.text = self.kept().slice(start, end).unwrap_or_default().to_vec();
+                // A game that ended at its result or at a blank line: what follows up to the
+                // next game is looked at (a game cut short by a problem has its rest skipped).
+                if game.problem.is_none() && !game.is_not_a_game() {
+                    self.game_end = Some(end);
+                }
                 // A game that ends where the decoded bytes end may be cut short by the fault.
                 if let Some(e) = self.stream_error()
                     && self.reader.buffer().is_empty()
@@ -667,7 +784,7 @@ mod tests {
 
     #[test]
     fn unknown_tokens_are_found_with_the_moves_before_them() {
-        let cases: [(&str, Option<(usize, &str)>); 9] = [
+        let cases: [(&str, Option<(usize, &str)>); 14] = [
             (
                 "[Event \"x\"]\n\n1. e4 e5 2. Nf3 foo Nc6 *\n",
                 Some((3, "foo")),
@@ -683,6 +800,13 @@ mod tests {
             ("1. e4 1/2 e5", Some((1, "1/2"))),
             ("1. e4 e5 2. Nf3 ½ *", Some((3, "½"))),
             ("1. d4 Nf6 2. c4 e6 3. Nc3 Bb4 4. 10. *", None),
+            // The result ends the game: what follows is not looked at.
+            ("1. e4 e5 1-0 foo", None),
+            ("1. e4 * \0\0", None),
+            // Control characters alone between moves hide nothing; inside a move they do.
+            ("1. e4 \0 e5 2. Nf3 \x1a\x7f Nc6 *", None),
+            ("1. e4 e\x005 *", Some((1, "e\\x005"))),
+            ("1. e4 \0e5 *", Some((1, "\\x00e5"))),
         ];
         for (text, want) in cases {
             let got = first_unknown_token(text.as_bytes());
@@ -709,6 +833,41 @@ mod tests {
         assert_eq!(games[0].moves.len(), 5);
         games[1].check_tokens();
         assert_eq!(games[1].problem, None);
+    }
+
+    #[test]
+    fn stray_text_is_what_is_not_blank_or_a_comment() {
+        assert_eq!(
+            first_stray_byte(b" \r\n{x}\n; y\n% z\n\xef\xbb\xbf\n"),
+            None
+        );
+        assert_eq!(first_stray_byte(b"  \0\0\r\n"), Some(2));
+        assert_eq!(first_stray_byte(b" {x} 1-0"), Some(5));
+        assert_eq!(first_stray_byte(b"\n {never closed\n\n[Event"), Some(2));
+    }
+
+    #[test]
+    fn text_after_a_result_is_skipped_and_counted() {
+        let pgn = "[Event \"a\"]\n\n1. e4 e5 1-0 {fine} \0\0 2. Nf3\n\n[Event \"b\"]\n\n1. d4 *\n\
+                   \n[Event \"c\"]\n\n1. c4 * {only a comment}\n\n[Event \"d\"]\n\n1. g3\n";
+        let decoded = Arc::new(AtomicU64::new(0));
+        let counting = crate::ingest::input::Counting::new(pgn.as_bytes(), decoded.clone());
+        let mut games = PgnGames::new(counting, decoded, Arc::new(Mutex::new(None)));
+        let mut plies = Vec::new();
+        while let Some(g) = games.next_game().unwrap() {
+            plies.push((g.tags.event.clone().unwrap(), g.moves.len()));
+        }
+        let want = [("a", 2), ("b", 1), ("c", 1), ("d", 1)];
+        let want: Vec<(String, usize)> = want.iter().map(|&(e, n)| (e.into(), n)).collect();
+        assert_eq!(plies, want);
+        let first = pgn.find('\0').unwrap() as u64;
+        assert_eq!(
+            games.stray_text(),
+            &StrayText {
+                games: 1,
+                first_offset: Some(first)
+            }
+        );
     }
 
     #[test]

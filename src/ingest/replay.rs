@@ -108,8 +108,10 @@ pub struct GameRecord {
     pub hash: i64,
 }
 
-/// Why a game was not indexed, in a word: groups rejects in the end summary (the database
-/// stores the full reason text, [`Reject::reason`]).
+/// Why a game was not indexed, in a word: groups rejects in the end summary and in `pawndex
+/// info`. The database stores only the full reason text ([`Reject::reason`]), which starts with
+/// the category's [`RejectCategory::reason_prefix`]; [`RejectCategory::of_reason`] reads the
+/// category back from it.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum RejectCategory {
     /// pgn-reader gave up on the text (a tag line too long, an unterminated comment).
@@ -131,6 +133,49 @@ pub enum RejectCategory {
 }
 
 impl RejectCategory {
+    /// Every category, in the order of the summary.
+    pub const ALL: [RejectCategory; 11] = [
+        RejectCategory::Syntax,
+        RejectCategory::CutOff,
+        RejectCategory::TooLong,
+        RejectCategory::NotAGame,
+        RejectCategory::UnsupportedVariant,
+        RejectCategory::InvalidFen,
+        RejectCategory::IllegalMove,
+        RejectCategory::AmbiguousMove,
+        RejectCategory::NullMove,
+        RejectCategory::PieceDrop,
+        RejectCategory::UnknownToken,
+    ];
+
+    /// How every reason of this category starts (`illegal move` in `illegal move Qd8 at ply
+    /// 23 (12. White to move)`). Reasons are built from it (see `reject`) and classified by it
+    /// ([`RejectCategory::of_reason`]); no prefix starts another.
+    pub fn reason_prefix(self) -> &'static str {
+        match self {
+            RejectCategory::Syntax => "PGN syntax error",
+            RejectCategory::CutOff => "game cut off",
+            RejectCategory::TooLong => "game longer than",
+            RejectCategory::NotAGame => "no tags and no moves",
+            RejectCategory::UnsupportedVariant => "unsupported variant",
+            RejectCategory::InvalidFen => "invalid FEN",
+            RejectCategory::IllegalMove => "illegal move",
+            RejectCategory::AmbiguousMove => "ambiguous move",
+            RejectCategory::NullMove => "null move",
+            RejectCategory::PieceDrop => "piece drop",
+            RejectCategory::UnknownToken => "unknown token",
+        }
+    }
+
+    /// The category of a stored reject reason (the `rejects` table keeps only the reason);
+    /// `None` for a reason no category starts with.
+    #[must_use]
+    pub fn of_reason(reason: &str) -> Option<RejectCategory> {
+        Self::ALL
+            .into_iter()
+            .find(|c| reason.starts_with(c.reason_prefix()))
+    }
+
     /// The stable name shown in the summary (`rejected, illegal move: 3`).
     pub fn as_str(self) -> &'static str {
         match self {
@@ -221,19 +266,15 @@ fn start_position(tags: &Tags) -> Result<(Chess, bool), (RejectCategory, String)
         } else if !is_standard_name(v) {
             return Err((
                 RejectCategory::UnsupportedVariant,
-                format!("unsupported variant: {}", v.trim().to_lowercase()),
+                format!(": {}", v.trim().to_lowercase()),
             ));
         }
     }
     let Some(fen_text) = tags.fen.as_deref() else {
         return Ok((Chess::default(), chess960));
     };
-    let fen = Fen::from_ascii(fen_text.trim().as_bytes()).map_err(|e| {
-        (
-            RejectCategory::InvalidFen,
-            format!("invalid FEN \"{fen_text}\": {e}"),
-        )
-    })?;
+    let fen = Fen::from_ascii(fen_text.trim().as_bytes())
+        .map_err(|e| (RejectCategory::InvalidFen, format!(" \"{fen_text}\": {e}")))?;
     let mode = if chess960 {
         CastlingMode::Chess960
     } else {
@@ -263,7 +304,7 @@ fn start_position(tags: &Tags) -> Result<(Chess, bool), (RejectCategory, String)
         (
             RejectCategory::InvalidFen,
             format!(
-                "invalid FEN \"{fen_text}\": {}",
+                " \"{fen_text}\": {}",
                 e.to_string().replace("illegal position: ", "")
             ),
         )
@@ -317,7 +358,10 @@ pub fn content_check(g: &GameRecord) -> u64 {
     h
 }
 
-fn reject(game: &RawGame, ply: Option<u32>, category: RejectCategory, reason: String) -> Replayed {
+/// The reject of `game`: its reason is the category's [`RejectCategory::reason_prefix`]
+/// followed by `detail`.
+fn reject(game: &RawGame, ply: Option<u32>, category: RejectCategory, detail: &str) -> Replayed {
+    let reason = format!("{}{detail}", category.reason_prefix());
     Replayed::Rejected(Reject {
         offset: game.offset,
         event: game.tags.event.clone(),
@@ -421,7 +465,7 @@ pub fn replay(mut game: RawGame) -> Replayed {
     }
     let (pos, chess960) = match start_position(&game.tags) {
         Ok(x) => x,
-        Err((category, reason)) => return reject(&game, None, category, reason),
+        Err((category, detail)) => return reject(&game, None, category, &detail),
     };
     let fen = if pos == Chess::default() {
         None
@@ -431,8 +475,7 @@ pub fn replay(mut game: RawGame) -> Replayed {
     let (slots, pieceset) = match initial_slots(pos.board(), chess960) {
         Ok(x) => x,
         Err(e) => {
-            let reason = format!("invalid FEN: {e}");
-            return reject(&game, None, RejectCategory::InvalidFen, reason);
+            return reject(&game, None, RejectCategory::InvalidFen, &format!(": {e}"));
         }
     };
     let (moves, runs, changes, pos) = match play(&game, pos, slots, pieceset) {
@@ -440,8 +483,8 @@ pub fn replay(mut game: RawGame) -> Replayed {
         Err(rejected) => return rejected,
     };
     if let Some(problem) = &game.problem {
-        let (category, reason, ply) = problem_after_the_moves(problem, &pos);
-        return reject(&game, Some(ply), category, reason);
+        let (category, detail, ply) = problem_after_the_moves(problem, &pos);
+        return reject(&game, Some(ply), category, &detail);
     }
     let plies = game.moves.len() as u32;
     let mut summary = GameSummary::default();
@@ -473,26 +516,22 @@ pub fn replay(mut game: RawGame) -> Replayed {
 /// The reject of a game the reader already found broken (syntax, a cut-off stream, too long)
 /// or that is no game at all; `None` when it can be replayed.
 fn reject_before_replay(game: &RawGame) -> Option<Replayed> {
-    let (category, reason) = match &game.problem {
-        Some(ReadProblem::Syntax(e)) => (RejectCategory::Syntax, format!("PGN syntax error: {e}")),
+    let (category, detail) = match &game.problem {
+        Some(ReadProblem::Syntax(e)) => (RejectCategory::Syntax, format!(": {e}")),
         Some(ReadProblem::CutOff(e)) => (
             RejectCategory::CutOff,
-            format!("game cut off by a read error in the stream: {e}"),
+            format!(" by a read error in the stream: {e}"),
         ),
         Some(ReadProblem::TooLong) => (
             RejectCategory::TooLong,
-            format!(
-                "game longer than {} plies",
-                crate::ingest::reader::MAX_PLIES
-            ),
+            format!(" {} plies", crate::ingest::reader::MAX_PLIES),
         ),
-        _ if game.tags.count == 0 && game.moves.is_empty() && game.problem.is_none() => (
-            RejectCategory::NotAGame,
-            "no tags and no moves: not a game".to_string(),
-        ),
+        _ if game.tags.count == 0 && game.moves.is_empty() && game.problem.is_none() => {
+            (RejectCategory::NotAGame, ": not a game".to_string())
+        }
         _ => return None,
     };
-    Some(reject(game, None, category, reason))
+    Some(reject(game, None, category, &detail))
 }
 
 /// What [`play`] returns: the encoded moves, the runs, the structure changes, the final
@@ -595,32 +634,29 @@ fn play(
 /// The reject of a move that is illegal or ambiguous in `pos`.
 #[cold]
 fn bad_move(game: &RawGame, pos: &Chess, san: &San, ply: u32, e: SanError) -> Replayed {
-    let (category, what) = match e {
-        SanError::IllegalSan => (RejectCategory::IllegalMove, "illegal move"),
-        SanError::AmbiguousSan => (RejectCategory::AmbiguousMove, "ambiguous move"),
+    let category = match e {
+        SanError::IllegalSan => RejectCategory::IllegalMove,
+        SanError::AmbiguousSan => RejectCategory::AmbiguousMove,
     };
     let side = side_name(pos.turn());
-    let reason = format!(
-        "{what} {san} at ply {ply} ({} {side} to move)",
-        move_label(ply)
-    );
-    reject(game, Some(ply), category, reason)
+    let detail = format!(" {san} at ply {ply} ({} {side} to move)", move_label(ply));
+    reject(game, Some(ply), category, &detail)
 }
 
 /// What a problem the reader found after the last good move (a null move, a piece drop, an
-/// unknown token) makes of the game: its category, reason and ply. `pos` is the position the
-/// moves before it reached.
+/// unknown token) makes of the game: its category, the detail of its reason and its ply. `pos`
+/// is the position the moves before it reached.
 fn problem_after_the_moves(problem: &ReadProblem, pos: &Chess) -> (RejectCategory, String, u32) {
     match problem {
         ReadProblem::NullMove { ply } => (
             RejectCategory::NullMove,
-            format!("null move (--) at ply {}", ply + 1),
+            format!(" (--) at ply {}", ply + 1),
             *ply as u32 + 1,
         ),
         ReadProblem::Drop { ply } => (
             RejectCategory::PieceDrop,
             format!(
-                "piece drop at ply {} (a crazyhouse move, not standard chess)",
+                " at ply {} (a crazyhouse move, not standard chess)",
                 ply + 1
             ),
             *ply as u32 + 1,
@@ -630,7 +666,7 @@ fn problem_after_the_moves(problem: &ReadProblem, pos: &Chess) -> (RejectCategor
             (
                 RejectCategory::UnknownToken,
                 format!(
-                    "unknown token `{token}` at ply {at} ({} {} to move)",
+                    " `{token}` at ply {at} ({} {} to move)",
                     move_label(at),
                     side_name(pos.turn())
                 ),
@@ -783,10 +819,22 @@ mod tests {
         ];
         for (g, want) in cases {
             match replay(g) {
-                Replayed::Rejected(r) => assert!(r.reason.starts_with(want), "{}", r.reason),
+                Replayed::Rejected(r) => {
+                    assert!(r.reason.starts_with(want), "{}", r.reason);
+                    assert_eq!(RejectCategory::of_reason(&r.reason), Some(r.category));
+                }
                 Replayed::Game(_) => panic!("{want}: indexed"),
             }
         }
+    }
+
+    #[test]
+    fn every_category_is_read_back_from_its_reasons() {
+        for c in RejectCategory::ALL {
+            let reason = format!("{} and the rest", c.reason_prefix());
+            assert_eq!(RejectCategory::of_reason(&reason), Some(c), "{reason}");
+        }
+        assert_eq!(RejectCategory::of_reason("something else"), None);
     }
 
     #[test]

@@ -4,8 +4,8 @@
 //!
 //! Cheap on a large database: the runs are never scanned. One pass over `games` (in rowid order,
 //! counting runs of equal sources, no sort) gives the games and plies of each source; `rejects`
-//! is counted through its `(source, offset)` index and grouped by reason; everything else is a
-//! single-row read.
+//! is counted through its `(source, offset)` index and its reasons are read once, grouped by
+//! their category; everything else is a single-row read.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -15,6 +15,7 @@ use rusqlite::Connection;
 use rusqlite::types::ValueRef;
 
 use super::derive::{Lag, lag};
+use crate::ingest::replay::RejectCategory;
 
 /// Games, plies and rejects of one source (the file name a run was given).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -194,26 +195,28 @@ fn rejects_by_source(conn: &Connection) -> Result<Vec<(String, i64)>> {
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
-/// Rejected games by reason, most first. The stored reason is the full text (`illegal move
-/// Qd8 at ply 23 (12. White to move)`); it is grouped by the category its text starts with,
-/// the categories of the end summary of `pawndex index` (`src/ingest/replay.rs`).
+/// Rejected games by reason, most first. The `rejects` table stores the reason text only
+/// (`illegal move Qd8 at ply 23 (12. White to move)`); each is counted under its category, the
+/// one of the end summary of `pawndex index`, read back by [`RejectCategory::of_reason`] (the
+/// one classifier, next to the code that writes the reasons); a reason of no category (none is
+/// written so) counts as `other`.
 fn rejects_by_reason(conn: &Connection) -> Result<Vec<(String, i64)>> {
-    let mut st = conn.prepare(
-        "SELECT CASE
-             WHEN reason LIKE 'illegal move%' THEN 'illegal move'
-             WHEN reason LIKE 'ambiguous move%' THEN 'ambiguous move'
-             WHEN reason LIKE 'null move%' THEN 'null move'
-             WHEN reason LIKE 'piece drop%' THEN 'piece drop'
-             WHEN reason LIKE 'PGN syntax error%' THEN 'PGN syntax error'
-             WHEN reason LIKE 'game cut off%' THEN 'cut off by a read error'
-             WHEN reason LIKE 'game longer than%' THEN 'game too long'
-             WHEN reason LIKE 'no tags and no moves%' THEN 'not a game'
-             WHEN reason LIKE 'unsupported variant%' THEN 'unsupported variant'
-             WHEN reason LIKE 'invalid FEN%' THEN 'invalid FEN'
-             ELSE 'other'
-         END AS category, count(*) AS n
-         FROM rejects GROUP BY category ORDER BY n DESC, category",
-    )?;
-    let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+    let mut counts: BTreeMap<Option<RejectCategory>, i64> = BTreeMap::new();
+    let mut st = conn.prepare("SELECT reason FROM rejects")?;
+    let mut rows = st.query([])?;
+    while let Some(r) = rows.next()? {
+        let category = match r.get_ref(0)? {
+            ValueRef::Text(t) | ValueRef::Blob(t) => {
+                RejectCategory::of_reason(&String::from_utf8_lossy(t))
+            }
+            _ => None,
+        };
+        *counts.entry(category).or_default() += 1;
+    }
+    let mut reasons: Vec<(String, i64)> = counts
+        .into_iter()
+        .map(|(c, n)| (c.map_or("other", RejectCategory::as_str).to_owned(), n))
+        .collect();
+    reasons.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    Ok(reasons)
 }
