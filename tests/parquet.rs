@@ -579,9 +579,16 @@ fn expect_full_disk(run: &Run, ds: &Path) {
         !line.contains("os error") || line.contains("disk full"),
         "{line}"
     );
-    assert_eq!(staging_left(ds), Vec::<PathBuf>::new(), "staging files left");
+    assert_eq!(
+        staging_left(ds),
+        Vec::<PathBuf>::new(),
+        "staging files left"
+    );
     for table in ["games", "runs", "rejects", "structure_changes"] {
-        assert!(parquet_files(&ds.join(table)).is_empty(), "{table} published");
+        assert!(
+            parquet_files(&ds.join(table)).is_empty(),
+            "{table} published"
+        );
     }
 }
 
@@ -595,8 +602,11 @@ fn a_full_disk_during_index_parquet_removes_the_staging_files_and_says_what_to_d
     let run = pawndex_full(&["index", "-q", "--parquet", s(&ds), s(&input)], 20_000);
     expect_full_disk(&run, &ds);
     // With room, the same command publishes.
-    pawndex(&["index", "-q", "--parquet", s(&ds), s(&input)], "with room")
-        .expect_code(0, "with room");
+    pawndex(
+        &["index", "-q", "--parquet", s(&ds), s(&input)],
+        "with room",
+    )
+    .expect_code(0, "with room");
     assert_eq!(parquet_files(&ds.join("games")).len(), 1);
     assert_eq!(staging_left(&ds), Vec::<PathBuf>::new());
 }
@@ -690,7 +700,10 @@ fn the_losers_of_concurrent_runs_remove_only_their_own_staging_files() {
         "{err}"
     );
     assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(!ds.join("_pawndex/staging/0000001").exists(), "the loser's files");
+    assert!(
+        !ds.join("_pawndex/staging/0000001").exists(),
+        "the loser's files"
+    );
     assert!(
         ds.join("_pawndex/staging/0000002/runs").exists(),
         "the run still writing lost its files"
@@ -699,8 +712,17 @@ fn the_losers_of_concurrent_runs_remove_only_their_own_staging_files() {
 
     drop(c_in);
     let c = c.wait_with_output().unwrap();
-    assert_eq!(c.status.code(), Some(1), "{}", String::from_utf8_lossy(&c.stderr));
-    assert_eq!(staging_left(&ds), Vec::<PathBuf>::new(), "staging files left");
+    assert_eq!(
+        c.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&c.stderr)
+    );
+    assert_eq!(
+        staging_left(&ds),
+        Vec::<PathBuf>::new(),
+        "staging files left"
+    );
     assert_eq!(published(&ds), winner, "the winner's files changed");
 }
 
@@ -716,7 +738,8 @@ fn zero_runs_root(db: &Path) {
                 |r| r.get(0),
             )
             .unwrap(),
-            conn.query_row("PRAGMA page_size", [], |r| r.get(0)).unwrap(),
+            conn.query_row("PRAGMA page_size", [], |r| r.get(0))
+                .unwrap(),
         )
     };
     let mut bytes = fs::read(db).unwrap();
@@ -742,7 +765,11 @@ fn a_failed_export_removes_its_staging_files_and_names_the_damaged_database() {
     run.expect_code(1, "export of a damaged database");
     let err = &run.stderr;
     assert!(
-        err.contains(&format!("exporting {} to {} failed (reading the runs)", s(&db), s(&ds))),
+        err.contains(&format!(
+            "exporting {} to {} failed (reading the runs)",
+            s(&db),
+            s(&ds)
+        )),
         "the step: {err}"
     );
     assert!(
@@ -754,7 +781,11 @@ fn a_failed_export_removes_its_staging_files_and_names_the_damaged_database() {
         !err.contains("rolled back") && !err.contains("PATH"),
         "a read-only command wrote nothing: {err}"
     );
-    assert_eq!(staging_left(&ds), Vec::<PathBuf>::new(), "staging files left");
+    assert_eq!(
+        staging_left(&ds),
+        Vec::<PathBuf>::new(),
+        "staging files left"
+    );
     assert!(published(&ds).is_empty());
 }
 
@@ -792,10 +823,9 @@ fn overwrite_refuses_files_pawndex_did_not_write_and_touches_nothing() {
             let run = pawndex(&args, "foreign file");
             run.expect_code(1, &format!("{args:?} with {}", foreign.display()));
             assert!(
-                run.stderr.contains(&format!(
-                    "{} was not written by pawndex",
-                    foreign.display()
-                )) && run.stderr.contains("move it out of"),
+                run.stderr
+                    .contains(&format!("{} was not written by pawndex", foreign.display()))
+                    && run.stderr.contains("move it out of"),
                 "{args:?}: {}",
                 run.stderr
             );
@@ -813,7 +843,10 @@ fn overwrite_refuses_files_pawndex_did_not_write_and_touches_nothing() {
     )
     .expect_code(0, "overwrite");
     assert_eq!(fs::read_to_string(ds.join("notes.txt")).unwrap(), "mine");
-    assert_eq!(fs::read_to_string(ds.join("mine/keep.txt")).unwrap(), "mine");
+    assert_eq!(
+        fs::read_to_string(ds.join("mine/keep.txt")).unwrap(),
+        "mine"
+    );
 
     // The same inside a partition.
     let part = dir.path().join("part");
