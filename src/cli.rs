@@ -183,7 +183,7 @@ fn damaged(db: Option<&Path>, writes_db: bool) -> String {
         None => ("the database".to_owned(), "`pawndex check`".to_owned()),
     };
     let what = if writes_db {
-        "the transaction in progress was rolled back (what was committed before stays)"
+        "this run's uncommitted writes, if any, were rolled back (what it committed before stays)"
     } else {
         "this command only reads it and changed nothing"
     };

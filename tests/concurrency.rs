@@ -258,7 +258,12 @@ fn read_commands_during_an_index_advise_waiting_not_migrate() {
     let mut stdin = child.stdin.take().unwrap();
     stdin.write_all(&pgn[..cut]).unwrap();
     stdin.flush().unwrap();
-    // The run commits at least every second while games arrive: wait for a commit.
+    // The run commits at least every second when games arrive: wait past that, then send
+    // more so it commits what it has while the input is still open.
+    std::thread::sleep(Duration::from_millis(1500));
+    let (second, rest) = pgn[cut..].split_at(pgn[cut..].len() / 2);
+    stdin.write_all(second).unwrap();
+    stdin.flush().unwrap();
     let start = Instant::now();
     loop {
         if reader_snapshot(&db).is_some_and(|(games, _)| games > 0) {
@@ -277,17 +282,26 @@ fn read_commands_during_an_index_advise_waiting_not_migrate() {
     ];
     let outputs: Vec<_> = reads
         .iter()
-        .map(|args| std::process::Command::new(bin).args(*args).output().unwrap())
+        .map(|args| {
+            std::process::Command::new(bin)
+                .args(*args)
+                .output()
+                .unwrap()
+        })
         .collect();
     // The race happened: every read ran while the index was still going (its input is open).
     assert!(
         child.try_wait().unwrap().is_none(),
         "the index ended before the reads"
     );
-    stdin.write_all(&pgn[cut..]).unwrap();
+    stdin.write_all(rest).unwrap();
     drop(stdin);
     let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 
     for (args, out) in reads.iter().zip(&outputs) {
         let text = format!(

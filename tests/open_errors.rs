@@ -195,9 +195,21 @@ fn similar_on_a_damaged_runs_page_says_the_database_is_damaged_not_the_ply() {
     open_db(&dir.path().join("research.db"))
         .execute("DELETE FROM runs WHERE game_id = 2", [])
         .unwrap();
-    let args = ["similar", "--db", "research.db", "--game", "2", "--ply", "10"];
+    let args = [
+        "similar",
+        "--db",
+        "research.db",
+        "--game",
+        "2",
+        "--ply",
+        "10",
+    ];
     let run = pawndex_in(dir.path(), &args);
-    expect_damaged(&run, "research.db", "similar --game 2 --ply 10 without runs");
+    expect_damaged(
+        &run,
+        "research.db",
+        "similar --game 2 --ply 10 without runs",
+    );
     assert!(
         run.stderr.contains("no run of game 2 holds ply 10"),
         "{}",
@@ -207,16 +219,33 @@ fn similar_on_a_damaged_runs_page_says_the_database_is_damaged_not_the_ply() {
     let late = (plies + 1).to_string();
     let run = pawndex_in(
         dir.path(),
-        &["similar", "--db", "research.db", "--game", "2", "--ply", &late],
+        &[
+            "similar",
+            "--db",
+            "research.db",
+            "--game",
+            "2",
+            "--ply",
+            &late,
+        ],
     );
     run.expect_code(2, "a ply past the end");
-    assert!(run.stderr.contains(&format!("game 2 has plies 0 to {plies}")), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains(&format!("game 2 has plies 0 to {plies}")),
+        "{}",
+        run.stderr
+    );
 
     // A page of runs SQLite finds damaged.
     let dir = setup();
     zero_root_page(&dir.path().join("research.db"), "runs");
     let run = pawndex_in(dir.path(), &args);
-    expect_damaged(&run, "research.db", "similar --game 2 --ply 10 on a zeroed page");
+    expect_damaged(
+        &run,
+        "research.db",
+        "similar --game 2 --ply 10 on a zeroed page",
+    );
 }
 
 #[test]
@@ -226,7 +255,13 @@ fn read_commands_on_a_damaged_database_name_it_and_claim_no_rollback() {
     for args in [
         &["query", "--db", "research.db", "white-isolated-queen-pawn"][..],
         &["stats", "--db", "research.db", "--by", "ply"],
-        &["similar", "--db", "research.db", "--structure", "8/pppppppp/8/8/8/8/PPPPPPPP/8"],
+        &[
+            "similar",
+            "--db",
+            "research.db",
+            "--structure",
+            "8/pppppppp/8/8/8/8/PPPPPPPP/8",
+        ],
     ] {
         let run = pawndex_in(dir.path(), args);
         expect_damaged(&run, "research.db", &format!("{args:?}"));
