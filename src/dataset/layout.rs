@@ -608,7 +608,7 @@ mod tests {
         for (round, overwrite) in [("first", false), ("second", true)] {
             t.overwrite = overwrite;
             t.check().unwrap();
-            let claim = t.claim(&[]).unwrap();
+            let mut claim = t.claim(&[]).unwrap();
             for table in TABLES {
                 let d = claim.staging_dir(table);
                 fs::create_dir_all(&d).unwrap();
@@ -625,6 +625,79 @@ mod tests {
         // Another partitioning of the same dataset is refused.
         let err = target(dir.path(), &[], None).check().unwrap_err();
         assert!(err.to_string().contains("cannot mix"), "{err}");
+    }
+
+    #[test]
+    fn a_dropped_claim_removes_its_own_staging_directory_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = target(dir.path(), &[], None);
+        let a = t.claim(&[]).unwrap();
+        let b = t.claim(&[]).unwrap();
+        for c in [&a, &b] {
+            let d = c.staging_dir("runs");
+            fs::create_dir_all(&d).unwrap();
+            fs::write(d.join("part-0000000-0000.parquet"), "x").unwrap();
+        }
+        let staging = dir.path().join("_pawndex/staging");
+        drop(b);
+        assert!(!staging.join("0000001").exists());
+        assert!(
+            staging
+                .join("0000000/runs/part-0000000-0000.parquet")
+                .exists()
+        );
+        drop(a);
+        assert_eq!(list(&staging).unwrap().len(), 0);
+    }
+
+    #[test]
+    fn a_publish_that_fails_half_way_puts_back_what_it_moved() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = target(dir.path(), &[], None);
+        t.check().unwrap();
+        let mut claim = t.claim(&[]).unwrap();
+        for table in TABLES {
+            let d = claim.staging_dir(table);
+            fs::create_dir_all(&d).unwrap();
+            fs::write(d.join("part-0000000-0000.parquet"), table).unwrap();
+        }
+        // A file of someone else's appears in the last table's folder while the run writes.
+        fs::create_dir_all(dir.path().join("games")).unwrap();
+        fs::write(dir.path().join("games/notes.txt"), "mine").unwrap();
+        let err = claim.publish().unwrap_err().to_string();
+        assert!(
+            err.contains("notes.txt was not written by pawndex"),
+            "{err}"
+        );
+        for table in ["rejects", "structure_changes", "runs"] {
+            assert!(!dir.path().join(table).exists(), "{table} stayed published");
+            assert!(
+                claim
+                    .staging_dir(table)
+                    .join("part-0000000-0000.parquet")
+                    .exists()
+            );
+        }
+        assert_eq!(list(&dir.path().join("games")).unwrap().len(), 1);
+        drop(claim);
+        assert_eq!(list(&dir.path().join("_pawndex/staging")).unwrap().len(), 0);
+    }
+
+    #[test]
+    fn only_part_files_are_pawndexs() {
+        for ours in ["part-0000000-0000.parquet", "part-8388607-12345.parquet"] {
+            assert!(is_part_file(ours), "{ours}");
+        }
+        for theirs in [
+            "notes.txt",
+            "part-0-0.parquet",
+            "part-0000000-0000.parquet.tmp",
+            ".part-0000000-0000.parquet.crc",
+            "_SUCCESS",
+            "part-000000a-0000.parquet",
+        ] {
+            assert!(!is_part_file(theirs), "{theirs}");
+        }
     }
 
     #[test]

@@ -356,7 +356,7 @@ impl DatasetWriter {
             Ok(encoders) => encoders,
             Err(e) => {
                 let cleanup = claim.remove_staging();
-                return Err(failed::explain(e, &claim.dir().to_path_buf(), cleanup));
+                return Err(failed::explain(e, claim.dir(), cleanup));
             }
         };
         Ok(DatasetWriter {
