@@ -98,7 +98,8 @@ impl Target {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
             Err(e) => return Err(e).with_context(|| format!("cannot read {}", dir.display())),
             Ok(m) if !m.is_dir() => bail!(
-                "{} is a file, not a directory: --parquet takes the dataset directory",
+                "{} is a file, not a directory: give the dataset directory (a new one, or one \
+                 pawndex wrote)",
                 dir.display()
             ),
             Ok(_) => {}
