@@ -2,7 +2,9 @@
 //! process. Each command's options struct lives with the command (`ingest::command`,
 //! `store::command`, `query`, `query::find`, `stats`, `info`).
 
-use clap::{Parser, Subcommand};
+use std::path::{Path, PathBuf};
+
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::command::{EXIT_ERROR, EXIT_OK};
 
@@ -111,7 +113,11 @@ enum Command {
 
 /// Parses the command line, runs the command, returns the process exit code.
 pub fn main_with_args() -> i32 {
-    let cli = Cli::parse();
+    let matches = Cli::command().get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    // For the message about a damaged database: its path, and whether the command writes it.
+    let db = db_argument(&matches);
+    let writes_db = matches!(cli.command, Command::Index(_) | Command::Migrate(_));
     // The commands that classify positions stop on a bad PAWNDEX_STRUCTURES folder before any
     // work (the others read the names stored in the database).
     if matches!(
@@ -139,23 +145,52 @@ pub fn main_with_args() -> i32 {
     match result {
         Ok(code) => code,
         Err(e) => {
-            match e
+            // A failed write says all there is to say (which file, what is safe, what to run).
+            if let Some(failed) = e
                 .chain()
                 .find_map(|c| c.downcast_ref::<crate::store::WriteFailed>())
             {
-                // Says all there is to say (which file, what is safe, what to run).
-                Some(failed) => eprintln!("pawndex: error: {failed}"),
-                None => eprintln!("pawndex: error: {e:#}"),
+                eprintln!("pawndex: error: {failed}");
+            } else if let Some(failed) = e.downcast_ref::<crate::dataset::Failed>() {
+                eprintln!("pawndex: error: {failed}");
+            } else {
+                eprintln!("pawndex: error: {e:#}");
             }
             if is_corrupt(&e) {
-                eprintln!(
-                    "pawndex: the database file is damaged; whatever this run wrote was rolled \
-                     back. `pawndex check --db PATH` lists what is wrong."
-                );
+                eprintln!("pawndex: {}", damaged(db.as_deref(), writes_db));
             }
             EXIT_ERROR
         }
     }
+}
+
+/// The `--db` of the command line (of the subcommand that has one).
+fn db_argument(matches: &clap::ArgMatches) -> Option<PathBuf> {
+    if let Ok(Some(db)) = matches.try_get_one::<PathBuf>("db") {
+        return Some(db.clone());
+    }
+    matches.subcommand().and_then(|(_, sub)| db_argument(sub))
+}
+
+/// What to say when SQLite found the database `db` damaged: a command that only reads it
+/// changed nothing; a writer's transaction was rolled back.
+fn damaged(db: Option<&Path>, writes_db: bool) -> String {
+    let (name, check) = match db {
+        Some(p) => (
+            format!("the database {}", p.display()),
+            format!("`pawndex check --db {}`", p.display()),
+        ),
+        None => ("the database".to_owned(), "`pawndex check`".to_owned()),
+    };
+    let what = if writes_db {
+        "this run's uncommitted writes, if any, were rolled back (what it committed before stays)"
+    } else {
+        "this command only reads it and changed nothing"
+    };
+    format!(
+        "{name} is damaged (SQLite found a page it cannot read); {what}. {check} lists what \
+         is wrong."
+    )
 }
 
 /// Whether SQLite found a damaged page somewhere in the error's chain.

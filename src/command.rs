@@ -66,6 +66,29 @@ pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
     })
 }
 
+/// Checks the path of an output file (`option` names it in the message) before any work: its
+/// folder exists and is a folder, and the path is not a folder. Nothing is created.
+pub fn check_output_path(option: &str, path: &Path) -> Result<()> {
+    let folder = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let (p, f) = (path.display(), folder.display());
+    match std::fs::metadata(folder) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => anyhow::bail!(
+            "{option} {p}: the folder {f} does not exist; create it first, or give a path in a \
+             folder that exists"
+        ),
+        Err(e) => anyhow::bail!("{option} {p}: cannot use the folder {f}: {e}"),
+        Ok(m) if !m.is_dir() => anyhow::bail!("{option} {p}: {f} is not a folder"),
+        Ok(_) => {}
+    }
+    if path.is_dir() {
+        anyhow::bail!("{option} {p}: {p} is a folder; give a file name");
+    }
+    Ok(())
+}
+
 /// Opens a database for a reading command: read-only (no file is created), `query_only`,
 /// memory-mapped, a large page cache, temporary tables in memory.
 pub fn open_for_reading(db: &Path) -> Result<Connection> {

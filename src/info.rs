@@ -85,10 +85,16 @@ fn state_line(info: &Info) -> String {
             games(n),
             info.db.display()
         ),
+        State::Indexing(n) => format!(
+            "INDEXING: a `pawndex index` is writing to {} now; {} stored so far are not yet in \
+             the derived tables (answers are complete but slower); it adds them when it \
+             finishes",
+            info.db.display(),
+            games(n)
+        ),
         State::Unfinished(n) => format!(
-            "INTERRUPTED: {} stored by a `pawndex index` that did not finish (or is still \
-             running) are not yet in the derived tables; answers are complete but slower; \
-             run `{}`",
+            "INTERRUPTED: {} stored by a `pawndex index` that did not finish are not yet in the \
+             derived tables; answers are complete but slower; run `{}`",
             games(n),
             info.to_run().unwrap_or_default()
         ),
@@ -209,6 +215,7 @@ fn to_json(info: &Info) -> serde_json::Value {
         State::Complete => ("complete", 0, 0),
         State::Tail(n) => ("tail", n, 0),
         State::Unfinished(n) => ("interrupted", info.lag.pending() - n, n),
+        State::Indexing(n) => ("indexing", info.lag.pending() - n, n),
     };
     json!({
         "db": info.db.display().to_string(),

@@ -236,3 +236,93 @@ fn stats_and_counts_during_indexing_read_one_snapshot() {
     }
     eprintln!("{} stats runs, {during} during the index run", totals.len());
 }
+
+/// While `pawndex index` writes (and holds the database's writer lock), the read commands'
+/// note about games not yet in the derived tables must not advise `pawndex migrate` (which
+/// the lock refuses): it says an index is running and to wait for it.
+#[test]
+fn read_commands_during_an_index_advise_waiting_not_migrate() {
+    use std::io::Write as _;
+    let dir = tempfile::tempdir().unwrap();
+    let pgn = std::fs::read(big_pgn(dir.path())).unwrap();
+    let cut = pgn
+        .windows(8)
+        .enumerate()
+        .filter(|(_, w)| *w == b"\n\n[Event")
+        .map(|(i, _)| i + 2)
+        .nth(2000)
+        .unwrap();
+    let db = dir.path().join("c.db");
+    let mut cmd = index_command(&db, &[], &[std::path::Path::new("-")]);
+    let mut child = cmd.stdin(std::process::Stdio::piped()).spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(&pgn[..cut]).unwrap();
+    stdin.flush().unwrap();
+    // The run commits at least every second when games arrive: wait past that, then send
+    // more so it commits what it has while the input is still open.
+    std::thread::sleep(Duration::from_millis(1500));
+    let (second, rest) = pgn[cut..].split_at(pgn[cut..].len() / 2);
+    stdin.write_all(second).unwrap();
+    stdin.flush().unwrap();
+    let start = Instant::now();
+    loop {
+        if reader_snapshot(&db).is_some_and(|(games, _)| games > 0) {
+            break;
+        }
+        assert!(start.elapsed() < Duration::from_secs(120), "no commit");
+        assert!(child.try_wait().unwrap().is_none(), "the run ended");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let d = db.to_str().unwrap();
+    let bin = env!("CARGO_BIN_EXE_pawndex");
+    let reads: [&[&str]; 3] = [
+        &["query", "white-quart", "--count", "--db", d],
+        &["stats", "--by", "white_islands", "--db", d],
+        &["info", "--db", d],
+    ];
+    let outputs: Vec<_> = reads
+        .iter()
+        .map(|args| {
+            std::process::Command::new(bin)
+                .args(*args)
+                .output()
+                .unwrap()
+        })
+        .collect();
+    // The race happened: every read ran while the index was still going (its input is open).
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the index ended before the reads"
+    );
+    stdin.write_all(rest).unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    for (args, out) in reads.iter().zip(&outputs) {
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.status.success(), "{args:?}: {text}");
+        assert!(
+            text.contains(&format!("a `pawndex index` is writing to {d} now")),
+            "{args:?} does not say an index is running: {text}"
+        );
+        assert!(
+            !text.contains("pawndex migrate"),
+            "{args:?} advises migrate, which the running index's lock refuses: {text}"
+        );
+    }
+    // Afterwards the note is gone: the finished index completed the derived tables.
+    let after = std::process::Command::new(bin)
+        .args(["query", "white-quart", "--count", "--db", d])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&after.stderr).is_empty());
+}

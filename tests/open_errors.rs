@@ -294,3 +294,121 @@ fn a_refused_input_creates_no_database_and_leaves_an_existing_one_untouched() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
+
+/// Zeroes the root page of `table` in `db`: SQLite then finds the file damaged when a read
+/// reaches that table.
+fn zero_root_page(db: &Path, table: &str) {
+    let conn = open_db(db);
+    let root = count(
+        &conn,
+        &format!("SELECT rootpage FROM sqlite_schema WHERE name = '{table}'"),
+    );
+    let page_size = count(&conn, "PRAGMA page_size");
+    drop(conn);
+    let mut bytes = std::fs::read(db).unwrap();
+    let start = usize::try_from((root - 1) * page_size).unwrap();
+    bytes[start..start + usize::try_from(page_size).unwrap()].fill(0);
+    std::fs::write(db, bytes).unwrap();
+}
+
+/// A damaged database is said to be one: exit 1, its real path, what to run, and (a read
+/// command writes nothing) no word of a rollback nor a literal `PATH`.
+fn expect_damaged(run: &Run, db: &str, what: &str) {
+    run.expect_code(1, what);
+    let err = &run.stderr;
+    assert!(
+        err.contains(&format!("the database {db} is damaged"))
+            && err.contains(&format!("`pawndex check --db {db}` lists what is wrong")),
+        "{what}: {err}"
+    );
+    assert!(
+        !err.contains("rolled back") && !err.contains("PATH"),
+        "{what}: {err}"
+    );
+}
+
+#[test]
+fn similar_on_a_damaged_runs_page_says_the_database_is_damaged_not_the_ply() {
+    let dir = setup();
+    let plies = count(
+        &open_db(&dir.path().join("research.db")),
+        "SELECT plies FROM games WHERE id = 2",
+    );
+    assert!(plies >= 10, "game 2 has {plies} plies");
+    // Within the game's plies but no run holds it: what a damaged page SQLite does not
+    // notice gives (the runs of game 2 gone).
+    open_db(&dir.path().join("research.db"))
+        .execute("DELETE FROM runs WHERE game_id = 2", [])
+        .unwrap();
+    let args = [
+        "similar",
+        "--db",
+        "research.db",
+        "--game",
+        "2",
+        "--ply",
+        "10",
+    ];
+    let run = pawndex_in(dir.path(), &args);
+    expect_damaged(
+        &run,
+        "research.db",
+        "similar --game 2 --ply 10 without runs",
+    );
+    assert!(
+        run.stderr.contains("no run of game 2 holds ply 10"),
+        "{}",
+        run.stderr
+    );
+    // A ply past the game's end is still a usage error.
+    let late = (plies + 1).to_string();
+    let run = pawndex_in(
+        dir.path(),
+        &[
+            "similar",
+            "--db",
+            "research.db",
+            "--game",
+            "2",
+            "--ply",
+            &late,
+        ],
+    );
+    run.expect_code(2, "a ply past the end");
+    assert!(
+        run.stderr
+            .contains(&format!("game 2 has plies 0 to {plies}")),
+        "{}",
+        run.stderr
+    );
+
+    // A page of runs SQLite finds damaged.
+    let dir = setup();
+    zero_root_page(&dir.path().join("research.db"), "runs");
+    let run = pawndex_in(dir.path(), &args);
+    expect_damaged(
+        &run,
+        "research.db",
+        "similar --game 2 --ply 10 on a zeroed page",
+    );
+}
+
+#[test]
+fn read_commands_on_a_damaged_database_name_it_and_claim_no_rollback() {
+    let dir = setup();
+    zero_root_page(&dir.path().join("research.db"), "runs");
+    for args in [
+        &["query", "--db", "research.db", "white-isolated-queen-pawn"][..],
+        &["stats", "--db", "research.db", "--by", "ply"],
+        &[
+            "similar",
+            "--db",
+            "research.db",
+            "--structure",
+            "8/pppppppp/8/8/8/8/PPPPPPPP/8",
+        ],
+    ] {
+        let run = pawndex_in(dir.path(), args);
+        expect_damaged(&run, "research.db", &format!("{args:?}"));
+    }
+}

@@ -536,3 +536,332 @@ fn an_interrupted_run_publishes_nothing_and_says_so() {
         "staging removed"
     );
 }
+
+/// Every path below `DIR/_pawndex/staging` (empty when the folder is absent).
+fn staging_left(ds: &Path) -> Vec<PathBuf> {
+    listing(&ds.join("_pawndex/staging")).into_keys().collect()
+}
+
+/// `pawndex ARGS...` with `PAWNDEX_MAX_DATASET_BYTES` set: the run's Parquet files may take
+/// that many bytes in all, then a write fails as on a full disk (ENOSPC).
+fn pawndex_full(args: &[&str], max_bytes: u64) -> Run {
+    let mut cmd = Command::new(BIN);
+    cmd.args(args)
+        .env("PAWNDEX_STRUCTURES", catalogue())
+        .env("PAWNDEX_MAX_DATASET_BYTES", max_bytes.to_string());
+    Run::of(cmd, &format!("{args:?} on a full disk"))
+}
+
+/// A full disk: exit 1, one line naming the dataset, the file being written (the step) and
+/// what to do; nothing published, no staging file left.
+fn expect_full_disk(run: &Run, ds: &Path) {
+    run.expect_code(1, "a full disk");
+    let lines: Vec<&str> = run.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "one line:\n{}", run.stderr);
+    let line = lines[0];
+    let head = format!(
+        "pawndex: error: disk full while writing the dataset {} (writing {}",
+        ds.display(),
+        ds.join("_pawndex/staging/0000000/").display()
+    );
+    assert!(line.starts_with(&head), "{line}\nwanted the start: {head}");
+    assert!(line.contains(".parquet)"), "{line}");
+    assert!(
+        line.contains(": nothing was published and this run's unfinished files were removed; "),
+        "{line}"
+    );
+    let advice = format!(
+        "free space on the disk of {} and run the same command again",
+        ds.display()
+    );
+    assert!(line.ends_with(&advice), "{line}\nwanted the end: {advice}");
+    assert_eq!(
+        staging_left(ds),
+        Vec::<PathBuf>::new(),
+        "staging files left"
+    );
+    for table in ["games", "runs", "rejects", "structure_changes"] {
+        assert!(
+            parquet_files(&ds.join(table)).is_empty(),
+            "{table} published"
+        );
+    }
+}
+
+#[test]
+fn a_full_disk_during_index_parquet_removes_the_staging_files_and_says_what_to_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, pgn) = random_collection(test_seed(31), 400, 80, "Full");
+    let input = dir.path().join("games.pgn");
+    fs::write(&input, pgn).unwrap();
+    let ds = dir.path().join("ds");
+    let run = pawndex_full(&["index", "-q", "--parquet", s(&ds), s(&input)], 20_000);
+    expect_full_disk(&run, &ds);
+    // With room, the same command publishes.
+    pawndex(
+        &["index", "-q", "--parquet", s(&ds), s(&input)],
+        "with room",
+    )
+    .expect_code(0, "with room");
+    assert_eq!(parquet_files(&ds.join("games")).len(), 1);
+    assert_eq!(staging_left(&ds), Vec::<PathBuf>::new());
+}
+
+#[test]
+fn a_full_disk_during_export_parquet_removes_the_staging_files_and_says_what_to_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, pgn) = random_collection(test_seed(32), 400, 80, "Full");
+    let input = dir.path().join("games.pgn");
+    fs::write(&input, pgn).unwrap();
+    let db = dir.path().join("g.db");
+    pawndex(&["index", "-q", "--db", s(&db), s(&input)], "index").expect_code(0, "index");
+    let ds = dir.path().join("ds");
+    let export = ["export", "parquet", "-q", "--db", s(&db), "--out", s(&ds)];
+    expect_full_disk(&pawndex_full(&export, 20_000), &ds);
+    pawndex(&export, "with room").expect_code(0, "with room");
+    assert_eq!(staging_left(&ds), Vec::<PathBuf>::new());
+}
+
+/// `pawndex index --parquet DS -` fed a random collection on a stdin kept open: the run is
+/// writing (its staging folder `shard` exists) and cannot finish until stdin is closed.
+fn hold_open(ds: &Path, seed: u64, shard: &str) -> (std::process::Child, std::process::ChildStdin) {
+    let (_, pgn) = random_collection(test_seed(seed), 200, 60, "Race");
+    let mut child = Command::new(BIN)
+        .args(["index", "-q", "--parquet", s(ds), "-"])
+        .env("PAWNDEX_STRUCTURES", catalogue())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    use std::io::Write as _;
+    stdin.write_all(pgn.as_bytes()).unwrap();
+    stdin.flush().unwrap();
+    let staging = ds.join("_pawndex/staging").join(shard).join("runs");
+    let start = Instant::now();
+    while !staging.exists() {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the run of shard {shard} ended early"
+        );
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the run of shard {shard} never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    (child, stdin)
+}
+
+/// The published files of every table, with their sizes.
+fn published(ds: &Path) -> BTreeMap<PathBuf, u64> {
+    ["games", "runs", "rejects", "structure_changes"]
+        .iter()
+        .flat_map(|t| listing(&ds.join(t)))
+        .collect()
+}
+
+#[test]
+fn the_losers_of_concurrent_runs_remove_only_their_own_staging_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let ds = dir.path().join("ds");
+    // Three runs of the same (unpartitioned) partition, all writing at once: shards 0, 1, 2.
+    let (a, a_in) = hold_open(&ds, 41, "0000000");
+    let (b, b_in) = hold_open(&ds, 42, "0000001");
+    let (c, c_in) = hold_open(&ds, 43, "0000002");
+    drop(a_in);
+    let a = a.wait_with_output().unwrap();
+    assert_eq!(
+        a.status.code(),
+        Some(0),
+        "the first to finish publishes: {}",
+        String::from_utf8_lossy(&a.stderr)
+    );
+    let winner = published(&ds);
+    assert_eq!(parquet_files(&ds.join("games")).len(), 1);
+
+    // The second finishes while the third is still writing: it loses (the race happened),
+    // removes its own files and nothing else.
+    drop(b_in);
+    let b = b.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&b.stderr);
+    assert_eq!(b.status.code(), Some(1), "the loser fails: {err}");
+    assert!(
+        err.contains(&format!(
+            "another pawndex run published {} while this one was writing",
+            ds.join("rejects").display()
+        )) && err.contains("nothing was published and this run's unfinished files were removed")
+            && err.contains("--overwrite"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        !ds.join("_pawndex/staging/0000001").exists(),
+        "the loser's files"
+    );
+    assert!(
+        ds.join("_pawndex/staging/0000002/runs").exists(),
+        "the run still writing lost its files"
+    );
+    assert_eq!(published(&ds), winner, "the winner's files changed");
+
+    drop(c_in);
+    let c = c.wait_with_output().unwrap();
+    assert_eq!(
+        c.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&c.stderr)
+    );
+    assert_eq!(
+        staging_left(&ds),
+        Vec::<PathBuf>::new(),
+        "staging files left"
+    );
+    assert_eq!(published(&ds), winner, "the winner's files changed");
+}
+
+/// A copy of `db` with the root page of `runs` zeroed: SQLite finds it damaged when a read
+/// reaches the runs.
+fn zero_runs_root(db: &Path) {
+    let (root, page_size): (i64, i64) = {
+        let conn = open_db(db);
+        (
+            conn.query_row(
+                "SELECT rootpage FROM sqlite_schema WHERE name = 'runs'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap(),
+            conn.query_row("PRAGMA page_size", [], |r| r.get(0))
+                .unwrap(),
+        )
+    };
+    let mut bytes = fs::read(db).unwrap();
+    let start = usize::try_from((root - 1) * page_size).unwrap();
+    bytes[start..start + usize::try_from(page_size).unwrap()].fill(0);
+    fs::write(db, bytes).unwrap();
+}
+
+#[test]
+fn a_failed_export_removes_its_staging_files_and_names_the_damaged_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, pgn) = random_collection(test_seed(33), 300, 80, "Export");
+    let input = dir.path().join("games.pgn");
+    fs::write(&input, pgn).unwrap();
+    let db = dir.path().join("g.db");
+    pawndex(&["index", "-q", "--db", s(&db), s(&input)], "index").expect_code(0, "index");
+    zero_runs_root(&db);
+    let ds = dir.path().join("ds");
+    let run = pawndex(
+        &["export", "parquet", "--db", s(&db), "--out", s(&ds)],
+        "export of a damaged database",
+    );
+    run.expect_code(1, "export of a damaged database");
+    let err = &run.stderr;
+    assert!(
+        err.contains(&format!(
+            "exporting {} to {} failed (reading the runs)",
+            s(&db),
+            s(&ds)
+        )),
+        "the step: {err}"
+    );
+    assert!(
+        err.contains(&format!("the database {} is damaged", s(&db)))
+            && err.contains(&format!("`pawndex check --db {}`", s(&db))),
+        "{err}"
+    );
+    assert!(
+        !err.contains("rolled back") && !err.contains("PATH"),
+        "a read-only command wrote nothing: {err}"
+    );
+    assert_eq!(
+        staging_left(&ds),
+        Vec::<PathBuf>::new(),
+        "staging files left"
+    );
+    assert!(published(&ds).is_empty());
+}
+
+#[test]
+fn overwrite_refuses_files_pawndex_did_not_write_and_touches_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let ds = dir.path().join("ds");
+    let sample = root_path("examples/sample.pgn");
+    let edge = root_path("tests/fixtures/edge.pgn");
+    pawndex(&["index", "--parquet", s(&ds), s(&sample)], "first").expect_code(0, "first");
+    // The user's own files at the top of the dataset are never in the way.
+    fs::write(ds.join("notes.txt"), "mine").unwrap();
+    fs::create_dir(ds.join("mine")).unwrap();
+    fs::write(ds.join("mine/keep.txt"), "mine").unwrap();
+
+    // A file, and a folder, of the user's inside a table directory the run would replace.
+    for (foreign, is_dir) in [
+        (ds.join("games/notes.txt"), false),
+        (ds.join("runs/mine"), true),
+        (ds.join("structure_changes/.hidden"), false),
+    ] {
+        if is_dir {
+            fs::create_dir(&foreign).unwrap();
+            fs::write(foreign.join("x.txt"), "mine").unwrap();
+        } else {
+            fs::write(&foreign, "mine").unwrap();
+        }
+        let before = listing(&ds);
+        for overwrite in [true, false] {
+            let mut args = vec!["index", "--parquet", s(&ds)];
+            if overwrite {
+                args.push("--overwrite");
+            }
+            args.push(s(&edge));
+            let run = pawndex(&args, "foreign file");
+            run.expect_code(1, &format!("{args:?} with {}", foreign.display()));
+            assert!(
+                run.stderr
+                    .contains(&format!("{} was not written by pawndex", foreign.display()))
+                    && run.stderr.contains("move it out of"),
+                "{args:?}: {}",
+                run.stderr
+            );
+            assert_eq!(listing(&ds), before, "a refused run changed the dataset");
+        }
+        if is_dir {
+            fs::remove_dir_all(&foreign).unwrap();
+        } else {
+            fs::remove_file(&foreign).unwrap();
+        }
+    }
+    pawndex(
+        &["index", "--parquet", s(&ds), "--overwrite", s(&edge)],
+        "overwrite",
+    )
+    .expect_code(0, "overwrite");
+    assert_eq!(fs::read_to_string(ds.join("notes.txt")).unwrap(), "mine");
+    assert_eq!(
+        fs::read_to_string(ds.join("mine/keep.txt")).unwrap(),
+        "mine"
+    );
+
+    // The same inside a partition.
+    let part = dir.path().join("part");
+    let month = ["index", "--parquet", s(&part), "--partition", "month=1"];
+    let mut args = month.to_vec();
+    args.push(s(&sample));
+    pawndex(&args, "partitioned").expect_code(0, "partitioned");
+    let foreign = part.join("runs/month=1/notes.txt");
+    fs::write(&foreign, "mine").unwrap();
+    let before = listing(&part);
+    let mut args = month.to_vec();
+    args.extend(["--overwrite", s(&edge)]);
+    let run = pawndex(&args, "partition with a foreign file");
+    run.expect_code(1, "partition with a foreign file");
+    assert!(
+        run.stderr
+            .contains(&format!("{} was not written by pawndex", foreign.display())),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(listing(&part), before);
+}

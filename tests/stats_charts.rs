@@ -528,3 +528,117 @@ fn the_ply_axis_ends_with_the_visible_data() {
         "{texts:?}"
     );
 }
+
+/// `pawndex ARGS...` (any command).
+fn pawndex(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(common::BIN)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// An output path in a missing folder (or naming a folder) is refused before any work: exit
+/// 1, nothing on stdout, the path in words on stderr, no Rust error structure.
+#[test]
+fn an_output_path_in_a_missing_folder_is_refused_before_any_work() {
+    let db = fixture_db();
+    let d = db.path.to_str().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("x/missing/dir");
+    let folder = dir.path().join("folder.svg");
+    std::fs::create_dir(&folder).unwrap();
+    let in_missing = |name: &str| missing.join(name).to_str().unwrap().to_string();
+    let (svg, png, csv) = (
+        in_missing("c.svg"),
+        in_missing("c.png"),
+        in_missing("c.csv"),
+    );
+    let folder = folder.to_str().unwrap();
+    let missing_words = format!("the folder {} does not exist", missing.display());
+    let is_folder = format!("{folder} is a folder");
+    let cases: Vec<(Vec<&str>, &str, &str)> = vec![
+        (
+            vec![
+                "stats",
+                "--db",
+                d,
+                "--report",
+                "islands-vs-score",
+                "--chart",
+                &svg,
+            ],
+            &svg,
+            &missing_words,
+        ),
+        (
+            vec!["stats", "--db", d, "--by", "phase", "--chart", &png],
+            &png,
+            &missing_words,
+        ),
+        (
+            vec!["stats", "--db", d, "--by", "phase", "-o", &csv],
+            &csv,
+            &missing_words,
+        ),
+        (
+            vec!["stats", "--db", d, "--by", "phase", "--chart", folder],
+            folder,
+            &is_folder,
+        ),
+        (
+            vec!["structures", "--db", d, "--chart", &svg],
+            &svg,
+            &missing_words,
+        ),
+        (
+            vec!["structures", "--db", d, "--chart", folder],
+            folder,
+            &is_folder,
+        ),
+    ];
+    for (args, path, words) in cases {
+        let out = pawndex(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(
+            out.stdout.is_empty(),
+            "{args:?}: work was done before the check"
+        );
+        assert!(err.contains(path) && err.contains(words), "{args:?}: {err}");
+        assert!(
+            !err.contains("ImageError") && !err.contains("Os {") && !err.contains("backend"),
+            "{args:?}: {err}"
+        );
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+    }
+    assert!(!dir.path().join("x").exists());
+}
+
+/// A chart whose write fails after the work (here a full device) says so in words.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_chart_that_cannot_be_written_says_why_in_words() {
+    let db = fixture_db();
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["full.svg", "full.png"] {
+        let chart = dir.path().join(name);
+        std::os::unix::fs::symlink("/dev/full", &chart).unwrap();
+        let out = stats(
+            &db.path,
+            &["--by", "phase", "--chart", chart.to_str().unwrap()],
+        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(
+            err.contains(&format!(
+                "cannot write the chart {}: No space left on device",
+                chart.display()
+            )),
+            "{err}"
+        );
+        assert!(
+            !err.contains("ImageError") && !err.contains("Os {") && !err.contains("backend"),
+            "{err}"
+        );
+    }
+}

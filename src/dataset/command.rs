@@ -21,7 +21,9 @@ pub struct DatasetArgs {
     /// several machines gives each input its own.
     #[arg(long, value_name = "N")]
     pub shard: Option<u32>,
-    /// Replace the partition if it already holds files (default: refuse)
+    /// Replace the partition if it already holds files (default: refuse). Only pawndex's
+    /// own part-*.parquet files are replaced: a file or folder it did not write inside a table
+    /// folder makes the run refuse (naming it) before anything is changed
     #[arg(long)]
     pub overwrite: bool,
     /// Start a new file when one reaches this many megabytes [default: 256]

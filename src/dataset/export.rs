@@ -21,6 +21,8 @@ pub fn export(db: &Path, target: &Target, max_file_bytes: u64) -> Result<Written
     let tx = conn.transaction()?;
     let inputs = [db.display().to_string()];
     let mut w = DatasetWriter::new(target.claim(&inputs)?, false, max_file_bytes)?;
+    // What the export was reading, for the message when it fails.
+    let mut step = "reading the games";
     let result = (|| -> Result<()> {
         dump::games(&tx, |g| {
             let id = w.id_for(g.id)?;
@@ -41,6 +43,7 @@ pub fn export(db: &Path, target: &Target, max_file_bytes: u64) -> Result<Written
             })
             .with_context(|| format!("game {}", g.id))
         })?;
+        step = "reading the runs";
         dump::runs(&tx, |r| {
             let row = RunRow {
                 game_id: w.id_for(r.game_id)?,
@@ -58,6 +61,7 @@ pub fn export(db: &Path, target: &Target, max_file_bytes: u64) -> Result<Written
             w.push_run_row(&row)
                 .with_context(|| format!("a run of game {}", r.game_id))
         })?;
+        step = "reading the structure changes";
         dump::changes(&tx, |c| {
             let row = ChangeRow {
                 game_id: w.id_for(c.game_id)?,
@@ -71,6 +75,7 @@ pub fn export(db: &Path, target: &Target, max_file_bytes: u64) -> Result<Written
             w.push_change_row(&row)
                 .with_context(|| format!("a structure change of game {}", c.game_id))
         })?;
+        step = "reading the rejects";
         dump::rejects(&tx, |r| {
             let id = w.id_for(r.id)?;
             w.push_reject_row(&RejectRow {
@@ -89,10 +94,17 @@ pub fn export(db: &Path, target: &Target, max_file_bytes: u64) -> Result<Written
     match result {
         Ok(()) => w.finish(),
         Err(e) => {
-            let _ = w.discard();
+            let left = match w.discard() {
+                Ok(()) => "nothing was published".to_owned(),
+                Err(why) => format!(
+                    "nothing was published, but its unfinished files could not be removed \
+                     ({why:#})"
+                ),
+            };
             Err(e.context(format!(
-                "exporting {} failed; nothing was published",
-                db.display()
+                "exporting {} to {} failed ({step}); {left}",
+                db.display(),
+                target.dir.display()
             )))
         }
     }

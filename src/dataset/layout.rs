@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
+use super::failed::{self, LostRace, Step};
 use crate::command::usage;
 
 /// The four tables of a dataset, in the order a run publishes them (games last: a reader
@@ -71,12 +72,12 @@ pub fn parse_partition(spec: &str) -> Result<(String, String)> {
 }
 
 impl Target {
-    /// The partition's directory below a table directory (empty when not partitioned).
-    fn part_path(&self) -> PathBuf {
+    /// The partition's directory below the table directory `base` (`base` itself when not
+    /// partitioned).
+    fn part_path(&self, base: PathBuf) -> PathBuf {
         self.partition
             .iter()
-            .map(|(n, v)| format!("{n}={v}"))
-            .collect()
+            .fold(base, |p, (n, v)| p.join(format!("{n}={v}")))
     }
 
     /// The partition as text, `month=2024-01/day=3` (empty when not partitioned).
@@ -97,7 +98,8 @@ impl Target {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
             Err(e) => return Err(e).with_context(|| format!("cannot read {}", dir.display())),
             Ok(m) if !m.is_dir() => bail!(
-                "{} is a file, not a directory: --parquet takes the dataset directory",
+                "{} is a file, not a directory: give the dataset directory (a new one, or one \
+                 pawndex wrote)",
                 dir.display()
             ),
             Ok(_) => {}
@@ -109,6 +111,15 @@ impl Target {
                  give a new or empty directory",
                 dir.display()
             );
+        }
+        // What this run would write into (and `--overwrite` replace) holds pawndex's files
+        // only: anything else is the user's, and is neither deleted nor mixed into the data.
+        let mut foreign = Vec::new();
+        for table in TABLES {
+            foreign.extend(foreign_entries(&self.part_path(dir.join(table)))?);
+        }
+        if let Some(first) = foreign.first() {
+            bail!("{}", foreign_message(first, foreign.len() - 1, dir));
         }
         let ours: Vec<String> = self.partition.iter().map(|(n, _)| n.clone()).collect();
         for table in TABLES {
@@ -131,7 +142,7 @@ impl Target {
                     say(&ours)
                 );
             }
-            let part = table_dir.join(self.part_path());
+            let part = self.part_path(table_dir);
             if !self.overwrite && holds_files(&part)? {
                 bail!(
                     "{} already holds files; add --overwrite to replace that partition, or \
@@ -144,11 +155,17 @@ impl Target {
     }
 
     /// Creates the directory if needed, claims a shard number (locked for as long as the
-    /// returned [`Claim`] lives) and makes an empty staging directory for it.
+    /// returned [`Claim`] lives) and makes an empty staging directory for it. A failed write
+    /// (a full disk) is a [`failed::Failed`].
     pub fn claim(&self, inputs: &[String]) -> Result<Claim> {
+        self.claim_shard(inputs)
+            .map_err(|e| failed::explain(e, &self.dir, Ok(())))
+    }
+
+    fn claim_shard(&self, inputs: &[String]) -> Result<Claim> {
         let shards = self.dir.join(META).join("shards");
-        fs::create_dir_all(&shards)
-            .with_context(|| format!("cannot create {}", shards.display()))?;
+        let step = || Step::Claim(shards.clone());
+        fs::create_dir_all(&shards).with_context(step)?;
         let part = self.part_text();
         let (shard, lock) = match self.shard {
             Some(n) => (n, self.take_shard(&shards, n, &part)?),
@@ -160,27 +177,29 @@ impl Target {
             "pawndex": env!("CARGO_PKG_VERSION"),
         });
         let mut f = &lock;
-        f.set_len(0)?;
-        writeln!(f, "{record}")?;
+        f.set_len(0).with_context(step)?;
+        writeln!(f, "{record}").with_context(step)?;
         let staging = self
             .dir
             .join(META)
             .join("staging")
             .join(format!("{shard:07}"));
-        // Left by a run of this shard that was killed: nobody else can be using it, since
-        // this run holds the shard's lock.
-        if staging.exists() {
-            fs::remove_dir_all(&staging)
-                .with_context(|| format!("cannot remove {}", staging.display()))?;
-        }
-        fs::create_dir_all(&staging)
-            .with_context(|| format!("cannot create {}", staging.display()))?;
-        Ok(Claim {
+        // From here on, the claim's guard removes the staging folder if the run fails.
+        let claim = Claim {
             target: self.clone(),
             shard,
             staging,
+            done: false,
             _lock: lock,
-        })
+        };
+        // Left by a run of this shard that was killed: nobody else can be using it, since
+        // this run holds the shard's lock.
+        if claim.staging.exists() {
+            fs::remove_dir_all(&claim.staging)
+                .with_context(|| format!("cannot remove {}", claim.staging.display()))?;
+        }
+        fs::create_dir_all(&claim.staging).with_context(|| Step::Create(claim.staging.clone()))?;
+        Ok(claim)
     }
 
     /// Takes shard `n` for this run: refused when another partition claimed it (ids would
@@ -272,63 +291,187 @@ impl Target {
 }
 
 /// A run's hold on its shard: the staging directory it writes into, published or dropped at
-/// the end.
+/// the end. It is also the run's guard: dropped before either (an error, an early return, a
+/// panic), it removes the staging directory, which holds this run's files only (the shard's
+/// lock, held until the claim is gone, keeps every other run out of it).
 #[derive(Debug)]
 pub struct Claim {
     target: Target,
     pub shard: u32,
     staging: PathBuf,
+    /// The staging directory was published or removed.
+    done: bool,
     _lock: File,
 }
 
+impl Drop for Claim {
+    fn drop(&mut self) {
+        if !self.done {
+            let _ = self.remove_staging();
+        }
+    }
+}
+
 impl Claim {
+    /// The dataset directory.
+    pub fn dir(&self) -> &Path {
+        &self.target.dir
+    }
+
     /// The directory where this run writes the files of `table`.
     pub fn staging_dir(&self, table: &str) -> PathBuf {
-        self.staging.join(table).join(self.target.part_path())
+        self.target.part_path(self.staging.join(table))
     }
 
     /// The directory where the files of `table` end up.
     pub fn published_dir(&self, table: &str) -> PathBuf {
-        self.target.dir.join(table).join(self.target.part_path())
+        self.target.part_path(self.target.dir.join(table))
     }
 
     /// Moves the run's partition of every table into place: one rename per table. With
-    /// `--overwrite` the old partition is moved aside first and removed after.
-    pub fn publish(self) -> Result<()> {
+    /// `--overwrite` the old partition is moved aside first and removed after. On an error
+    /// every table already moved goes back (nothing of the run stays published, every old
+    /// partition is where it was) and the staging directory is left for the caller.
+    pub fn publish(&mut self) -> Result<()> {
+        let mut moved: Vec<(PathBuf, PathBuf)> = Vec::new();
+        let mut aside: Vec<(PathBuf, PathBuf)> = Vec::new();
+        let result = self.move_into_place(&mut moved, &mut aside);
+        if result.is_err() {
+            for (from, to) in moved.iter().rev() {
+                let _ = fs::rename(to, from);
+            }
+            for (to, old) in aside.iter().rev() {
+                let _ = fs::rename(old, to);
+            }
+            return result;
+        }
+        if let Err((staging, why)) = self.remove_staging() {
+            // Published whole; only the emptied staging folder (and the replaced partition)
+            // could not go.
+            eprintln!(
+                "pawndex: warning: cannot remove {} ({why}); remove it by hand",
+                staging.display()
+            );
+            self.done = true;
+        }
+        Ok(())
+    }
+
+    /// The renames of [`Claim::publish`], each recorded as it succeeds.
+    fn move_into_place(
+        &self,
+        moved: &mut Vec<(PathBuf, PathBuf)>,
+        aside: &mut Vec<(PathBuf, PathBuf)>,
+    ) -> Result<()> {
         let old = self.staging.join("replaced");
         for table in TABLES {
             let from = self.staging_dir(table);
             let to = self.published_dir(table);
+            let step = || Step::Publish {
+                from: from.clone(),
+                to: to.clone(),
+            };
             if to.exists() {
-                if !self.target.overwrite && holds_files(&to)? {
+                // Files put there since the run started are checked again.
+                if let Some(first) = foreign_entries(&to)?.first() {
                     bail!(
-                        "{} was written by another run meanwhile; nothing of this run was \
-                         published (add --overwrite to replace it)",
-                        to.display()
+                        "{}",
+                        foreign_message(first, 0, &self.target.dir).replace(
+                            "(nothing was changed)",
+                            "(nothing of this run was published)"
+                        )
                     );
                 }
-                let aside = old.join(table);
-                fs::create_dir_all(&old)?;
-                fs::rename(&to, &aside)
-                    .with_context(|| format!("cannot move {} aside", to.display()))?;
+                if !self.target.overwrite && holds_files(&to)? {
+                    return Err(LostRace { published: to }.into());
+                }
+                let put = old.join(table);
+                fs::create_dir_all(&old).with_context(step)?;
+                fs::rename(&to, &put).with_context(step)?;
+                aside.push((to.clone(), put));
             }
             if let Some(parent) = to.parent() {
-                fs::create_dir_all(parent)
-                    .with_context(|| format!("cannot create {}", parent.display()))?;
+                fs::create_dir_all(parent).with_context(step)?;
             }
-            fs::rename(&from, &to)
-                .with_context(|| format!("cannot move {} to {}", from.display(), to.display()))?;
+            fs::rename(&from, &to).with_context(step)?;
+            moved.push((from, to));
         }
-        fs::remove_dir_all(&self.staging)
-            .with_context(|| format!("cannot remove {}", self.staging.display()))?;
         Ok(())
     }
 
-    /// Drops everything the run wrote (an interrupted run publishes nothing).
-    pub fn discard(self) -> Result<()> {
-        fs::remove_dir_all(&self.staging)
-            .with_context(|| format!("cannot remove {}", self.staging.display()))
+    /// Removes the staging directory (again: a no-op); `Err((folder, why))` if it cannot.
+    pub fn remove_staging(&mut self) -> std::result::Result<(), (PathBuf, String)> {
+        match fs::remove_dir_all(&self.staging) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                Err((self.staging.clone(), e.to_string()))
+            }
+            _ => {
+                self.done = true;
+                Ok(())
+            }
+        }
     }
+
+    /// Drops everything the run wrote (an interrupted run publishes nothing).
+    pub fn discard(mut self) -> Result<()> {
+        self.remove_staging()
+            .map_err(|(staging, why)| anyhow::anyhow!("cannot remove {}: {why}", staging.display()))
+    }
+}
+
+/// Whether a name is one pawndex gives a file of a table: `part-SSSSSSS-NNNN.parquet`.
+fn is_part_file(name: &str) -> bool {
+    let Some(rest) = name
+        .strip_prefix("part-")
+        .and_then(|r| r.strip_suffix(".parquet"))
+    else {
+        return false;
+    };
+    let Some((shard, number)) = rest.split_once('-') else {
+        return false;
+    };
+    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    shard.len() == 7 && number.len() >= 4 && digits(shard) && digits(number)
+}
+
+/// The entries of a table directory's partition folder that pawndex did not write: anything
+/// but its part files and (a partitioned dataset's) `NAME=VALUE` folders, hidden files
+/// included. Sorted; empty when the folder does not exist.
+fn foreign_entries(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for name in list(dir)? {
+        let path = dir.join(&name);
+        let ours = match name.to_str() {
+            None => false,
+            Some(n) if path.is_dir() && !path.is_symlink() => n
+                .split_once('=')
+                .is_some_and(|(k, v)| !k.is_empty() && !v.is_empty()),
+            Some(n) => is_part_file(n) && path.is_file() && !path.is_symlink(),
+        };
+        if !ours {
+            out.push(path);
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// The refusal for a file or folder pawndex did not write where a run would write.
+fn foreign_message(first: &Path, more: usize, dir: &Path) -> String {
+    let what = if more == 0 {
+        format!("{} was not written by pawndex", first.display())
+    } else {
+        format!(
+            "{} and {more} more were not written by pawndex",
+            first.display()
+        )
+    };
+    format!(
+        "{what}: a table folder of a dataset holds only the part-*.parquet files pawndex \
+         writes (--overwrite replaces them, and engines would read anything else as data); move \
+         it out of {} and run the command again (nothing was changed)",
+        dir.display()
+    )
 }
 
 /// The entries of a directory (empty when it does not exist).
@@ -466,7 +609,7 @@ mod tests {
         for (round, overwrite) in [("first", false), ("second", true)] {
             t.overwrite = overwrite;
             t.check().unwrap();
-            let claim = t.claim(&[]).unwrap();
+            let mut claim = t.claim(&[]).unwrap();
             for table in TABLES {
                 let d = claim.staging_dir(table);
                 fs::create_dir_all(&d).unwrap();
@@ -483,6 +626,79 @@ mod tests {
         // Another partitioning of the same dataset is refused.
         let err = target(dir.path(), &[], None).check().unwrap_err();
         assert!(err.to_string().contains("cannot mix"), "{err}");
+    }
+
+    #[test]
+    fn a_dropped_claim_removes_its_own_staging_directory_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = target(dir.path(), &[], None);
+        let a = t.claim(&[]).unwrap();
+        let b = t.claim(&[]).unwrap();
+        for c in [&a, &b] {
+            let d = c.staging_dir("runs");
+            fs::create_dir_all(&d).unwrap();
+            fs::write(d.join("part-0000000-0000.parquet"), "x").unwrap();
+        }
+        let staging = dir.path().join("_pawndex/staging");
+        drop(b);
+        assert!(!staging.join("0000001").exists());
+        assert!(
+            staging
+                .join("0000000/runs/part-0000000-0000.parquet")
+                .exists()
+        );
+        drop(a);
+        assert_eq!(list(&staging).unwrap().len(), 0);
+    }
+
+    #[test]
+    fn a_publish_that_fails_half_way_puts_back_what_it_moved() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = target(dir.path(), &[], None);
+        t.check().unwrap();
+        let mut claim = t.claim(&[]).unwrap();
+        for table in TABLES {
+            let d = claim.staging_dir(table);
+            fs::create_dir_all(&d).unwrap();
+            fs::write(d.join("part-0000000-0000.parquet"), table).unwrap();
+        }
+        // A file of someone else's appears in the last table's folder while the run writes.
+        fs::create_dir_all(dir.path().join("games")).unwrap();
+        fs::write(dir.path().join("games/notes.txt"), "mine").unwrap();
+        let err = claim.publish().unwrap_err().to_string();
+        assert!(
+            err.contains("notes.txt was not written by pawndex"),
+            "{err}"
+        );
+        for table in ["rejects", "structure_changes", "runs"] {
+            assert!(!dir.path().join(table).exists(), "{table} stayed published");
+            assert!(
+                claim
+                    .staging_dir(table)
+                    .join("part-0000000-0000.parquet")
+                    .exists()
+            );
+        }
+        assert_eq!(list(&dir.path().join("games")).unwrap().len(), 1);
+        drop(claim);
+        assert_eq!(list(&dir.path().join("_pawndex/staging")).unwrap().len(), 0);
+    }
+
+    #[test]
+    fn only_part_files_are_pawndexs() {
+        for ours in ["part-0000000-0000.parquet", "part-8388607-12345.parquet"] {
+            assert!(is_part_file(ours), "{ours}");
+        }
+        for theirs in [
+            "notes.txt",
+            "part-0-0.parquet",
+            "part-0000000-0000.parquet.tmp",
+            ".part-0000000-0000.parquet.crc",
+            "_SUCCESS",
+            "part-000000a-0000.parquet",
+        ] {
+            assert!(!is_part_file(theirs), "{theirs}");
+        }
     }
 
     #[test]

@@ -12,9 +12,11 @@
 
 pub mod command;
 mod export;
+mod failed;
 pub mod layout;
 pub mod tables;
 pub mod writer;
 
+pub use failed::Failed;
 pub use layout::{Target, parse_partition};
 pub use writer::{DatasetWriter, Written};

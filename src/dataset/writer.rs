@@ -3,8 +3,10 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
-use std::io::BufWriter;
+use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use std::thread::JoinHandle;
 
@@ -17,6 +19,7 @@ use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
 use parquet::schema::types::ColumnPath;
 
+use super::failed::{self, Step};
 use super::layout::{Claim, TABLES};
 use super::tables::{self, ChangeRow, Changes, GameRow, Games, RejectRow, Rejects, RunRow, Runs};
 use crate::ingest::reader::parse_elo;
@@ -35,6 +38,49 @@ const BATCH_ROWS: usize = 1 << 16;
 /// A game's number takes the low 40 bits of its id, the shard the 23 above.
 const NUMBER_BITS: u32 = 40;
 
+/// The bytes every staging file of the run may take in all, from `PAWNDEX_MAX_DATASET_BYTES`
+/// (read here only). A testing knob: a write past it fails with "No space left on device", as
+/// on a full disk, without filling one.
+fn space_left() -> Option<&'static AtomicU64> {
+    static LEFT: OnceLock<Option<AtomicU64>> = OnceLock::new();
+    LEFT.get_or_init(|| {
+        let bytes = std::env::var("PAWNDEX_MAX_DATASET_BYTES").ok()?;
+        bytes.trim().parse().ok().map(AtomicU64::new)
+    })
+    .as_ref()
+}
+
+/// A staging file: the file, with the testing limit of [`space_left`].
+struct StagedFile {
+    file: File,
+    left: Option<&'static AtomicU64>,
+}
+
+impl Write for StagedFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if let Some(left) = self.left {
+            let n = buf.len() as u64;
+            if left
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |l| l.checked_sub(n))
+                .is_err()
+            {
+                #[cfg(unix)]
+                return Err(io::Error::from_raw_os_error(28)); // ENOSPC
+                #[cfg(not(unix))]
+                return Err(io::Error::new(
+                    io::ErrorKind::StorageFull,
+                    "No space left on device",
+                ));
+            }
+        }
+        self.file.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.file.flush()
+    }
+}
+
 /// The files of one table: `part-SSSSSSS-NNNN.parquet` in the staging directory, a new one
 /// when the current one reaches `max_bytes`.
 struct TableFiles {
@@ -43,7 +89,7 @@ struct TableFiles {
     shard: u32,
     max_bytes: u64,
     next_file: u32,
-    open: Option<ArrowWriter<BufWriter<File>>>,
+    open: Option<ArrowWriter<BufWriter<StagedFile>>>,
     files: Vec<PathBuf>,
     rows: u64,
 }
@@ -51,8 +97,7 @@ struct TableFiles {
 impl TableFiles {
     fn new(claim: &Claim, table: &'static str, max_bytes: u64) -> Result<Self> {
         let dir = claim.staging_dir(table);
-        std::fs::create_dir_all(&dir)
-            .with_context(|| format!("cannot create {}", dir.display()))?;
+        std::fs::create_dir_all(&dir).with_context(|| Step::Create(dir.clone()))?;
         Ok(TableFiles {
             table,
             dir,
@@ -115,32 +160,43 @@ impl TableFiles {
         Ok(b.build())
     }
 
-    fn writer(&mut self) -> Result<&mut ArrowWriter<BufWriter<File>>> {
+    fn writer(&mut self) -> Result<&mut ArrowWriter<BufWriter<StagedFile>>> {
         if self.open.is_none() {
             let path = self.dir.join(format!(
                 "part-{:07}-{:04}.parquet",
                 self.shard, self.next_file
             ));
             self.next_file += 1;
-            let file =
-                File::create(&path).with_context(|| format!("cannot create {}", path.display()))?;
+            self.files.push(path.clone());
+            let file = File::create(&path).with_context(|| Step::Write(path.clone()))?;
+            let file = StagedFile {
+                file,
+                left: space_left(),
+            };
             let writer = ArrowWriter::try_new(
                 BufWriter::with_capacity(1 << 20, file),
                 tables::schema_of(self.table),
                 Some(self.properties()?),
-            )?;
-            self.files.push(path);
+            )
+            .with_context(|| Step::Write(path))?;
             self.open = Some(writer);
         }
         Ok(self.open.as_mut().expect("opened above"))
+    }
+
+    /// The file being written (the last one), for messages.
+    fn current(&self) -> Step {
+        Step::Write(self.files.last().unwrap_or(&self.dir).clone())
     }
 
     fn write(&mut self, batch: &RecordBatch) -> Result<()> {
         self.rows += batch.num_rows() as u64;
         let max = self.max_bytes;
         let w = self.writer()?;
-        w.write(batch)?;
-        if (w.bytes_written() + w.in_progress_size()) as u64 >= max {
+        let full = w
+            .write(batch)
+            .map(|()| (w.bytes_written() + w.in_progress_size()) as u64 >= max);
+        if full.with_context(|| self.current())? {
             self.close_file()?;
         }
         Ok(())
@@ -148,8 +204,15 @@ impl TableFiles {
 
     fn close_file(&mut self) -> Result<()> {
         if let Some(w) = self.open.take() {
-            let file = w.into_inner()?;
-            file.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+            let closed = (|| -> Result<()> {
+                let file = w.into_inner()?;
+                file.into_inner()
+                    .map_err(|e| e.into_error())?
+                    .file
+                    .sync_all()?;
+                Ok(())
+            })();
+            closed.with_context(|| self.current())?;
         }
         Ok(())
     }
@@ -170,16 +233,26 @@ impl TableFiles {
 struct Encoder {
     tx: Option<Sender<RecordBatch>>,
     thread: Option<JoinHandle<Result<TableFiles>>>,
+    /// Set when the run is abandoned: the thread stops without closing its file.
+    abort: Arc<AtomicBool>,
 }
 
 impl Encoder {
     fn start(mut files: TableFiles) -> Result<Self> {
         let (tx, rx) = bounded::<RecordBatch>(2);
+        let abort = Arc::new(AtomicBool::new(false));
+        let stop = Arc::clone(&abort);
         let thread = std::thread::Builder::new()
             .name(format!("parquet-{}", files.table))
             .spawn(move || -> Result<TableFiles> {
                 for batch in rx {
+                    if stop.load(Ordering::Relaxed) {
+                        break;
+                    }
                     files.write(&batch)?;
+                }
+                if stop.load(Ordering::Relaxed) {
+                    bail!("the run was abandoned");
                 }
                 files.finish()?;
                 Ok(files)
@@ -187,7 +260,15 @@ impl Encoder {
         Ok(Encoder {
             tx: Some(tx),
             thread: Some(thread),
+            abort,
         })
+    }
+
+    /// Stops the thread without finishing its file and waits for it, so that nothing is
+    /// written into the staging directory any more.
+    fn abandon(&mut self) {
+        self.abort.store(true, Ordering::Relaxed);
+        let _ = self.finish();
     }
 
     /// Hands a batch to the thread; when the thread has failed, its error.
@@ -214,6 +295,14 @@ impl Encoder {
     }
 }
 
+impl Drop for Encoder {
+    fn drop(&mut self) {
+        if self.thread.is_some() {
+            self.abandon();
+        }
+    }
+}
+
 /// What a finished run wrote.
 #[derive(Clone, Debug, Default)]
 pub struct Written {
@@ -235,9 +324,10 @@ fn key(code: Code) -> Option<&'static str> {
 /// Writes one run's games, runs and rejects as a dataset partition; nothing is visible to
 /// readers until [`DatasetWriter::finish`] publishes it.
 pub struct DatasetWriter {
-    claim: Claim,
-    /// games, runs, rejects, structure_changes.
+    /// games, runs, rejects, structure_changes. Declared before `claim`, so dropped first:
+    /// the threads have stopped writing when the claim's guard removes the staging files.
     encoders: [Encoder; 4],
+    claim: Claim,
     games: Games,
     runs: Runs,
     rejects: Rejects,
@@ -252,20 +342,26 @@ pub struct DatasetWriter {
 }
 
 impl DatasetWriter {
-    pub fn new(claim: Claim, keep_duplicates: bool, max_file_bytes: u64) -> Result<Self> {
-        let encoders = [
-            Encoder::start(TableFiles::new(&claim, "games", max_file_bytes)?)?,
-            Encoder::start(TableFiles::new(&claim, "runs", max_file_bytes)?)?,
-            Encoder::start(TableFiles::new(&claim, "rejects", max_file_bytes)?)?,
-            Encoder::start(TableFiles::new(
-                &claim,
-                "structure_changes",
-                max_file_bytes,
-            )?)?,
-        ];
+    pub fn new(mut claim: Claim, keep_duplicates: bool, max_file_bytes: u64) -> Result<Self> {
+        let started = (|| -> Result<[Encoder; 4]> {
+            let start = |table| Encoder::start(TableFiles::new(&claim, table, max_file_bytes)?);
+            Ok([
+                start("games")?,
+                start("runs")?,
+                start("rejects")?,
+                start("structure_changes")?,
+            ])
+        })();
+        let encoders = match started {
+            Ok(encoders) => encoders,
+            Err(e) => {
+                let cleanup = claim.remove_staging();
+                return Err(failed::explain(e, claim.dir(), cleanup));
+            }
+        };
         Ok(DatasetWriter {
-            claim,
             encoders,
+            claim,
             games: Games::default(),
             runs: Runs::default(),
             rejects: Rejects::default(),
@@ -412,7 +508,20 @@ impl DatasetWriter {
 
     /// Hands the buffers that are full to the encoders.
     fn flush_full(&mut self) -> Result<()> {
-        self.flush(BATCH_ROWS)
+        match self.flush(BATCH_ROWS) {
+            Ok(()) => Ok(()),
+            Err(e) => Err(self.fail(e)),
+        }
+    }
+
+    /// Abandons the run after `e`: stops the encoders, removes the staging files, and says
+    /// what happened ([`failed::Failed`] for a failed write or a lost race).
+    fn fail(&mut self, e: anyhow::Error) -> anyhow::Error {
+        for encoder in &mut self.encoders {
+            encoder.abandon();
+        }
+        let cleanup = self.claim.remove_staging();
+        failed::explain(e, self.claim.dir(), cleanup)
     }
 
     /// Hands every buffer holding at least `min` rows (and at least one) to its encoder.
@@ -437,8 +546,16 @@ impl DatasetWriter {
         Ok(())
     }
 
-    /// Closes every file and publishes the partition.
+    /// Closes every file and publishes the partition; on an error, publishes nothing and
+    /// removes the staging files.
     pub fn finish(mut self) -> Result<Written> {
+        match self.close_and_publish() {
+            Ok(written) => Ok(written),
+            Err(e) => Err(self.fail(e)),
+        }
+    }
+
+    fn close_and_publish(&mut self) -> Result<Written> {
         self.flush(1)?;
         let mut written = Written::default();
         let mut counts = [0u64; 4];
@@ -469,7 +586,7 @@ impl DatasetWriter {
             ..
         } = self;
         for e in &mut encoders {
-            let _ = e.finish();
+            e.abandon();
         }
         claim.discard()
     }

@@ -261,6 +261,13 @@ pub fn open(db: &Path) -> Result<Connection> {
 
 /// Formats an SQL error with SQLite's message and the SQL, the failing token marked.
 fn sql_error(e: &rusqlite::Error, sql: &str) -> anyhow::Error {
+    // A damaged database is not a mistake in the SQL: the error stays SQLite's, for the
+    // message about the damage.
+    if let rusqlite::Error::SqliteFailure(f, msg) = e
+        && f.code == rusqlite::ErrorCode::DatabaseCorrupt
+    {
+        return rusqlite::Error::SqliteFailure(*f, msg.clone()).into();
+    }
     let (message, offset) = match e {
         rusqlite::Error::SqlInputError { msg, offset, .. } => {
             (msg.clone(), usize::try_from(*offset).ok())
@@ -372,7 +379,15 @@ pub(crate) fn execute(plan: &Plan, params: &[(String, Value)], output: &OutputAr
 /// Says in one line when the last `pawndex index` did not finish (answers stay right).
 pub(crate) fn warn_if_unfinished(conn: &Connection, db: &Path) -> Result<()> {
     let lag = store::lag(conn)?;
-    if lag.unfinished() > 0 {
+    if lag.unfinished() > 0 && store::indexing_now(db) {
+        // The index adds them when it finishes; `pawndex migrate` would wait for its lock.
+        eprintln!(
+            "pawndex: note: a `pawndex index` is writing to {} now ({} games not yet in the \
+             derived tables; answers are complete but slower); it adds them when it finishes",
+            db.display(),
+            lag.unfinished()
+        );
+    } else if lag.unfinished() > 0 {
         eprintln!(
             "pawndex: note: {} was not finished by its last `pawndex index` ({} games not yet in \
              the derived tables; answers are complete but slower); run `pawndex migrate --db {}`",

@@ -809,6 +809,13 @@ fn target_of(conn: &rusqlite::Connection, args: &SimilarArgs) -> Result<Pawns> {
     };
     match db::pawns_at(conn, game, ply)? {
         Some((white, black)) => Ok(Pawns { white, black }),
+        // A ply of the game that no run holds: the runs are damaged, not the command line.
+        None if (0..=plies).contains(&ply) => anyhow::bail!(
+            "game {game} has plies 0 to {plies} but no run of game {game} holds ply {ply}: the \
+             database {db} is damaged (this command only reads it and changed nothing); \
+             `pawndex check --db {db}` lists what is wrong",
+            db = args.db.display()
+        ),
         None => usage!("--ply {ply}: game {game} has plies 0 to {plies}"),
     }
 }

@@ -201,9 +201,13 @@ fn run_stats(args: StatsArgs) -> Result<i32> {
     if args.top.is_some() {
         query.top = args.top;
     }
+    if let Some(path) = &args.output {
+        command::check_output_path("--output", path)?;
+    }
     let chart = match &args.chart {
         Some(path) => {
             let format = chart_format(path)?;
+            command::check_output_path("--chart", path)?;
             chart::check(&query.by, kind)?;
             if let ChartFormat::Png = format {
                 chart::load_font()?;
@@ -247,11 +251,10 @@ fn run_stats(args: StatsArgs) -> Result<i32> {
             title: &title,
             subtitle: &subtitle(&args, &query),
         };
-        let result = match format {
-            ChartFormat::Svg => chart::draw_svg(&path, &spec, &groups),
-            ChartFormat::Png => chart::draw_png(&path, &spec, &groups),
-        };
-        result.with_context(|| format!("drawing {}", path.display()))?;
+        match format {
+            ChartFormat::Svg => chart::draw_svg(&path, &spec, &groups)?,
+            ChartFormat::Png => chart::draw_png(&path, &spec, &groups)?,
+        }
     }
     Ok(0)
 }

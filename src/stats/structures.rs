@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::{Args, ValueEnum};
 use serde_json::{Value, json};
 
@@ -416,6 +416,7 @@ fn run_report(args: StructuresArgs) -> Result<i32> {
     let chart_png = match &args.chart {
         Some(path) => {
             let png = chart_kind(path)?;
+            command::check_output_path("--chart", path)?;
             if png {
                 chart::load_font()?;
             }
@@ -460,8 +461,7 @@ fn run_report(args: StructuresArgs) -> Result<i32> {
     drop(out);
 
     if let (Some(path), Some(png)) = (&args.chart, chart_png) {
-        draw_chart(path, png, &args, &rows)
-            .with_context(|| format!("drawing {}", path.display()))?;
+        draw_chart(path, png, &args, &rows)?;
     }
     if names.is_empty() {
         eprintln!("pawndex: {} holds no named structures", args.db.display());

@@ -34,8 +34,10 @@ pub enum State {
     /// Complete; the last runs left `n` games in the unmerged tail (by design, see
     /// `migrations/0003_unmerged_tail.sql`).
     Tail(i64),
-    /// A run stored `n` games and did not finish (killed, or still running).
+    /// A run stored `n` games and did not finish (killed).
     Unfinished(i64),
+    /// A `pawndex index` writing now has stored `n` games so far.
+    Indexing(i64),
 }
 
 /// Everything `pawndex info` reports.
@@ -61,13 +63,17 @@ pub struct Info {
     /// Whether the runs were classified with the catalogue in force (else `pawndex migrate`
     /// re-classifies them).
     pub structures_current: bool,
+    /// Whether a `pawndex index` is writing the database now (holds its lock).
+    pub indexing: bool,
 }
 
 impl Info {
     /// Whether the derived tables cover every game or leave some in the tail or unfinished.
     #[must_use]
     pub fn state(&self) -> State {
-        if self.lag.unfinished() > 0 {
+        if self.lag.unfinished() > 0 && self.indexing {
+            State::Indexing(self.lag.unfinished())
+        } else if self.lag.unfinished() > 0 {
             State::Unfinished(self.lag.unfinished())
         } else if self.lag.pending() > 0 {
             State::Tail(self.lag.pending())
@@ -139,6 +145,7 @@ fn snapshot(conn: &Connection, db: &Path) -> Result<Info> {
         rejected: reasons.iter().map(|(_, n)| n).sum(),
         sources,
         reasons,
+        indexing: super::indexing_now(db),
         lag: lag(conn)?,
         structures: one("SELECT count(*) FROM structure_names")?,
         structures_current: crate::structure::Catalogue::load_active()

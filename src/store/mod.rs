@@ -158,7 +158,19 @@ pub fn lock_for_indexing(path: &Path) -> Result<std::fs::File> {
         .truncate(false)
         .open(path)
         .with_context(|| format!("cannot open database {} for writing", path.display()))?;
-    match file.try_lock() {
+    // A read command that probes the lock ([`indexing_now`]) holds it for an instant: try a
+    // few times before calling the database taken.
+    let mut tries = 0;
+    let locked = loop {
+        match file.try_lock() {
+            Err(std::fs::TryLockError::WouldBlock) if tries < 10 => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            other => break other,
+        }
+    };
+    match locked {
         Ok(()) => Ok(file),
         Err(std::fs::TryLockError::WouldBlock) => bail!(
             "another `pawndex index` is writing to {}; wait for it to finish, or index into \
@@ -169,6 +181,16 @@ pub fn lock_for_indexing(path: &Path) -> Result<std::fs::File> {
             Err(e).with_context(|| format!("cannot lock database {}", path.display()))
         }
     }
+}
+
+/// Whether a `pawndex index` (or `pawndex migrate`) is writing the database at `path` now,
+/// i.e. holds its indexing lock ([`lock_for_indexing`]). Probed with a shared lock taken and
+/// dropped at once (an index starting in that instant retries). Read commands use it to advise
+/// what works: while an index runs, `pawndex migrate` would be refused.
+#[must_use]
+pub fn indexing_now(path: &Path) -> bool {
+    std::fs::File::open(path)
+        .is_ok_and(|f| matches!(f.try_lock_shared(), Err(std::fs::TryLockError::WouldBlock)))
 }
 
 /// The first 16 bytes of every SQLite database file.

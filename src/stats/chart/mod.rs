@@ -23,7 +23,7 @@ mod structures;
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use plotters::prelude::*;
 use plotters::style::text_anchor::HPos;
 
@@ -71,16 +71,62 @@ pub fn check(by: &[Column], kind: ChartKind) -> Result<()> {
 }
 
 pub fn draw_svg(path: &Path, spec: &Spec, groups: &[Group]) -> Result<()> {
-    let root = SVGBackend::new(path, SIZE).into_drawing_area();
-    draw(&root, spec, groups)?;
-    root.present().map_err(plot_error)
+    let svg = render_svg(SIZE, |root| draw(root, spec, groups))
+        .with_context(|| format!("drawing {}", path.display()))?;
+    write_chart(path, svg.as_bytes())
 }
 
 pub fn draw_png(path: &Path, spec: &Spec, groups: &[Group]) -> Result<()> {
+    let png = render_png(SIZE, |root| draw(root, spec, groups))
+        .with_context(|| format!("drawing {}", path.display()))?;
+    write_chart(path, &png)
+}
+
+/// Draws an SVG picture of `size` pixels in memory.
+fn render_svg(
+    size: (u32, u32),
+    draw: impl FnOnce(&Area<SVGBackend<'_>>) -> Result<()>,
+) -> Result<String> {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
+        draw(&root)?;
+        root.present().map_err(plot_error)?;
+    }
+    Ok(svg)
+}
+
+/// Draws a PNG picture of `size` pixels in memory (RGB, 8 bits), encoded.
+fn render_png(
+    size: (u32, u32),
+    draw: impl FnOnce(&Area<PngBackend<'_>>) -> Result<()>,
+) -> Result<Vec<u8>> {
     load_font()?;
-    let root = PngBackend(BitMapBackend::new(path, SIZE)).into_drawing_area();
-    draw(&root, spec, groups)?;
-    root.present().map_err(plot_error)
+    let (w, h) = size;
+    let mut pixels = vec![0u8; w as usize * h as usize * 3];
+    {
+        let root = PngBackend(BitMapBackend::with_buffer(&mut pixels, size)).into_drawing_area();
+        draw(&root)?;
+        root.present().map_err(plot_error)?;
+    }
+    let mut png = Vec::new();
+    let mut encoder = png::Encoder::new(&mut png, w, h);
+    encoder.set_color(png::ColorType::Rgb);
+    encoder.set_depth(png::BitDepth::Eight);
+    // The settings plotters' own PNG writer (the image crate) uses: the same bytes as before.
+    encoder.set_compression(png::Compression::Fast);
+    encoder.set_filter(png::FilterType::Sub);
+    encoder.set_adaptive_filter(png::AdaptiveFilterType::Adaptive);
+    let mut writer = encoder.write_header()?;
+    writer.write_image_data(&pixels)?;
+    writer.finish()?;
+    Ok(png)
+}
+
+/// Writes a drawn chart; a failure says the path and the system's reason in words.
+fn write_chart(path: &Path, bytes: &[u8]) -> Result<()> {
+    std::fs::write(path, bytes)
+        .map_err(|e| anyhow::anyhow!("cannot write the chart {}: {e}", path.display()))
 }
 
 fn draw<DB: DrawingBackend>(root: &Area<DB>, spec: &Spec, groups: &[Group]) -> Result<()>

@@ -4,13 +4,12 @@
 
 use std::path::Path;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use plotters::coord::ranged1d::SegmentValue;
 use plotters::prelude::*;
 use plotters::style::text_anchor::HPos;
 
 use super::MIN_GAMES_FOR_SCORE;
-use super::font::{PngBackend, load_font};
 use super::frame::{Area, bar_axes, plot_error, short, text};
 
 /// One bar: a structure form.
@@ -65,16 +64,13 @@ pub fn draw_named(
     bars: &[NamedBar],
 ) -> Result<()> {
     let size = (WIDTH, 130 + ROW * bars.len().max(4) as u32);
-    if png {
-        load_font()?;
-        let root = PngBackend(BitMapBackend::new(path, size)).into_drawing_area();
-        draw(&root, title, subtitle, bars)?;
-        root.present().map_err(plot_error)
+    let bytes = if png {
+        super::render_png(size, |root| draw(root, title, subtitle, bars))
     } else {
-        let root = SVGBackend::new(path, size).into_drawing_area();
-        draw(&root, title, subtitle, bars)?;
-        root.present().map_err(plot_error)
-    }
+        super::render_svg(size, |root| draw(root, title, subtitle, bars)).map(String::into_bytes)
+    };
+    let bytes = bytes.with_context(|| format!("drawing {}", path.display()))?;
+    super::write_chart(path, &bytes)
 }
 
 /// The title, the colour scale and a bar per form.
