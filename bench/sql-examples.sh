@@ -45,6 +45,7 @@ awk -v out="$tmp" '
             printf "%s", text > f
             close(f)
             kind = (text ~ /…/) ? "sketch" : "run"
+            if (title == "") { title = text; sub(/\n.*/, "", title) }
             printf "%s\t%s:%d\t%s\t%s\n", f, FILENAME, first, kind, title > (out "/list")
         }
         text = ""; title = ""; code = 0; first = 0

@@ -7,10 +7,13 @@
 //! The database: 97 random games (ids 1 to 97, so that game 98 is the Carlsbad game of
 //! tests/fixtures/structures.pgn, as game 98 of the masters has a Carlsbad), the structure
 //! fixtures, the sample games, tests/fixtures/bad.pgn (rejects), games that leave the Isolani and
-//! the Carlsbad in several ways, and 300 more random games; then
-//! an append small enough to stay in the unmerged tail (above `derived.through`, out of
-//! `set_totals`), holding a copy of game 1 and of the structure fixtures, so that the examples
-//! that add the tail's runs to `set_totals` are checked on both parts.
+//! the Carlsbad in several ways, and 300 more random games; then an append small enough to stay
+//! in the unmerged tail (above `derived.through`, out of `set_totals`), holding a copy of game 1
+//! and of the structure fixtures, so that the examples that add the tail's runs to `set_totals`
+//! are checked on both parts.
+//!
+//! Every runnable example must have a `-- same as:` line and an entry in `CHECKS` (by its
+//! title), and every entry an example; a sketch (a statement holding `…`) is not run.
 
 mod common;
 
