@@ -512,7 +512,9 @@ pub fn rank(
             .map(|&bb| PartTable::new(bb, options.ignore_wings))
             .collect::<Vec<PartTable>>()
     });
-    let size = usize::try_from(db::max_set_id(conn)?).unwrap_or(0) + 1;
+    // A slot per pawn-set id: the ids are checked against the rows first (a wild id in the
+    // file must not size the tables).
+    let size = crate::store::ids::pawn_set_table(conn)?;
     let mut white = SideSets::new(0, size);
     let mut black = SideSets::new(1, size);
     let wings = options.ignore_wings;
