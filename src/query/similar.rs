@@ -62,7 +62,8 @@ pub struct SimilarArgs {
     /// The ply of --game (0 = the start position)
     #[arg(long, value_name = "N", requires = "game")]
     pub ply: Option<i64>,
-    /// How many structures to list
+    /// How many structures to list (up to 18446744073709551615; the --sql statement's LIMIT
+    /// stops at 9223372036854775807, SQLite's largest integer, which lists as much)
     #[arg(long, value_name = "N", default_value_t = 20)]
     pub limit: usize,
     /// Only structures at most this far from the target
