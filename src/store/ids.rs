@@ -74,7 +74,9 @@ mod tests {
         assert!(dense(1, 2 * 1000 + SLACK, 1000));
         assert!(!dense(1, 2 * 1000 + SLACK + 1, 1000));
         assert!(!dense(0, i64::MAX, 229));
-        assert!(!dense(i64::MIN, i64::MAX, i64::MAX));
+        assert!(!dense(i64::MIN, i64::MAX, 1 << 40));
+        // No overflow at the ends of the range.
+        assert!(dense(i64::MIN, i64::MAX, i64::MAX));
         assert!(dense(5, 4, 0));
     }
 
