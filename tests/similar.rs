@@ -330,3 +330,162 @@ fn bad_command_lines_are_usage_errors() {
     ]);
     out.expect(1, "missing database");
 }
+
+/// The pawns of a FEN board part (or of a whole FEN).
+fn board_pawns(fen: &str) -> Pawns {
+    let board = fen.split_whitespace().next().unwrap();
+    let mut p = Pawns::default();
+    for (i, row) in board.split('/').enumerate() {
+        let rank = 7 - i as u32;
+        let mut file = 0u32;
+        for c in row.chars() {
+            match c {
+                '1'..='8' => file += c.to_digit(10).unwrap(),
+                'P' | 'p' => {
+                    let bit = 1u64 << (rank * 8 + file);
+                    if c == 'P' {
+                        p.white |= bit;
+                    } else {
+                        p.black |= bit;
+                    }
+                    file += 1;
+                }
+                _ => file += 1,
+            }
+        }
+    }
+    p
+}
+
+/// The rows (distance, pawns, positions, games) of the statement `pawndex similar ARGS --sql`
+/// prints, run by a plain read-only rusqlite connection.
+fn sql_rows(db: &Db, args: &[&str]) -> Vec<(u32, Pawns, u64, u64)> {
+    let mut all = args.to_vec();
+    all.push("--sql");
+    let out = db.run("similar", &all);
+    let sql = out.ok(&format!("similar {args:?} --sql"));
+    let conn = db.conn();
+    let mut st = conn.prepare(sql).expect("a statement SQLite prepares");
+    let rows = st
+        .query_map([], |r| {
+            Ok((
+                r.get::<_, i64>(0)? as u32,
+                board_pawns(&r.get::<_, String>(1)?),
+                r.get::<_, i64>(2)? as u64,
+                r.get::<_, i64>(3)? as u64,
+            ))
+        })
+        .unwrap();
+    rows.map(Result::unwrap).collect()
+}
+
+/// Every combination of --mirror, --colour-reversed and --ignore-wings, with and without
+/// --max-distance and --min-games, and limits below, at and above the number of structures
+/// that qualify: the command lists exactly the brute force's first `limit` rows (so `limit`
+/// rows whenever that many exist), as does its `--sql` statement, whichever way the runs are
+/// read.
+fn check_every_option_combination(db: &Db, fen: &str) {
+    let target = board_pawns(fen);
+    for mask in 0..8u32 {
+        let o = Options {
+            ignore_wings: mask & 1 != 0,
+            mirror: mask & 2 != 0,
+            colour_reversed: mask & 4 != 0,
+        };
+        let flags: Vec<&str> = [
+            (o.ignore_wings, "--ignore-wings"),
+            (o.mirror, "--mirror"),
+            (o.colour_reversed, "--colour-reversed"),
+        ]
+        .into_iter()
+        .filter_map(|(on, f)| on.then_some(f))
+        .collect();
+        for max_distance in [None, Some(6u32), Some(20)] {
+            for min_games in [1u64, 2] {
+                let all: Vec<Row> = brute_force(db, target, o, min_games)
+                    .into_iter()
+                    .filter(|r| max_distance.is_none_or(|d| r.distance <= d))
+                    .collect();
+                let total = all.len();
+                let mut limits = vec![1, 7, total.saturating_sub(1), total, total + 5];
+                limits.retain(|&l| l >= 1);
+                limits.sort_unstable();
+                limits.dedup();
+                for limit in limits {
+                    let want: Vec<Row> = all.iter().take(limit).cloned().collect();
+                    let (l, m) = (limit.to_string(), min_games.to_string());
+                    let d = max_distance.map(|d| d.to_string());
+                    let mut args = vec!["--structure", fen, "--limit", &l, "--min-games", &m];
+                    if let Some(d) = &d {
+                        args.extend(["--max-distance", d.as_str()]);
+                    }
+                    args.extend(flags.iter().copied());
+                    let what = format!("{args:?} (total {total})");
+                    assert_same(&similar(db, &args), &want, &what);
+                    if limit + 1 >= total {
+                        for plan in ["scan", "lists"] {
+                            let got = similar_env(db, &args, &[("PAWNDEX_PLAN", plan)]);
+                            assert_same(&got, &want, &format!("PAWNDEX_PLAN={plan} {what}"));
+                        }
+                    }
+                    let sql = sql_rows(db, &args);
+                    let want_sql: Vec<(u32, Pawns, u64, u64)> = want
+                        .iter()
+                        .map(|r| (r.distance, r.pawns, r.positions, r.games))
+                        .collect();
+                    assert_eq!(sql, want_sql, "--sql {what}");
+                }
+            }
+        }
+    }
+}
+
+/// A database of `examples/sample.pgn` alone: few enough structures (about 200) that the
+/// limits around their number are cheap to compare.
+fn sample_db() -> Db {
+    Db::index(&[common::root_path("examples/sample.pgn")])
+}
+
+#[test]
+fn colour_reversed_lists_limit_rows_when_more_exist() {
+    // The two sides' least parts came from different forms of the target: the search stopped
+    // once every pawn set was a candidate, with only the pairs within its bound counted.
+    let db = sample_db();
+    let fen = "8/8/8/8/8/8/PPPPPPPP/8";
+    for flags in [
+        vec!["--colour-reversed"],
+        vec!["--mirror", "--colour-reversed"],
+    ] {
+        let mut args = vec!["--structure", fen, "--limit", "30"];
+        args.extend(flags);
+        assert_eq!(similar(&db, &args).len(), 30, "{args:?}");
+        assert_eq!(sql_rows(&db, &args).len(), 30, "{args:?} --sql");
+    }
+}
+
+#[test]
+fn every_option_combination_near_the_total_white_pawns_only() {
+    check_every_option_combination(&sample_db(), "8/8/8/8/8/8/PPPPPPPP/8");
+}
+
+#[test]
+fn every_option_combination_near_the_total_start_position() {
+    check_every_option_combination(
+        &sample_db(),
+        "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+    );
+}
+
+#[test]
+fn every_option_combination_near_the_total_carlsbad() {
+    check_every_option_combination(&sample_db(), CARLSBAD);
+}
+
+#[test]
+fn every_option_combination_near_the_total_doubled_pawns_and_an_isolani() {
+    // Doubled White c-pawns and a doubled Black f-pawn; then an isolani (White d4 against no
+    // Black c- or d-pawn).
+    let db = sample_db();
+    check_every_option_combination(&db, "8/pp3pp1/2p2p2/3p4/8/2P1P3/P1P2PPP/8");
+    check_every_option_combination(&db, "8/pp3ppp/4p3/8/3P4/8/PP3PPP/8");
+}

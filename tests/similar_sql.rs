@@ -164,3 +164,49 @@ fn sql_with_a_format_is_a_usage_error() {
     );
     out.expect(2, "--sql --format");
 }
+
+#[test]
+fn the_largest_limits_print_a_statement_sqlite_runs() {
+    // `--limit 18446744073709551615` was printed as is into `LIMIT`, which SQLite rejects
+    // ("datatype mismatch": the number is past its 64-bit integers).
+    let db = Db::fixtures();
+    let max = u64::MAX.to_string();
+    let past = (i64::MAX as u64 + 1).to_string();
+    let largest = i64::MAX.to_string();
+    for limit in [&max, &past, &largest] {
+        let rows = check(&db, &["--structure", CARLSBAD, "--limit", limit]);
+        assert!(rows.len() > 100, "--limit {limit}: every structure");
+        check(
+            &db,
+            &[
+                "--structure",
+                CARLSBAD,
+                "--limit",
+                limit,
+                "--min-games",
+                &max,
+            ],
+        );
+        check(
+            &db,
+            &[
+                "--structure",
+                IQP,
+                "--mirror",
+                "--limit",
+                limit,
+                "--min-games",
+                &past,
+                "--max-distance",
+                "4294967295",
+            ],
+        );
+    }
+    // The --help says so.
+    let out = db.run("similar", &["--help"]);
+    assert!(
+        out.ok("--help").contains("9223372036854775807"),
+        "{}",
+        out.stdout
+    );
+}

@@ -7,9 +7,10 @@
 //! can be within a distance `D` only if each of its sets is within `D` minus the other side's
 //! best part. For a growing `D`, the games that reach a candidate set of both sides come from
 //! `set_games` (plus the unmerged tail), and only those games' runs are read; the pairs within
-//! `D` are counted there. Once `--limit` pairs are within `D` (or `D` reaches
-//! `--max-distance`, or every set is a candidate), every pair within `D` has been seen, so the
-//! ranking is exact.
+//! `D` are counted there. Every pair within `D` has then been seen, so once `--limit` pairs are
+//! within `D` (or `D` reaches `--max-distance`, or no pair can be farther than `D`), the
+//! ranking is exact. Every set being a candidate is not enough: two candidate sets can still
+//! make a pair farther than `D`.
 
 use std::collections::HashMap;
 use std::io::{self, BufWriter, Write};
@@ -61,7 +62,8 @@ pub struct SimilarArgs {
     /// The ply of --game (0 = the start position)
     #[arg(long, value_name = "N", requires = "game")]
     pub ply: Option<i64>,
-    /// How many structures to list
+    /// How many structures to list (up to 18446744073709551615; the --sql statement's LIMIT
+    /// stops at 9223372036854775807, SQLite's largest integer, which lists as much)
     #[arg(long, value_name = "N", default_value_t = 20)]
     pub limit: usize,
     /// Only structures at most this far from the target
@@ -198,6 +200,20 @@ impl SideSets {
         }
         self.pawns[at] = bb;
         Some(least)
+    }
+
+    /// The largest part of the known sets for each of the first `forms` forms (0 without
+    /// sets).
+    fn largest_parts(&self, forms: usize) -> [u32; 4] {
+        let mut out = [0u32; 4];
+        for &(_, id) in &self.ranked {
+            if let Some((_, parts)) = self.get(id) {
+                for k in 0..forms.min(4) {
+                    out[k] = out[k].max(u32::from(parts[k]));
+                }
+            }
+        }
+        out
     }
 
     /// The known sets whose least part is at most `radius` (which must not exceed
@@ -497,7 +513,9 @@ pub fn rank(
             .map(|&bb| PartTable::new(bb, options.ignore_wings))
             .collect::<Vec<PartTable>>()
     });
-    let size = usize::try_from(db::max_set_id(conn)?).unwrap_or(0) + 1;
+    // A slot per pawn-set id: the ids are checked against the rows first (a wild id in the
+    // file must not size the tables).
+    let size = crate::store::ids::pawn_set_table(conn)?;
     let mut white = SideSets::new(0, size);
     let mut black = SideSets::new(1, size);
     let wings = options.ignore_wings;
@@ -553,9 +571,18 @@ pub fn rank(
     let ids = |sets: &[(u32, i64)]| sets.iter().map(|s| s.1).collect::<Vec<i64>>();
     // The runs of the games read so far (a wider bound's games include a narrower one's).
     let mut read: HashMap<i64, GameRuns> = HashMap::new();
+    // Once every set of both sides is known: a distance no pair exceeds (for any one form, the
+    // largest White part plus the largest Black part). Every set being a candidate is not
+    // enough to stop: a pair's two parts may each be within their radius and add up to more
+    // than the bound (and its least parts may come from different forms).
+    let mut top: Option<u32> = None;
     loop {
         let [rw, rb] = radii(bound);
         know(&mut white, &mut black, &mut extra, [rw, rb])?;
+        if top.is_none() && white.known == Some(u32::MAX) && black.known == Some(u32::MAX) {
+            let (lw, lb) = (white.largest_parts(n), black.largest_parts(n));
+            top = (0..n.min(4)).map(|k| lw[k] + lb[k]).min();
+        }
         let (cand_w, cand_b) = (white.within(rw), black.within(rb));
         let distance_of = |w: i64, b: i64| pair_distance(&white, &black, n, w, b);
         let mut reader = db::Reader::new(conn)?;
@@ -676,7 +703,9 @@ pub fn rank(
                 tallies.len()
             );
         }
-        if found >= limit || bound >= cap || everything {
+        // Every pair within the bound has been counted: the first `limit` of them are the
+        // ranking's once there are that many, or once no pair can be farther.
+        if found >= limit || bound >= cap || top.is_some_and(|t| bound >= t) {
             let mut out: Vec<Similar> = tallies
                 .into_iter()
                 .filter(|(_, t)| t.games >= min_games)
@@ -717,8 +746,13 @@ pub fn rank(
             }
             return Ok(out);
         }
-        // Not enough yet: widen.
-        bound = bound.saturating_add((bound / 4).max(2)).min(cap);
+        // Not enough yet: widen (when every set is already a candidate, a wider bound adds
+        // only games and pairs: take at once the one that holds every pair).
+        bound = match top {
+            Some(t) if everything => t,
+            _ => bound.saturating_add((bound / 4).max(2)),
+        }
+        .min(cap);
     }
 }
 

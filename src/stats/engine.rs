@@ -1275,12 +1275,18 @@ fn scan_slices<T: Send>(
     })
 }
 
-/// The command's snapshot of ids: the first and last game, and the largest pawn set id.
+/// The command's snapshot of ids: the first and last game, and the largest pawn set id. The
+/// tables indexed by these ids are sized by them: an error naming `pawndex check` when the ids
+/// run far past the rows (see [`crate::store::ids`]).
 fn snapshot_ids(conn: &Connection) -> Result<((i64, i64), i64)> {
     let tx = conn.unchecked_transaction()?;
-    let range = tx.query_row(sql::GAME_ID_RANGE, [], |r| Ok((r.get(0)?, r.get(1)?)))?;
-    let max_set = tx.query_row(sql::MAX_SET_ID, [], |r| r.get(0))?;
+    let range: (i64, i64) = tx.query_row(sql::GAME_ID_RANGE, [], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    let max_set: i64 = tx.query_row(sql::MAX_SET_ID, [], |r| r.get(0))?;
+    let (games, sets): (i64, i64) =
+        tx.query_row(sql::ROW_COUNTS, [], |r| Ok((r.get(0)?, r.get(1)?)))?;
     tx.finish()?;
+    crate::store::ids::table_size("game", range.0, range.1, games)?;
+    crate::store::ids::table_size("pawn set", 1, max_set, sets)?;
     Ok((range, max_set))
 }
 
@@ -1624,13 +1630,16 @@ fn from_set_totals(conn: &Connection, q: &Query) -> Result<Option<Vec<Group>>> {
     }
     drop(rows);
     // A group of several sets: its games are the union of their lists (a game reaching two of
-    // them counts once). Only for few such groups: each needs a bit set of all games.
+    // them counts once). Only for few such groups: each needs a bit set of all games (sized by
+    // the largest game id once it is checked against the games).
     let shared = groups.values().filter(|(_, sets)| sets.len() > 1).count();
     if shared > 16 {
         return Ok(None);
     }
     if shared > 0 {
-        let words = usize::try_from(lag.last_game / 64 + 1).unwrap_or(0);
+        let rows: i64 = tx.query_row("SELECT count(*) FROM games", [], |r| r.get(0))?;
+        let ids = crate::store::ids::table_size("game", 1, lag.last_game, rows)?;
+        let words = ids / 64 + 1;
         let mut list = tx.prepare(sql::SET_GAMES_OF)?;
         for (t, sets) in groups.values_mut().filter(|(_, sets)| sets.len() > 1) {
             let mut seen = vec![0u64; words];

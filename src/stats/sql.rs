@@ -473,9 +473,11 @@ pub fn probe(source: &str, filter: &str) -> String {
 pub const ANY_FEN_START: &str = "SELECT EXISTS (SELECT 1 FROM games WHERE fen IS NOT NULL)";
 /// Games that start from a FEN.
 pub const FEN_STARTS: &str = "SELECT id, fen, chess960 FROM games WHERE fen IS NOT NULL";
-/// Range of ids, to size the lookup tables.
+/// Range of ids, and the rows they number, to size the lookup tables.
 pub const MAX_SET_ID: &str = "SELECT coalesce(max(id), 0) FROM pawn_sets";
 pub const GAME_ID_RANGE: &str = "SELECT coalesce(min(id), 0), coalesce(max(id), -1) FROM games";
+pub const ROW_COUNTS: &str =
+    "SELECT (SELECT count(*) FROM games), (SELECT count(*) FROM pawn_sets)";
 
 /// The lexical facts about a `--where` expression that decide where it runs.
 #[derive(Debug, Default)]

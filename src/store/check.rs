@@ -13,6 +13,9 @@
 //!   `ply_numbers` holds 0..=the longest game (the view expands runs through it).
 //! - `pawn_sets`, streamed: ids in 1..2^31, side 0 or 1, no pawn on rank 1 or 8, at most 8
 //!   pawns, and the stored features equal [`SideFeatures`] of the pawns.
+//! - ids: pawndex numbers games and pawn sets from 1 without gaps; ids running far past the
+//!   rows (more than twice as many ids as rows, plus 65,536: [`super::ids::dense`]) are a
+//!   problem, which `similar` and `stats` refuse to read.
 //! - `runs`, streamed in key order with their game and both pawn sets: the game exists;
 //!   `0 <= first_ply <= last_ply <= plies`; per game the runs tile `0..=plies` exactly; both
 //!   sets exist on the right side; a pawn set holds one stretch of a game (pawn moves cannot be
@@ -100,6 +103,7 @@ static PLY_NUMBERS: Kind = kind("ply_numbers", "problems with ply_numbers");
 static SET_IDS: Kind = kind("pawn_sets", "pawn sets with ids out of range");
 static SET_PAWNS: Kind = kind("pawn_sets", "pawn sets with impossible pawns or sides");
 static SET_FEATURES: Kind = kind("pawn_sets", "pawn sets whose features are wrong");
+static ID_SPANS: Kind = kind("ids", "tables whose ids run far past their rows");
 static RUN_GAME: Kind = kind("runs", "games in runs that are not in games");
 static RUN_PLIES: Kind = kind("runs", "runs outside their game's plies");
 static RUN_TILING: Kind = kind("runs", "gaps or overlaps between runs");
@@ -329,6 +333,8 @@ fn check_snapshot(conn: &Connection, db: &Path, out: &mut dyn Write) -> Result<S
     f.guard("games", r)?;
     let r = pawn_sets(conn, &mut f).map(|n| summary.pawn_sets = n);
     f.guard("pawn_sets", r)?;
+    let r = id_spans(conn, &mut f);
+    f.guard("games, pawn_sets", r)?;
     let r = runs(conn, &mut f).map(|n| summary.runs = n);
     f.guard("runs", r)?;
     let r = structures(conn, &mut f, db);
@@ -557,6 +563,27 @@ fn games(conn: &Connection, f: &mut Findings) -> Result<i64> {
         })?;
     }
     Ok(games)
+}
+
+/// Games and pawn sets whose ids run far past their rows ([`super::ids::dense`]): the readers
+/// that keep a slot per id (`similar`, `stats`) refuse such a database and name this check.
+fn id_spans(conn: &Connection, f: &mut Findings) -> Result<()> {
+    for (table, what) in [("games", "games"), ("pawn_sets", "pawn sets")] {
+        let (hi, rows): (i64, i64) = conn.query_row(
+            &format!("SELECT coalesce(max(id), 0), count(*) FROM {table}"),
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?;
+        if !super::ids::dense(1, hi, rows) {
+            f.problem(&ID_SPANS, || {
+                format!(
+                    "{table}: ids run up to {hi} for {rows} {what}; pawndex numbers them from 1 \
+                     without gaps (similar and stats refuse the database)"
+                )
+            })?;
+        }
+    }
+    Ok(())
 }
 
 /// Streams `pawn_sets`; returns how many there are.

@@ -19,32 +19,49 @@ use super::search::{CountPlan, GameCond, MatchingSets, RunCond, Search, Side, js
 /// Threads that read `runs`, each a range of game ids.
 const SCAN_THREADS: i64 = 2;
 
-/// A set of ids (pawn sets or games).
-#[derive(Default)]
+/// A set of ids (pawn sets or games): a bit per id up to a bound sized by how many ids it
+/// holds (64 per id, plus 2^26), and the ids above it, few in any database pawndex writes, in
+/// a sorted list. Ids come from the database: one wild value never sizes it.
 struct IdSet {
     words: Vec<u64>,
+    /// Ids below this are in `words`, the others in `beyond`.
+    bits: usize,
+    beyond: Vec<i64>,
 }
 
 impl IdSet {
-    fn insert(&mut self, id: i64) {
-        let Ok(i) = usize::try_from(id) else { return };
-        // Ids come from the database: never size the set by one wild value.
-        if i > u32::MAX as usize {
-            return;
+    fn new(ids: &[i64]) -> IdSet {
+        let bits = ids.len().saturating_mul(64).saturating_add(1 << 26);
+        let mut set = IdSet {
+            words: Vec::new(),
+            bits,
+            beyond: Vec::new(),
+        };
+        for &id in ids {
+            match usize::try_from(id) {
+                Ok(i) if i < bits => {
+                    if i / 64 >= set.words.len() {
+                        set.words.resize(i / 64 + 1, 0);
+                    }
+                    set.words[i / 64] |= 1 << (i % 64);
+                }
+                _ => set.beyond.push(id),
+            }
         }
-        if i / 64 >= self.words.len() {
-            self.words.resize(i / 64 + 1, 0);
-        }
-        self.words[i / 64] |= 1 << (i % 64);
+        set.beyond.sort_unstable();
+        set.beyond.dedup();
+        set
     }
 
     #[inline]
     fn contains(&self, id: i64) -> bool {
-        usize::try_from(id).is_ok_and(|i| {
-            self.words
+        match usize::try_from(id) {
+            Ok(i) if i < self.bits => self
+                .words
                 .get(i / 64)
-                .is_some_and(|w| w & (1 << (i % 64)) != 0)
-        })
+                .is_some_and(|w| w & (1 << (i % 64)) != 0),
+            _ => !self.beyond.is_empty() && self.beyond.binary_search(&id).is_ok(),
+        }
     }
 }
 
@@ -62,11 +79,11 @@ fn ids(conn: &Connection, sql: &str, params: &[(String, Value)]) -> Result<IdSet
     let mut st = conn.prepare(sql)?;
     bind(&mut st, params)?;
     let mut rows = st.raw_query();
-    let mut set = IdSet::default();
+    let mut found = Vec::new();
     while let Some(r) = rows.next()? {
-        set.insert(r.get(0)?);
+        found.push(r.get(0)?);
     }
-    Ok(set)
+    Ok(IdSet::new(&found))
 }
 
 fn single(conn: &Connection, sql: &str, params: &[(String, Value)]) -> Result<i64> {
@@ -219,15 +236,8 @@ struct Filter {
 
 fn filter(conn: &Connection, search: &Search, sets: &MatchingSets) -> Result<Filter> {
     let params = search.params();
-    let side = |ids: &Option<Vec<i64>>| -> Option<IdSet> {
-        ids.as_ref().map(|ids| {
-            let mut set = IdSet::default();
-            for &id in ids {
-                set.insert(id);
-            }
-            set
-        })
-    };
+    let side =
+        |ids: &Option<Vec<i64>>| -> Option<IdSet> { ids.as_ref().map(|ids| IdSet::new(ids)) };
     let games = if search.games.is_empty() {
         None
     } else {
@@ -337,4 +347,23 @@ fn scan_slice(conn: &Connection, from: i64, to: i64, f: &Filter) -> Result<u64> 
         total += f.plies(r)?;
     }
     Ok(total)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::IdSet;
+
+    #[test]
+    fn id_sets_hold_wild_ids_without_sizing_by_them() {
+        let ids = [3, 64, 1 << 26, (1 << 31) - 1, 1 << 40, i64::MAX, -5];
+        let set = IdSet::new(&ids);
+        for id in ids {
+            assert!(set.contains(id), "{id}");
+        }
+        for id in [0, 4, 65, (1 << 26) + 1, 1 << 41, i64::MIN] {
+            assert!(!set.contains(id), "{id}");
+        }
+        // A bit per id up to 64 per id plus 2^26: 8 MiB and a little, not 2^40 bits.
+        assert!(set.words.len() <= (ids.len() * 64 + (1 << 26)) / 64 + 1);
+    }
 }

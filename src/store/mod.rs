@@ -16,6 +16,7 @@ pub mod command;
 pub mod count;
 mod derive;
 pub mod dump;
+pub mod ids;
 pub mod info;
 pub mod search;
 pub mod similar;

@@ -17,15 +17,6 @@ pub struct Run {
     pub black_set: i64,
 }
 
-/// The largest pawn-set id (0 without sets).
-pub fn max_set_id(conn: &Connection) -> Result<i64> {
-    Ok(
-        conn.query_row("SELECT coalesce(max(id), 0) FROM pawn_sets", [], |r| {
-            r.get(0)
-        })?,
-    )
-}
-
 /// The id of one side's pawn set (side 0 White, 1 Black), `None` when no position has it.
 pub fn set_id(conn: &Connection, side: u8, pawns: u64) -> Result<Option<i64>> {
     let mut st = conn.prepare_cached("SELECT id FROM pawn_sets WHERE pawns = ?1 AND side = ?2")?;

@@ -212,6 +212,10 @@ pub fn statement(
             String::new()
         }
     };
+    // SQLite's integers stop at i64::MAX (a larger literal is a real number, which `LIMIT`
+    // refuses); no table holds that many rows, so the largest is the same as any larger.
+    let sql_limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    let sql_min_games = i64::try_from(min_games).unwrap_or(i64::MAX);
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -312,7 +316,7 @@ pub fn statement(
          sum({result_points}) AS points,\n      \
          count({result_points}) AS scored\n    \
          FROM per_game AS p JOIN games AS g ON g.id = p.game_id\n    \
-         GROUP BY p.white_set, p.black_set\n    HAVING count(*) >= {min_games}\n  ) AS q\n  \
+         GROUP BY p.white_set, p.black_set\n    HAVING count(*) >= {sql_min_games}\n  ) AS q\n  \
          JOIN cand AS w ON w.id = q.white_set\n  JOIN cand AS b ON b.id = q.black_set{}\n),\n",
         max_distance.map_or(String::new(), |d| format!("\n  WHERE {pair} <= {d}")),
     );
@@ -323,7 +327,7 @@ pub fn statement(
          remainder.\n\
          ranked AS (\n  SELECT *, (500 * points) / scored AS tenths, (500 * points) % scored AS \
          rest\n  FROM pairs\n  ORDER BY distance, games DESC, white_pawns, black_pawns\n  \
-         LIMIT {limit}\n)\n"
+         LIMIT {sql_limit}\n)\n"
     );
     let _ = write!(
         s,
