@@ -429,6 +429,38 @@ impl Catalogue {
     }
 }
 
+/// The structures a [`Catalogue::fingerprint`] names: (id, key, whether it has a reversed
+/// form), sorted by id. `None` when the text is not a fingerprint (a line is not
+/// `key[~] code: …`, or a key has two ids). Lets `pawndex check` compare `structure_names` with
+/// the catalogue the runs were named with, whatever catalogue is in force.
+#[must_use]
+pub fn fingerprint_structures(fingerprint: &str) -> Option<Vec<(u16, String, bool)>> {
+    let mut found: std::collections::BTreeMap<u16, (String, bool)> = Default::default();
+    for line in fingerprint.lines() {
+        let (head, _) = line.split_once(": ")?;
+        let (form, code) = head.split_once(' ')?;
+        let code: Code = code.parse().ok()?;
+        let (key, reversed) = match form.strip_suffix('~') {
+            Some(key) => (key, true),
+            None => (form, false),
+        };
+        if code < 2 || (code % 2 == 1) != reversed || key.is_empty() {
+            return None;
+        }
+        let entry = found
+            .entry(code / 2)
+            .or_insert_with(|| (key.to_string(), false));
+        if entry.0 != key {
+            return None;
+        }
+        entry.1 |= reversed;
+    }
+    let list: Vec<(u16, String, bool)> = found.into_iter().map(|(id, (k, r))| (id, k, r)).collect();
+    let mut keys: Vec<&str> = list.iter().map(|(_, k, _)| k.as_str()).collect();
+    keys.sort_unstable();
+    keys.windows(2).all(|w| w[0] != w[1]).then_some(list)
+}
+
 static ACTIVE: OnceLock<Catalogue> = OnceLock::new();
 
 // Every code `2 * id + 1` of a catalogue within the caps fits a `Code`.
@@ -905,6 +937,29 @@ mod tests {
         for (i, d) in c.definitions().iter().enumerate() {
             let code = 2 * (i as Code + 1);
             assert_eq!(c.named(code).unwrap().0.key, d.key);
+        }
+    }
+
+    #[test]
+    fn a_fingerprint_names_the_catalogues_structures() {
+        let c = Catalogue::builtin().unwrap();
+        let want: Vec<(u16, String, bool)> = c
+            .definitions()
+            .iter()
+            .enumerate()
+            .map(|(i, d)| (i as u16 + 1, d.key.clone(), d.reversed))
+            .collect();
+        assert_eq!(fingerprint_structures(&c.fingerprint()), Some(want));
+        assert_eq!(fingerprint_structures(""), Some(vec![]));
+        for bad in [
+            "x",
+            "a 2 white",
+            "a~ 2: w",
+            "a 3: w",
+            "a 2: w\nb 2: w",
+            "a 2: w\na 4: w",
+        ] {
+            assert_eq!(fingerprint_structures(bad), None, "{bad}");
         }
     }
 

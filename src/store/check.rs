@@ -17,8 +17,10 @@
 //!   `0 <= first_ply <= last_ply <= plies`; per game the runs tile `0..=plies` exactly; both
 //!   sets exist on the right side; a pawn set holds one stretch of a game (pawn moves cannot be
 //!   undone); `bishop_pairs` in 0..=3 and `missing` in 0..=2^32-1.
-//! - named structures: the catalogue the runs were named with (`structure_catalogue`,
-//!   `structure_names`) is the one in force, else a *note* (`pawndex migrate` re-classifies);
+//! - named structures: `structure_names` holds one row per structure of the catalogue the runs
+//!   were named with (the keys its fingerprint in `structure_catalogue` names, by id, with the
+//!   reversed flag) and no other, and every run's code has its row. The catalogue the runs were
+//!   named with is the one in force, else a *note* (`pawndex migrate` re-classifies);
 //!   with it, every run's `structure` equals an independent classification of its pawns (the
 //!   catalogue's TOML texts read again and matched square by square on an 8x8 board, not with
 //!   the index's bitboard rules); `structure_changes` has exactly one row per ply where the
@@ -112,6 +114,14 @@ static SET_GAMES: Kind = kind("set_games", "set_games rows that differ from the 
 static RUN_STRUCTURE: Kind = kind(
     "runs",
     "runs whose structure is not the catalogue's name of their pawns",
+);
+static RUN_CODES: Kind = kind(
+    "runs",
+    "runs whose structure code has no row in structure_names",
+);
+static NAMES: Kind = kind(
+    "structure_names",
+    "structure_names rows that differ from the catalogue the runs were named with",
 );
 static CHANGE_ROWS: Kind = kind(
     "structure_changes",
@@ -967,12 +977,20 @@ impl ChangeRows<'_> {
 fn structures(conn: &Connection, f: &mut Findings, db: &Path) -> Result<()> {
     let catalogue = Catalogue::active();
     let naive = naive::Naive::read(catalogue.texts())?;
-    let current = super::structures::is_current(conn, catalogue)?;
+    let named = structure_names(conn, f)?;
+    // The runs are compared with the catalogue in force when they were named with its rules.
+    let current = super::structures::rules_current(conn, catalogue)?;
     if !current {
         f.note(format!(
             "note: the runs were named with another structure catalogue than the one in force \
              (runs.structure is not compared with it); `pawndex migrate --db {}` re-classifies \
              them",
+            db.display()
+        ))?;
+    } else if f.count(&NAMES) == 0 && !super::structures::is_current(conn, catalogue)? {
+        f.note(format!(
+            "note: the structures' names or descriptions in the database are not those of the \
+             catalogue in force; `pawndex migrate --db {}` rewrites them",
             db.display()
         ))?;
     }
@@ -1004,6 +1022,26 @@ fn structures(conn: &Connection, f: &mut Findings, db: &Path) -> Result<()> {
             // Reported by the runs check.
             continue;
         };
+        if code != 0 {
+            let id = usize::try_from(code >> 1).ok();
+            match id.and_then(|id| named.get(id).copied().flatten()) {
+                Some(reversed) if code & 1 == 0 || reversed => {}
+                Some(_) => f.problem(&RUN_CODES, || {
+                    format!(
+                        "runs: game {g} ply {ply}: structure code {code}, the reversed form of \
+                         row {} of structure_names, which has none",
+                        code >> 1
+                    )
+                })?,
+                None => f.problem(&RUN_CODES, || {
+                    format!(
+                        "runs: game {g} ply {ply}: structure code {code} has no row in \
+                         structure_names (no row {})",
+                        code >> 1
+                    )
+                })?,
+            }
+        }
         if current
             && let (Some(ws), Some(bs), Some(wp), Some(bp)) = (
                 int(r.get_ref(3)?),
@@ -1044,6 +1082,94 @@ fn structures(conn: &Connection, f: &mut Findings, db: &Path) -> Result<()> {
     }
     changes.expect(None, &naive, f)?;
     Ok(())
+}
+
+/// `structure_names` against the catalogue the runs were named with (the structures its
+/// fingerprint in `structure_catalogue` names): one row per structure, with its id, its key and
+/// whether it has a reversed form, and no other row. Returns the rows by id (`Some(reversed)`),
+/// for the ids a code can hold.
+fn structure_names(conn: &Connection, f: &mut Findings) -> Result<Vec<Option<bool>>> {
+    let fingerprint: String =
+        conn.query_row("SELECT fingerprint FROM structure_catalogue", [], |r| {
+            r.get(0)
+        })?;
+    let expected = crate::structure::fingerprint_structures(&fingerprint);
+    if expected.is_none() {
+        f.problem(&NAMES, || {
+            "structure_catalogue: the fingerprint is not one pawndex writes, so structure_names \
+             cannot be compared with the catalogue the runs were named with"
+                .to_owned()
+        })?;
+    }
+    let mut expected: HashMap<i64, (String, bool, bool)> = expected
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(id, key, reversed)| (i64::from(id), (key, reversed, false)))
+        .collect();
+    let flag = |r: bool| if r { "reversed = 1" } else { "reversed = 0" };
+    let mut named = vec![None; usize::from(crate::structure::Code::MAX / 2) + 1];
+    let mut st = conn.prepare("SELECT id, key, reversed FROM structure_names ORDER BY id")?;
+    let mut rows = st.query([])?;
+    while let Some(r) = rows.next()? {
+        let (id, key, reversed) = (r.get_ref(0)?, r.get_ref(1)?, r.get_ref(2)?);
+        let (Some(id), ValueRef::Text(key), Some(reversed @ (0 | 1))) =
+            (int(id), key, int(reversed))
+        else {
+            let shown = [id, key, reversed].map(show).join(", ");
+            f.problem(&NAMES, || {
+                format!("structure_names: a row with values {shown} that are not an id, a key and 0 or 1")
+            })?;
+            continue;
+        };
+        let key = String::from_utf8_lossy(key);
+        let reversed = reversed == 1;
+        if let Some(slot) = usize::try_from(id).ok().and_then(|i| named.get_mut(i)) {
+            *slot = Some(reversed);
+        }
+        match expected.get_mut(&id) {
+            None => f.problem(&NAMES, || {
+                format!(
+                    "structure_names: row {id} ({key}) is not a structure of the catalogue the \
+                     runs were named with"
+                )
+            })?,
+            Some((want, want_reversed, seen)) => {
+                *seen = true;
+                if *want != key {
+                    f.problem(&NAMES, || {
+                        format!(
+                            "structure_names: row {id} is {key}, but the catalogue the runs were \
+                             named with has {want} there"
+                        )
+                    })?;
+                } else if *want_reversed != reversed {
+                    f.problem(&NAMES, || {
+                        format!(
+                            "structure_names: row {id} ({key}) has {}, but the catalogue the runs \
+                             were named with has {}",
+                            flag(reversed),
+                            flag(*want_reversed)
+                        )
+                    })?;
+                }
+            }
+        }
+    }
+    let mut missing: Vec<(i64, String)> = expected
+        .into_iter()
+        .filter(|(_, (_, _, seen))| !seen)
+        .map(|(id, (key, _, _))| (id, key))
+        .collect();
+    missing.sort_unstable();
+    for (id, key) in missing {
+        f.problem(&NAMES, || {
+            format!(
+                "structure_names: no row {id} for {key}, a structure of the catalogue the runs \
+                 were named with"
+            )
+        })?;
+    }
+    Ok(named)
 }
 
 /// Rows of the derived tables for ids that are not pawn sets.
