@@ -247,7 +247,7 @@ fn generated_catalogue(dir: &Path, name: &str, n: usize) -> PathBuf {
 /// memory grew with pawn sets times definitions (3.0 GB on 20,000 games with 10,000
 /// definitions). Here 3,000 definitions (4,500 forms) and some 30,000 pawn sets took over
 /// 100 MB of address space before (the check ran out of memory under a 100 MB limit); the check
-/// now keeps one bit per form and at most 32 MiB per side, and passes under that limit (and
+/// now keeps one bit per form and at most 16 MiB per side, and passes under that limit (and
 /// under 60 MB). What
 /// this proves: check's memory on this case is under 100 MB; the bound itself is tested in
 /// `store::check::tests::the_side_cache_stays_within_its_budget`.
