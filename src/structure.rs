@@ -35,10 +35,11 @@
 //! assert_eq!(catalogue.classify(0xFF00, 0x00FF_0000_0000_0000), 0);
 //! ```
 
+use std::io::Read;
 use std::path::Path;
 use std::sync::OnceLock;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, anyhow, bail};
 use serde::Deserialize;
 
 mod builtin {
@@ -48,6 +49,20 @@ mod builtin {
 /// The environment variable naming a folder of `*.toml` files to use instead of the built-in
 /// catalogue.
 pub const CATALOGUE_VAR: &str = "PAWNDEX_STRUCTURES";
+
+/// The most bytes one definition file may hold (the built-in files hold under 1 KiB).
+pub const MAX_FILE_BYTES: u64 = 64 * 1024;
+/// The most bytes a whole catalogue may hold.
+pub const MAX_CATALOGUE_BYTES: u64 = 32 * 1024 * 1024;
+/// The most definitions a catalogue may hold (the codes allow 32,766).
+pub const MAX_DEFINITIONS: usize = 20_000;
+/// The most entries of one list in a definition: `pawns`, `none`, `one_of`, one list of
+/// `one_of`, `count` (a side has 48 squares).
+pub const MAX_LIST: usize = 64;
+/// The most pawns a side can have.
+const MAX_PAWNS: u32 = 8;
+/// The squares where a pawn can stand: ranks 2 to 7.
+const PAWN_SQUARES: u64 = 0x00FF_FFFF_FFFF_FF00;
 
 /// Structure code stored in `runs.structure`: 0 for no name, else `2 * id + reversed`, where
 /// `id` is the definition's 1-based place in the catalogue sorted by key.
@@ -225,11 +240,15 @@ impl Catalogue {
         .context("the built-in structure catalogue")
     }
 
-    /// The catalogue of a folder's `*.toml` files.
+    /// The catalogue of a folder's `*.toml` files. Each file may hold [`MAX_FILE_BYTES`], the
+    /// folder [`MAX_DEFINITIONS`] files and [`MAX_CATALOGUE_BYTES`] in all: a file is measured
+    /// before it is read and read no further than its cap, so a file growing meanwhile cannot
+    /// pass.
     pub fn from_dir(dir: &Path) -> Result<Catalogue> {
         let entries = std::fs::read_dir(dir)
             .with_context(|| format!("cannot read the structure catalogue {}", dir.display()))?;
         let mut files = Vec::new();
+        let mut total = 0u64;
         for entry in entries {
             let path = entry
                 .with_context(|| format!("cannot read the structure catalogue {}", dir.display()))?
@@ -240,8 +259,24 @@ impl Catalogue {
                     .and_then(|s| s.to_str())
                     .with_context(|| format!("{} has a name that is not UTF-8", path.display()))?
                     .to_string();
-                let text = std::fs::read_to_string(&path)
-                    .with_context(|| format!("cannot read {}", path.display()))?;
+                if files.len() == MAX_DEFINITIONS {
+                    bail!(
+                        "{} holds more than {MAX_DEFINITIONS} structure definitions (*.toml \
+                         files); a catalogue may hold at most {MAX_DEFINITIONS}",
+                        dir.display()
+                    );
+                }
+                let text = read_capped(&path)?;
+                total += text.len() as u64;
+                if total > MAX_CATALOGUE_BYTES {
+                    bail!(
+                        "{} holds more than {MAX_CATALOGUE_BYTES} bytes of structure \
+                         definitions; a catalogue may hold at most {MAX_CATALOGUE_BYTES} bytes \
+                         ({} MiB)",
+                        dir.display(),
+                        MAX_CATALOGUE_BYTES >> 20
+                    );
+                }
                 files.push((key, text));
             }
         }
@@ -258,7 +293,29 @@ impl Catalogue {
     /// Parses and orders definitions given as (key, TOML text).
     pub fn from_texts(files: impl IntoIterator<Item = (String, String)>) -> Result<Catalogue> {
         let mut definitions = Vec::new();
-        let mut texts: Vec<(String, String)> = files.into_iter().collect();
+        let mut texts: Vec<(String, String)> = Vec::new();
+        let mut total = 0u64;
+        for (key, text) in files {
+            if texts.len() == MAX_DEFINITIONS {
+                bail!(
+                    "more than {MAX_DEFINITIONS} structure definitions; a catalogue may hold at \
+                     most {MAX_DEFINITIONS}"
+                );
+            }
+            let len = text.len() as u64;
+            if len > MAX_FILE_BYTES {
+                bail!("{key}.toml is {len} bytes, {}", file_cap());
+            }
+            total += len;
+            if total > MAX_CATALOGUE_BYTES {
+                bail!(
+                    "more than {MAX_CATALOGUE_BYTES} bytes of structure definitions; a \
+                     catalogue may hold at most {MAX_CATALOGUE_BYTES} bytes ({} MiB)",
+                    MAX_CATALOGUE_BYTES >> 20
+                );
+            }
+            texts.push((key, text));
+        }
         texts.sort();
         for (key, text) in &texts {
             definitions.push(parse(key, text).with_context(|| format!("in {key}.toml"))?);
@@ -266,9 +323,6 @@ impl Catalogue {
         definitions.sort_by(|a, b| a.key.cmp(&b.key));
         if let Some(w) = definitions.windows(2).find(|w| w[0].key == w[1].key) {
             bail!("structure {} is defined twice", w[0].key);
-        }
-        if definitions.len() > usize::from(Code::MAX / 2) - 1 {
-            bail!("too many structures ({})", definitions.len());
         }
         let mut forms = Vec::new();
         for (i, d) in definitions.iter().enumerate() {
@@ -375,7 +429,77 @@ impl Catalogue {
     }
 }
 
+/// The structures a [`Catalogue::fingerprint`] names: (id, key, whether it has a reversed
+/// form), sorted by id. `None` when the text is not a fingerprint (a line is not
+/// `key[~] code: …`, or a key has two ids). Lets `pawndex check` compare `structure_names` with
+/// the catalogue the runs were named with, whatever catalogue is in force.
+#[must_use]
+pub fn fingerprint_structures(fingerprint: &str) -> Option<Vec<(u16, String, bool)>> {
+    let mut found: std::collections::BTreeMap<u16, (String, bool)> = Default::default();
+    for line in fingerprint.lines() {
+        let (head, _) = line.split_once(": ")?;
+        let (form, code) = head.split_once(' ')?;
+        let code: Code = code.parse().ok()?;
+        let (key, reversed) = match form.strip_suffix('~') {
+            Some(key) => (key, true),
+            None => (form, false),
+        };
+        if code < 2 || (code % 2 == 1) != reversed || key.is_empty() {
+            return None;
+        }
+        let entry = found
+            .entry(code / 2)
+            .or_insert_with(|| (key.to_string(), false));
+        if entry.0 != key {
+            return None;
+        }
+        entry.1 |= reversed;
+    }
+    let list: Vec<(u16, String, bool)> = found.into_iter().map(|(id, (k, r))| (id, k, r)).collect();
+    let mut keys: Vec<&str> = list.iter().map(|(_, k, _)| k.as_str()).collect();
+    keys.sort_unstable();
+    keys.windows(2).all(|w| w[0] != w[1]).then_some(list)
+}
+
 static ACTIVE: OnceLock<Catalogue> = OnceLock::new();
+
+// Every code `2 * id + 1` of a catalogue within the caps fits a `Code`.
+const _: () = assert!(MAX_DEFINITIONS < (Code::MAX / 2) as usize);
+
+/// The file cap, for messages.
+fn file_cap() -> String {
+    format!(
+        "above the limit of {MAX_FILE_BYTES} bytes ({} KiB) for a structure definition file",
+        MAX_FILE_BYTES >> 10
+    )
+}
+
+/// Reads one definition file: a file above [`MAX_FILE_BYTES`] is refused before it is read,
+/// and no more than the cap (and one byte) is ever read.
+fn read_capped(path: &Path) -> Result<String> {
+    let cannot = || format!("cannot read {}", path.display());
+    let meta = std::fs::metadata(path).with_context(cannot)?;
+    if !meta.is_file() {
+        bail!("{} is not a regular file", path.display());
+    }
+    if meta.len() > MAX_FILE_BYTES {
+        bail!("{} is {} bytes, {}", path.display(), meta.len(), file_cap());
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .with_context(cannot)?
+        .take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .with_context(cannot)?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        bail!(
+            "{} grew while it was read to more than {MAX_FILE_BYTES} bytes, {}",
+            path.display(),
+            file_cap()
+        );
+    }
+    String::from_utf8(bytes).map_err(|_| anyhow!("{} is not UTF-8 text", path.display()))
+}
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -442,6 +566,16 @@ fn parse(key: &str, text: &str) -> Result<Definition> {
     if white.conditions() + black.conditions() == 0 {
         bail!("no condition on either side: every position would match");
     }
+    let both = white.pawns & black.pawns;
+    if both != 0 {
+        bail!(
+            "{} is in `pawns` of both [white] and [black]: a square holds one pawn, so the \
+             structure can never match",
+            squares_text(both)
+        );
+    }
+    satisfiable(&white, black.pawns).context("in [white]")?;
+    satisfiable(&black, white.pawns).context("in [black]")?;
     Ok(Definition {
         key: key.to_string(),
         name: file.name.trim().to_string(),
@@ -474,8 +608,23 @@ fn squares(text: &str, files: bool) -> Result<u64> {
     }
 }
 
+/// Refuses a list longer than [`MAX_LIST`].
+fn capped<T>(list: &[T], what: &str) -> Result<()> {
+    if list.len() > MAX_LIST {
+        bail!(
+            "`{what}` has {} entries; a list may hold at most {MAX_LIST}",
+            list.len()
+        );
+    }
+    Ok(())
+}
+
 /// Compiles one side's conditions.
 fn side_rule(side: &SideFile) -> Result<SideRule> {
+    capped(&side.pawns, "pawns")?;
+    capped(&side.none, "none")?;
+    capped(&side.one_of, "one_of")?;
+    capped(&side.count, "count")?;
     let mut rule = SideRule::default();
     for s in &side.pawns {
         rule.pawns |= squares(s, false).context("in `pawns`")?;
@@ -487,15 +636,13 @@ fn side_rule(side: &SideFile) -> Result<SideRule> {
         bail!("a square is both in `pawns` and in `none`");
     }
     for list in &side.one_of {
+        capped(list, "one_of` list")?;
         let mut mask = 0;
         for s in list {
             mask |= squares(s, false).context("in `one_of`")?;
         }
         if mask == 0 {
             bail!("an empty list in `one_of`");
-        }
-        if mask & !rule.none == 0 {
-            bail!("a `one_of` list whose squares are all in `none` can never match");
         }
         rule.one_of.push(mask);
     }
@@ -504,6 +651,14 @@ fn side_rule(side: &SideFile) -> Result<SideRule> {
         for f in c.files.bytes() {
             if !(b'a'..=b'h').contains(&f) {
                 bail!("`count` files must be letters a to h (got {:?})", c.files);
+            }
+            // One meaning only: a file counts once (the mask), so it is written once.
+            if mask & file_mask(f) != 0 {
+                bail!(
+                    "`count` on {:?} names the file {} twice; write each file once",
+                    c.files,
+                    char::from(f)
+                );
             }
             mask |= file_mask(f);
         }
@@ -514,15 +669,255 @@ fn side_rule(side: &SideFile) -> Result<SideRule> {
         if c.min.is_none() && c.max.is_none() {
             bail!("`count` on {:?} needs `min` or `max`", c.files);
         }
-        if lo > hi || lo > 8 {
+        if lo > hi {
             bail!(
-                "`count` on {:?} can never match (min {lo}, max {hi})",
+                "`count` on {:?} can never match (min {lo} above max {hi})",
                 c.files
             );
         }
         rule.count.push((mask, lo, hi));
     }
     Ok(rule)
+}
+
+/// The files a mask touches, as letters: `"cde"`.
+fn files_text(mask: u64) -> String {
+    (b'a'..=b'h')
+        .filter(|&f| mask & file_mask(f) != 0)
+        .map(char::from)
+        .collect()
+}
+
+/// The squares of a mask, as names: `"d4 e4"`.
+fn squares_text(mask: u64) -> String {
+    (0..64)
+        .filter(|i| mask >> i & 1 == 1)
+        .map(|i| format!("{}{}", char::from(b'a' + i % 8), i / 8 + 1))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The files of a mask as 8 bits (a = bit 0).
+fn file_bits(mask: u64) -> usize {
+    (0..8)
+        .filter(|&f| mask & file_mask(b'a' + f) != 0)
+        .fold(0, |b, f| b | 1 << f)
+}
+
+/// The squares of the files in 8 bits.
+fn files_mask(bits: usize) -> u64 {
+    (0..8)
+        .filter(|f| bits >> f & 1 == 1)
+        .fold(0, |m, f| m | file_mask(b'a' + f as u8))
+}
+
+/// How many of the masks a greedy choice finds pairwise disjoint (smallest first): a lower
+/// bound on the pawns it takes to put one on each.
+fn disjoint<'a>(masks: impl Iterator<Item = &'a u64>) -> u32 {
+    let mut masks: Vec<u64> = masks.copied().collect();
+    masks.sort_by_key(|m| m.count_ones());
+    let (mut taken, mut n) = (0u64, 0);
+    for m in masks {
+        if m & taken == 0 {
+            taken |= m;
+            n += 1;
+        }
+    }
+    n
+}
+
+/// Refuses one side's conditions when no set of pawns can meet them all: a `one_of` list with
+/// no square left, a `count` asking for more pawns than its files can hold or allowing fewer
+/// than the required pawns (and `one_of` lists) on them, more than 8 pawns needed in all, or
+/// counts that cannot hold together. `other` is the other side's required squares (a square
+/// holds one pawn). Each test is a necessary condition, so nothing that can match is refused.
+fn satisfiable(rule: &SideRule, other: u64) -> Result<()> {
+    let free = PAWN_SQUARES & !rule.none & !other;
+    for &m in &rule.one_of {
+        if m & free == 0 {
+            bail!(
+                "the `one_of` list {} can never match: each of its squares is in `none` or \
+                 holds a required pawn of the other side",
+                squares_text(m)
+            );
+        }
+    }
+    // The `one_of` lists no required pawn meets, on the squares left to them: each needs a
+    // pawn more.
+    let open: Vec<u64> = rule
+        .one_of
+        .iter()
+        .filter(|&&m| m & rule.pawns == 0)
+        .map(|&m| m & free)
+        .collect();
+    for &(mask, lo, hi) in &rule.count {
+        let files = files_text(mask);
+        let room = (mask & free).count_ones();
+        if lo > room {
+            if room == mask.count_ones() {
+                bail!(
+                    "`count` on {files:?} asks for at least {lo} pawns, but those files hold at \
+                     most {room} (ranks 2 to 7)"
+                );
+            }
+            bail!(
+                "`count` on {files:?} asks for at least {lo} pawns, but only {room} squares of \
+                 those files are free (the others are in `none` or hold the other side's \
+                 required pawns)"
+            );
+        }
+        let required = (rule.pawns & mask).count_ones();
+        let lists = disjoint(open.iter().filter(|&&m| m & !mask == 0));
+        if required + lists > hi {
+            let why = match (required, lists) {
+                (r, 0) => format!("`pawns` puts {r} there"),
+                (0, l) => format!("`one_of` needs {l} there"),
+                (r, l) => format!("`pawns` puts {r} there and `one_of` needs {l} more"),
+            };
+            bail!("`count` on {files:?} allows at most {hi} pawns, but {why}");
+        }
+    }
+    let (pawns, counts, lists) = fewest_pawns(rule, &open);
+    if pawns + counts + lists > MAX_PAWNS {
+        let mut parts = vec![format!("{pawns} in `pawns`")];
+        if counts > 0 {
+            parts.push(format!("{counts} more for the `count` minimums"));
+        }
+        if lists > 0 {
+            parts.push(format!("{lists} more for `one_of`"));
+        }
+        bail!(
+            "the conditions need at least {} pawns ({}), but a side has at most {MAX_PAWNS}",
+            pawns + counts + lists,
+            parts.join(", ")
+        );
+    }
+    if !rule.count.is_empty() && !counts_can_hold(rule, free, &open) {
+        bail!(
+            "the `count` conditions cannot all hold together (with `pawns`, `none` and \
+             `one_of`, and at most {MAX_PAWNS} pawns, 6 on a file)"
+        );
+    }
+    Ok(())
+}
+
+/// A lower bound on the pawns a side's conditions need: (required squares, more pawns for the
+/// `count` minimums of pairwise disjoint groups of files, more for pairwise disjoint open
+/// `one_of` lists on the other files). The three kinds of pawns are distinct.
+fn fewest_pawns(rule: &SideRule, open: &[u64]) -> (u32, u32, u32) {
+    // best[m]: the most pawns beyond the required ones that counts on disjoint groups of files
+    // covering exactly the files m need.
+    let mut best: [Option<u32>; 256] = [None; 256];
+    best[0] = Some(0);
+    for &(mask, lo, _) in &rule.count {
+        let files = file_bits(mask);
+        let extra = lo.saturating_sub((rule.pawns & mask).count_ones());
+        for m in (0..256).rev() {
+            if let Some(b) = best[m]
+                && m & files == 0
+            {
+                let t = &mut best[m | files];
+                *t = Some(t.map_or(b + extra, |x| x.max(b + extra)));
+            }
+        }
+    }
+    let mut most = (0, 0);
+    for (m, b) in best.iter().enumerate() {
+        if let Some(b) = *b {
+            let outside = files_mask(m);
+            let lists = disjoint(open.iter().filter(|&&l| l & outside == 0));
+            if b + lists > most.0 + most.1 {
+                most = (b, lists);
+            }
+        }
+    }
+    (rule.pawns.count_ones(), most.0, most.1)
+}
+
+/// Steps [`counts_can_hold`] may take; past them it answers yes (never refusing wrongly).
+const COUNT_SEARCH_STEPS: u32 = 200_000;
+
+/// Whether some number of pawns on each file, at most 8 in all, meets the required squares, the
+/// free squares, every `count`, and (a necessary condition) the open `one_of` lists. A search
+/// over the files, pruned by the counts; it gives up (yes) after [`COUNT_SEARCH_STEPS`] steps.
+fn counts_can_hold(rule: &SideRule, free: u64, open: &[u64]) -> bool {
+    struct Search<'a> {
+        groups: Vec<(usize, u32, u32)>,
+        required: [u32; 8],
+        room: [u32; 8],
+        open: &'a [u64],
+        k: [u32; 8],
+        steps: u32,
+    }
+    impl Search<'_> {
+        /// Whether files `f..` can be filled, `total` pawns on files `..f` so far.
+        fn go(&mut self, f: usize, total: u32) -> bool {
+            self.steps += 1;
+            if self.steps > COUNT_SEARCH_STEPS {
+                return true;
+            }
+            let still: u32 = self.required[f..].iter().sum();
+            if total + still > MAX_PAWNS {
+                return false;
+            }
+            let left = MAX_PAWNS - total;
+            for &(g, lo, hi) in &self.groups {
+                let (mut done, mut room) = (0, 0);
+                for i in 0..8 {
+                    if g >> i & 1 == 1 {
+                        if i < f {
+                            done += self.k[i];
+                        } else {
+                            room += self.room[i];
+                        }
+                    }
+                }
+                if done > hi || done + room.min(left) < lo {
+                    return false;
+                }
+            }
+            if f == 8 {
+                return self.lists_fit();
+            }
+            for n in self.required[f]..=self.room[f] {
+                if total + n > MAX_PAWNS {
+                    break;
+                }
+                self.k[f] = n;
+                if self.go(f + 1, total + n) {
+                    return true;
+                }
+            }
+            false
+        }
+
+        /// Necessary for the open lists: each has a square on a file with a pawn to spare,
+        /// and the pairwise disjoint ones no more than the pawns to spare.
+        fn lists_fit(&self) -> bool {
+            let spare: Vec<u32> = (0..8).map(|i| self.k[i] - self.required[i]).collect();
+            let spare_files = (0..8)
+                .filter(|&i| spare[i] > 0)
+                .fold(0u64, |m, i| m | file_mask(b'a' + i as u8));
+            self.open.iter().all(|&l| l & spare_files != 0)
+                && disjoint(self.open.iter()) <= spare.iter().sum()
+        }
+    }
+    let per_file = |mask: u64| -> [u32; 8] {
+        std::array::from_fn(|i| (mask & file_mask(b'a' + i as u8)).count_ones())
+    };
+    let mut search = Search {
+        groups: rule
+            .count
+            .iter()
+            .map(|&(m, lo, hi)| (file_bits(m), lo, hi))
+            .collect(),
+        required: per_file(rule.pawns),
+        room: per_file(free),
+        open,
+        k: [0; 8],
+        steps: 0,
+    };
+    search.go(0, 0)
 }
 
 #[cfg(test)]
@@ -542,6 +937,29 @@ mod tests {
         for (i, d) in c.definitions().iter().enumerate() {
             let code = 2 * (i as Code + 1);
             assert_eq!(c.named(code).unwrap().0.key, d.key);
+        }
+    }
+
+    #[test]
+    fn a_fingerprint_names_the_catalogues_structures() {
+        let c = Catalogue::builtin().unwrap();
+        let want: Vec<(u16, String, bool)> = c
+            .definitions()
+            .iter()
+            .enumerate()
+            .map(|(i, d)| (i as u16 + 1, d.key.clone(), d.reversed))
+            .collect();
+        assert_eq!(fingerprint_structures(&c.fingerprint()), Some(want));
+        assert_eq!(fingerprint_structures(""), Some(vec![]));
+        for bad in [
+            "x",
+            "a 2 white",
+            "a~ 2: w",
+            "a 3: w",
+            "a 2: w\nb 2: w",
+            "a 2: w\na 4: w",
+        ] {
+            assert_eq!(fingerprint_structures(bad), None, "{bad}");
         }
     }
 
@@ -570,6 +988,134 @@ mod tests {
         let e = Catalogue::from_texts([("Bad Key".to_string(), text("pawns = [\"d4\"]", ""))])
             .unwrap_err();
         assert!(format!("{e:#}").contains("lowercase"));
+    }
+
+    #[test]
+    fn lists_and_catalogues_above_the_caps_are_refused() {
+        let squares: Vec<String> = (0..=MAX_LIST).map(|_| "\"d4\"".to_string()).collect();
+        let long = text(&format!("pawns = [{}]", squares.join(", ")), "");
+        let e = Catalogue::from_texts([("t".to_string(), long)]).unwrap_err();
+        assert!(format!("{e:#}").contains("at most 64"), "{e:#}");
+        let short = text("pawns = [\"d4\"]", "");
+        let many = (0..=MAX_DEFINITIONS).map(|i| (format!("k{i}"), short.clone()));
+        let e = Catalogue::from_texts(many).unwrap_err();
+        assert!(format!("{e:#}").contains("at most 20000"), "{e:#}");
+        let big = format!("{short}#{}\n", "x".repeat(60_000));
+        let e =
+            Catalogue::from_texts((0..600).map(|i| (format!("k{i}"), big.clone()))).unwrap_err();
+        assert!(format!("{e:#}").contains("at most 33554432 bytes"), "{e:#}");
+        let e = Catalogue::from_texts([("t".to_string(), format!("{big}{big}"))]).unwrap_err();
+        assert!(format!("{e:#}").contains("65536 bytes"), "{e:#}");
+    }
+
+    /// A small random generator for the property below.
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        fn below(&mut self, n: u64) -> u64 {
+            self.next() % n
+        }
+        fn square(&mut self) -> u64 {
+            1 << (8 + self.below(48))
+        }
+    }
+
+    /// The conditions of one side that the pawns `set` meet, drawn at random, as TOML lines.
+    fn met_by(rng: &mut Rng, set: u64) -> String {
+        let name = |mask: u64| {
+            squares_text(mask)
+                .split(' ')
+                .map(|s| format!("{s:?}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let mut lines = Vec::new();
+        let pawns = set & rng.next() & rng.next();
+        if pawns != 0 {
+            lines.push(format!("pawns = [{}]", name(pawns)));
+        }
+        let mut none: Vec<String> = Vec::new();
+        for _ in 0..rng.below(4) {
+            let sq = rng.square();
+            if sq & set == 0 {
+                none.push(format!("{:?}", squares_text(sq)));
+            }
+        }
+        for f in b'a'..=b'h' {
+            if file_mask(f) & set == 0 && rng.below(4) == 0 {
+                none.push(format!("\"{}\"", char::from(f)));
+            }
+        }
+        if !none.is_empty() {
+            lines.push(format!("none = [{}]", none.join(", ")));
+        }
+        if set != 0 {
+            let members: Vec<u64> = (0..64).filter(|i| set >> i & 1 == 1).collect();
+            let mut lists = Vec::new();
+            for _ in 0..rng.below(4) {
+                let mut list = 1u64 << members[rng.below(members.len() as u64) as usize];
+                for _ in 0..rng.below(5) {
+                    list |= rng.square();
+                }
+                lists.push(format!("[{}]", name(list)));
+            }
+            if !lists.is_empty() {
+                lines.push(format!("one_of = [{}]", lists.join(", ")));
+            }
+        }
+        let mut counts = Vec::new();
+        for _ in 0..rng.below(4) {
+            let bits = 1 + rng.below(255) as usize;
+            let mask = files_mask(bits);
+            let n = (set & mask).count_ones() as u64;
+            let mut c = format!("{{ files = {:?}", files_text(mask));
+            let (min, max) = match rng.below(3) {
+                0 => (Some(rng.below(n + 1)), None),
+                1 => (None, Some(n + rng.below(4))),
+                _ => (Some(rng.below(n + 1)), Some(n + rng.below(4))),
+            };
+            if let Some(m) = min {
+                c.push_str(&format!(", min = {m}"));
+            }
+            if let Some(m) = max {
+                c.push_str(&format!(", max = {m}"));
+            }
+            counts.push(c + " }");
+        }
+        if !counts.is_empty() {
+            lines.push(format!("count = [{}]", counts.join(", ")));
+        }
+        lines.join("\n")
+    }
+
+    /// The tests that refuse a definition no pawns can meet never refuse one that some pawns
+    /// meet: random pawn sets of both sides (at most 8 each, disjoint), random conditions they
+    /// meet, and the definition is read and names those pawns.
+    #[test]
+    fn nothing_some_pawns_meet_is_refused() {
+        let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+        for case in 0..20_000 {
+            let (mut white, mut black) = (0u64, 0u64);
+            for _ in 0..rng.below(9) {
+                white |= rng.square();
+            }
+            for _ in 0..rng.below(9) {
+                black |= rng.square() & !white;
+            }
+            let (w, b) = (met_by(&mut rng, white), met_by(&mut rng, black));
+            let t = text(&w, &b);
+            let c = match Catalogue::from_texts([("t".to_string(), t.clone())]) {
+                Ok(c) => c,
+                Err(e) if format!("{e:#}").contains("no condition") => continue,
+                Err(e) => panic!("case {case}: {e:#}\n{t}"),
+            };
+            assert_eq!(c.classify(white, black), 2, "case {case}\n{t}");
+        }
     }
 
     #[test]

@@ -713,3 +713,73 @@ fn another_catalogue_in_force_is_a_note() {
         run.stdout
     );
 }
+
+/// A structure the runs use, as (id, key).
+fn used_structure(conn: &Connection) -> (i64, String) {
+    conn.query_row(
+        "SELECT n.id, n.key FROM structure_names AS n
+         WHERE EXISTS (SELECT 1 FROM runs WHERE structure >> 1 = n.id) ORDER BY n.id LIMIT 1",
+        [],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )
+    .unwrap()
+}
+
+/// A row of `structure_names` deleted: readers then show the runs' code (`stats --by
+/// structure` printed `#12`), and check passed with a note. It is a problem, with the catalogue
+/// the runs were named with in force or not.
+#[test]
+fn a_missing_structure_names_row_is_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, cat) = named_db(dir.path());
+    let conn = Connection::open(&db).unwrap();
+    let (id, key) = used_structure(&conn);
+    conn.execute("DELETE FROM structure_names WHERE id = ?1", [id])
+        .unwrap();
+    drop(conn);
+    let db_s = db.to_str().unwrap();
+    let other = dir.path().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(
+        other.join("x.toml"),
+        "name = \"X\"\nfamily = \"F\"\ndescription = \"d\"\nsource = \"s\"\n[white]\npawns = [\"a2\"]\n",
+    )
+    .unwrap();
+    for run in [
+        pawndex_with(&cat, &["check", "--db", db_s]),
+        pawndex_with(&other, &["check", "--db", db_s]),
+    ] {
+        expect_problems(&run, &["structure_names: ", &format!("no row {id}"), &key]);
+        expect_problems(
+            &run,
+            &["runs: ", "structure code", "no row in structure_names"],
+        );
+    }
+}
+
+/// A row of `structure_names` whose key or reversed flag is not the one of the catalogue the
+/// runs were named with (its fingerprint), or a row the catalogue does not have.
+#[test]
+fn a_wrong_or_extra_structure_names_row_is_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, cat) = named_db(dir.path());
+    let conn = Connection::open(&db).unwrap();
+    let (id, key) = used_structure(&conn);
+    conn.execute(
+        "UPDATE structure_names SET key = 'renamed' WHERE id = ?1",
+        [id],
+    )
+    .unwrap();
+    conn.execute(
+        "INSERT INTO structure_names VALUES (77, 'extra', 'Extra', 'F', 'd', 0)",
+        [],
+    )
+    .unwrap();
+    drop(conn);
+    let run = pawndex_with(&cat, &["check", "--db", db.to_str().unwrap()]);
+    expect_problems(
+        &run,
+        &["structure_names: ", &format!("row {id}"), "renamed", &key],
+    );
+    expect_problems(&run, &["structure_names: ", "row 77", "extra"]);
+}

@@ -390,3 +390,39 @@ fn unknown_or_malformed_names_are_usage_errors() {
     );
     assert_eq!(upper, lower);
 }
+
+/// `--structure-name ""` (or `","`, `" "`) names no structure: before, the filter was dropped
+/// and every position counted; it is a usage error, as `~` is. The same holds for the other
+/// list flags of `find` (`--pawns`, `--no-pawns`).
+#[test]
+fn an_empty_structure_name_is_a_usage_error_not_a_dropped_filter() {
+    let (db, catalogue) = database();
+    for flag in ["--structure-name", "--pawns", "--no-pawns"] {
+        for empty in ["", ",", " ", " , ,"] {
+            let (code, stdout, stderr) = find(&db, &catalogue, &[flag, empty, "--count"], None);
+            assert_eq!(
+                code, 2,
+                "{flag} {empty:?}: exit {code}, stdout {stdout:?}: {stderr}"
+            );
+            assert!(stdout.is_empty(), "{flag} {empty:?}: {stdout}");
+            assert!(
+                stderr.contains(flag) && stderr.contains("empty"),
+                "{flag} {empty:?}: {stderr}"
+            );
+        }
+    }
+    // With another value beside it, an empty one is still refused.
+    let (code, _, stderr) = find(
+        &db,
+        &catalogue,
+        &[
+            "--structure-name",
+            "carlsbad",
+            "--structure-name",
+            "",
+            "--count",
+        ],
+        None,
+    );
+    assert_eq!(code, 2, "{stderr}");
+}

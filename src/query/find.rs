@@ -234,12 +234,21 @@ fn side_squares(flag: &str, token: &str, files_allowed: bool) -> Result<(Color, 
     }
 }
 
-/// Splits repeatable, space- or comma-separated token lists.
-fn tokens(values: &[String]) -> impl Iterator<Item = &str> {
-    values
-        .iter()
-        .flat_map(|v| v.split(|c: char| c.is_whitespace() || c == ','))
-        .filter(|t| !t.is_empty())
+/// Splits repeatable, space- or comma-separated token lists. A value that holds no token
+/// (`""`, `","`) is a usage error: dropping it would drop the filter and match everything.
+fn tokens<'a>(flag: &str, values: &'a [String]) -> Result<Vec<&'a str>> {
+    let mut out = Vec::new();
+    for v in values {
+        let before = out.len();
+        out.extend(
+            v.split(|c: char| c.is_whitespace() || c == ',')
+                .filter(|t| !t.is_empty()),
+        );
+        if out.len() == before {
+            usage!("{flag} {v:?}: the value is empty (give at least one item)");
+        }
+    }
+    Ok(out)
 }
 
 /// Pawn bitboards (white, black) of a FEN or a FEN board part.
@@ -266,12 +275,12 @@ pub fn search(args: &FindArgs) -> Result<Search> {
         feature(&mut f, Color::Black, t)?;
     }
     let mut required = [0u64; 2];
-    for t in tokens(&args.pawns) {
+    for t in tokens("--pawns", &args.pawns)? {
         let (color, bb) = side_squares("--pawns", t, false)?;
         required[color as usize] |= bb;
     }
     let mut absent = [0u64; 2];
-    for t in tokens(&args.no_pawns) {
+    for t in tokens("--no-pawns", &args.no_pawns)? {
         let (color, bb) = side_squares("--no-pawns", t, true)?;
         absent[color as usize] |= bb;
     }
@@ -300,7 +309,7 @@ pub fn search(args: &FindArgs) -> Result<Search> {
         f.white.push(SetCond::Exactly(white));
         f.black.push(SetCond::Exactly(black));
     }
-    for t in tokens(&args.structure_name) {
+    for t in tokens("--structure-name", &args.structure_name)? {
         let form = structure_form(t)?;
         if !f.structures.contains(&form) {
             f.structures.push(form);

@@ -20,11 +20,14 @@
 //!   `0 <= first_ply <= last_ply <= plies`; per game the runs tile `0..=plies` exactly; both
 //!   sets exist on the right side; a pawn set holds one stretch of a game (pawn moves cannot be
 //!   undone); `bishop_pairs` in 0..=3 and `missing` in 0..=2^32-1.
-//! - named structures: the catalogue the runs were named with (`structure_catalogue`,
-//!   `structure_names`) is the one in force, else a *note* (`pawndex migrate` re-classifies);
+//! - named structures: `structure_names` holds one row per structure of the catalogue the runs
+//!   were named with (the keys its fingerprint in `structure_catalogue` names, by id, with the
+//!   reversed flag) and no other, and every run's code has its row. The catalogue the runs were
+//!   named with is the one in force, else a *note* (`pawndex migrate` re-classifies);
 //!   with it, every run's `structure` equals an independent classification of its pawns (the
 //!   catalogue's TOML texts read again and matched square by square on an 8x8 board, not with
-//!   the index's bitboard rules); `structure_changes` has exactly one row per ply where the
+//!   the index's bitboard rules; the forms each pawn set meets are remembered, one bit per
+//!   form, in at most 16 MiB per side); `structure_changes` has exactly one row per ply where the
 //!   code changes between consecutive runs of a game (and at ply 0 when the first run is
 //!   named), with the same from and to, a move after ply 0 and none at ply 0.
 //! - `set_totals`, `set_games`, `bishop_totals`, for the games with id <= `derived.through`:
@@ -63,8 +66,10 @@ const SETS_PER_PASS: i64 = 1 << 20;
 const SET_ID_END: i64 = 1 << 31;
 /// Game ids are at most this (the derived tables hold them as 32-bit numbers).
 const MAX_GAME_ID: i64 = u32::MAX as i64;
-/// Pawn sets per side whose matching structure rules are remembered by the structure check.
-const STRUCTURE_CACHE: usize = 1 << 20;
+/// Bytes the structure check may spend per side remembering which forms' rules a pawn set
+/// meets ([`SideCache`]): 16 MiB, so 80,000 sets of a side per generation with the built-in
+/// catalogue, 4,000 with 10,000 definitions.
+const STRUCTURE_CACHE_BYTES: usize = 16 << 20;
 /// Earlier pawn sets remembered per game and side for the one-stretch check.
 const STRETCH_MEMORY: usize = 4096;
 
@@ -116,6 +121,14 @@ static SET_GAMES: Kind = kind("set_games", "set_games rows that differ from the 
 static RUN_STRUCTURE: Kind = kind(
     "runs",
     "runs whose structure is not the catalogue's name of their pawns",
+);
+static RUN_CODES: Kind = kind(
+    "runs",
+    "runs whose structure code has no row in structure_names",
+);
+static NAMES: Kind = kind(
+    "structure_names",
+    "structure_names rows that differ from the catalogue the runs were named with",
 );
 static CHANGE_ROWS: Kind = kind(
     "structure_changes",
@@ -295,7 +308,9 @@ pub fn run(path: &Path, out: &mut dyn Write) -> Result<Summary> {
     Catalogue::load_active()?;
     let conn = super::open_read_only(path)?;
     conn.pragma_update(None, "query_only", true)?;
-    conn.pragma_update(None, "cache_size", -65_536)?;
+    // 8 MiB of SQLite pages: the reads are passes in key order and look-ups of pawn sets, as
+    // fast as with 64 MiB on the masters, and the memory stays with the check's own bounds.
+    conn.pragma_update(None, "cache_size", -8_192)?;
     check(&conn, path, out)
 }
 
@@ -994,12 +1009,20 @@ impl ChangeRows<'_> {
 fn structures(conn: &Connection, f: &mut Findings, db: &Path) -> Result<()> {
     let catalogue = Catalogue::active();
     let naive = naive::Naive::read(catalogue.texts())?;
-    let current = super::structures::is_current(conn, catalogue)?;
+    let named = structure_names(conn, f)?;
+    // The runs are compared with the catalogue in force when they were named with its rules.
+    let current = super::structures::rules_current(conn, catalogue)?;
     if !current {
         f.note(format!(
             "note: the runs were named with another structure catalogue than the one in force \
              (runs.structure is not compared with it); `pawndex migrate --db {}` re-classifies \
              them",
+            db.display()
+        ))?;
+    } else if f.count(&NAMES) == 0 && !super::structures::is_current(conn, catalogue)? {
+        f.note(format!(
+            "note: the structures' names or descriptions in the database are not those of the \
+             catalogue in force; `pawndex migrate --db {}` rewrites them",
             db.display()
         ))?;
     }
@@ -1020,8 +1043,10 @@ fn structures(conn: &Connection, f: &mut Findings, db: &Path) -> Result<()> {
          ORDER BY r.game_id, r.first_ply",
     )?;
     let mut rows = runs.query([])?;
-    // The forms each pawn set meets, by set id (cleared when large).
-    let mut sides: [HashMap<i64, Vec<bool>>; 2] = [HashMap::new(), HashMap::new()];
+    // The forms each pawn set meets, by set id, within a byte budget.
+    let forms = naive.forms.len();
+    let mut white_sets = SideCache::new(forms, STRUCTURE_CACHE_BYTES);
+    let mut black_sets = SideCache::new(forms, STRUCTURE_CACHE_BYTES);
     // (game, code) of the run before.
     let mut before: Option<(i64, i64)> = None;
     while let Some(r) = rows.next()? {
@@ -1031,6 +1056,26 @@ fn structures(conn: &Connection, f: &mut Findings, db: &Path) -> Result<()> {
             // Reported by the runs check.
             continue;
         };
+        if code != 0 {
+            let id = usize::try_from(code >> 1).ok();
+            match id.and_then(|id| named.get(id).copied().flatten()) {
+                Some(reversed) if code & 1 == 0 || reversed => {}
+                Some(_) => f.problem(&RUN_CODES, || {
+                    format!(
+                        "runs: game {g} ply {ply}: structure code {code}, the reversed form of \
+                         row {} of structure_names, which has none",
+                        code >> 1
+                    )
+                })?,
+                None => f.problem(&RUN_CODES, || {
+                    format!(
+                        "runs: game {g} ply {ply}: structure code {code} has no row in \
+                         structure_names (no row {})",
+                        code >> 1
+                    )
+                })?,
+            }
+        }
         if current
             && let (Some(ws), Some(bs), Some(wp), Some(bp)) = (
                 int(r.get_ref(3)?),
@@ -1039,17 +1084,9 @@ fn structures(conn: &Connection, f: &mut Findings, db: &Path) -> Result<()> {
                 int(r.get_ref(6)?),
             )
         {
-            for (i, (set, pawns)) in [(ws, wp), (bs, bp)].into_iter().enumerate() {
-                if !sides[i].contains_key(&set) {
-                    if sides[i].len() >= STRUCTURE_CACHE {
-                        sides[i].clear();
-                    }
-                    let matched = naive.side_matches(&naive::board(pawns as u64), i == 0);
-                    sides[i].insert(set, matched);
-                }
-            }
-            let side = |i: usize, set: i64| sides[i].get(&set).map_or(&[][..], |v| &v[..]);
-            let want = i64::from(naive.pick(side(0, ws), side(1, bs)));
+            let white = white_sets.get(ws, || naive.side_matches(&naive::board(wp as u64), true));
+            let black = black_sets.get(bs, || naive.side_matches(&naive::board(bp as u64), false));
+            let want = i64::from(naive.pick(white, black));
             if want != code {
                 let (a, b) = (naive.name(code), naive.name(want));
                 f.problem(&RUN_STRUCTURE, || {
@@ -1071,6 +1108,143 @@ fn structures(conn: &Connection, f: &mut Findings, db: &Path) -> Result<()> {
     }
     changes.expect(None, &naive, f)?;
     Ok(())
+}
+
+/// Which of the catalogue's forms the rule of one side meets, by pawn set id (one bit per form,
+/// in match order), remembered within a byte budget so that the memory does not grow with
+/// pawn sets times forms: two generations of half the budget each; a set found in the older
+/// one moves to the newer, and when the newer is full the older is dropped and the newer takes
+/// its place.
+struct SideCache {
+    young: HashMap<i64, Box<[u64]>>,
+    old: HashMap<i64, Box<[u64]>>,
+    /// Sets per generation.
+    per_generation: usize,
+}
+
+impl SideCache {
+    /// Bytes of one entry beyond its bits: the key, the boxed slice, the map's slot and
+    /// control byte at its lowest load, the allocator's header.
+    const ENTRY_OVERHEAD: usize = 96;
+
+    /// Bytes one set costs with `forms` forms, the map's own included (on the high side).
+    fn entry_bytes(forms: usize) -> usize {
+        forms.div_ceil(64) * 8 + Self::ENTRY_OVERHEAD
+    }
+
+    fn new(forms: usize, budget: usize) -> SideCache {
+        SideCache {
+            young: HashMap::new(),
+            old: HashMap::new(),
+            per_generation: (budget / 2 / Self::entry_bytes(forms)).max(1),
+        }
+    }
+
+    /// The bits of `set`, made by `make` when they are not remembered.
+    fn get(&mut self, set: i64, make: impl FnOnce() -> Box<[u64]>) -> &[u64] {
+        if !self.young.contains_key(&set) {
+            let bits = self.old.remove(&set).unwrap_or_else(make);
+            if self.young.len() >= self.per_generation {
+                self.old = std::mem::take(&mut self.young);
+            }
+            self.young.insert(set, bits);
+        }
+        &self.young[&set]
+    }
+
+    /// The bytes the remembered sets cost, with `forms` forms.
+    #[cfg(test)]
+    fn bytes(&self, forms: usize) -> usize {
+        (self.young.len() + self.old.len()) * Self::entry_bytes(forms)
+    }
+}
+
+/// `structure_names` against the catalogue the runs were named with (the structures its
+/// fingerprint in `structure_catalogue` names): one row per structure, with its id, its key and
+/// whether it has a reversed form, and no other row. Returns the rows by id (`Some(reversed)`),
+/// for the ids a code can hold.
+fn structure_names(conn: &Connection, f: &mut Findings) -> Result<Vec<Option<bool>>> {
+    let fingerprint: String =
+        conn.query_row("SELECT fingerprint FROM structure_catalogue", [], |r| {
+            r.get(0)
+        })?;
+    let expected = crate::structure::fingerprint_structures(&fingerprint);
+    if expected.is_none() {
+        f.problem(&NAMES, || {
+            "structure_catalogue: the fingerprint is not one pawndex writes, so structure_names \
+             cannot be compared with the catalogue the runs were named with"
+                .to_owned()
+        })?;
+    }
+    let mut expected: HashMap<i64, (String, bool, bool)> = expected
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(id, key, reversed)| (i64::from(id), (key, reversed, false)))
+        .collect();
+    let flag = |r: bool| if r { "reversed = 1" } else { "reversed = 0" };
+    let mut named = vec![None; usize::from(crate::structure::Code::MAX / 2) + 1];
+    let mut st = conn.prepare("SELECT id, key, reversed FROM structure_names ORDER BY id")?;
+    let mut rows = st.query([])?;
+    while let Some(r) = rows.next()? {
+        let (id, key, reversed) = (r.get_ref(0)?, r.get_ref(1)?, r.get_ref(2)?);
+        let (Some(id), ValueRef::Text(key), Some(reversed @ (0 | 1))) =
+            (int(id), key, int(reversed))
+        else {
+            let shown = [id, key, reversed].map(show).join(", ");
+            f.problem(&NAMES, || {
+                format!("structure_names: a row with values {shown} that are not an id, a key and 0 or 1")
+            })?;
+            continue;
+        };
+        let key = String::from_utf8_lossy(key);
+        let reversed = reversed == 1;
+        if let Some(slot) = usize::try_from(id).ok().and_then(|i| named.get_mut(i)) {
+            *slot = Some(reversed);
+        }
+        match expected.get_mut(&id) {
+            None => f.problem(&NAMES, || {
+                format!(
+                    "structure_names: row {id} ({key}) is not a structure of the catalogue the \
+                     runs were named with"
+                )
+            })?,
+            Some((want, want_reversed, seen)) => {
+                *seen = true;
+                if *want != key {
+                    f.problem(&NAMES, || {
+                        format!(
+                            "structure_names: row {id} is {key}, but the catalogue the runs were \
+                             named with has {want} there"
+                        )
+                    })?;
+                } else if *want_reversed != reversed {
+                    f.problem(&NAMES, || {
+                        format!(
+                            "structure_names: row {id} ({key}) has {}, but the catalogue the runs \
+                             were named with has {}",
+                            flag(reversed),
+                            flag(*want_reversed)
+                        )
+                    })?;
+                }
+            }
+        }
+    }
+    let mut missing: Vec<(i64, String)> = expected
+        .into_iter()
+        .filter(|(_, (_, _, seen))| !seen)
+        .map(|(id, (key, _, _))| (id, key))
+        .collect();
+    missing.sort_unstable();
+    for (id, key) in missing {
+        f.problem(&NAMES, || {
+            format!(
+                "structure_names: no row {id} for {key}, a structure of the catalogue the runs \
+                 were named with"
+            )
+        })?;
+    }
+    Ok(named)
 }
 
 /// Rows of the derived tables for ids that are not pawn sets.
@@ -1745,27 +1919,30 @@ mod naive {
             })
         }
 
-        /// Which forms each side's pawns meet: `white[i]` for `forms[i]`'s White rule.
-        pub fn side_matches(&self, b: &Board, white: bool) -> Vec<bool> {
-            self.forms
-                .iter()
-                .map(|f| {
-                    if white {
-                        f.white.matches(b)
-                    } else {
-                        f.black.matches(b)
-                    }
-                })
-                .collect()
+        /// Which forms one side's pawns meet, one bit per form: bit `i` (word `i / 64`) for
+        /// `forms[i]`'s White (or Black) rule.
+        pub fn side_matches(&self, b: &Board, white: bool) -> Box<[u64]> {
+            let mut bits = vec![0u64; self.forms.len().div_ceil(64)];
+            for (i, f) in self.forms.iter().enumerate() {
+                let meets = if white {
+                    f.white.matches(b)
+                } else {
+                    f.black.matches(b)
+                };
+                bits[i / 64] |= u64::from(meets) << (i % 64);
+            }
+            bits.into_boxed_slice()
         }
 
         /// The code of the first form both sides meet (0: none).
-        pub fn pick(&self, white: &[bool], black: &[bool]) -> u16 {
-            self.forms
+        pub fn pick(&self, white: &[u64], black: &[u64]) -> u16 {
+            white
                 .iter()
-                .zip(white.iter().zip(black))
-                .find(|(_, (w, b))| **w && **b)
-                .map_or(0, |(f, _)| f.code)
+                .zip(black)
+                .enumerate()
+                .find(|(_, (w, b))| *w & *b != 0)
+                .and_then(|(i, (w, b))| self.forms.get(i * 64 + (w & b).trailing_zeros() as usize))
+                .map_or(0, |f| f.code)
         }
 
         /// A code as its key (`~` for the reversed form), or "no name".
@@ -1859,6 +2036,36 @@ mod tests {
         assert_eq!(acc.last_game, 3);
         assert_eq!(acc.fingerprint, a);
         assert_eq!(acc.totals(), [7, 3, 0, 7, 0, 14_000, 7, 0, 0]);
+    }
+
+    /// The structure check's memory for the forms pawn sets meet stays within its budget
+    /// however many sets and forms there are (it grew with sets times forms: 3.0 GB on 20,000
+    /// games with 10,000 definitions), and recently used sets are kept.
+    #[test]
+    fn the_side_cache_stays_within_its_budget() {
+        for forms in [1, 66, 15_000, 40_000] {
+            let budget = 4 << 20;
+            let mut cache = SideCache::new(forms, budget);
+            let words = forms.div_ceil(64);
+            let mut made = 0;
+            for set in 0..50_000i64 {
+                let bits = cache.get(set, || {
+                    made += 1;
+                    vec![set as u64; words].into_boxed_slice()
+                });
+                assert_eq!(bits.len(), words);
+                let bytes = cache.bytes(forms);
+                assert!(bytes <= budget, "{forms} forms, set {set}: {bytes}");
+                // The start position's sets come back in every game: still remembered.
+                cache.get(-1, || {
+                    made += 1;
+                    vec![0; words].into_boxed_slice()
+                });
+            }
+            assert_eq!(made, 50_001, "{forms} forms");
+            let (bytes, entry) = (cache.bytes(forms), SideCache::entry_bytes(forms));
+            assert!(bytes >= budget / 2 - entry, "{forms} forms: {bytes}");
+        }
     }
 
     #[test]
