@@ -275,10 +275,11 @@ fn read_commands_during_an_index_advise_waiting_not_migrate() {
     }
     let d = db.to_str().unwrap();
     let bin = env!("CARGO_BIN_EXE_pawndex");
-    let reads: [&[&str]; 3] = [
+    let reads: [&[&str]; 4] = [
         &["query", "white-quart", "--count", "--db", d],
         &["stats", "--by", "white_islands", "--db", d],
         &["info", "--db", d],
+        &["check", "--db", d],
     ];
     let outputs: Vec<_> = reads
         .iter()

@@ -173,6 +173,14 @@ impl Summary {
 #[must_use]
 pub fn unfinished_note(pending: i64, db: &Path) -> String {
     let games = if pending == 1 { "game" } else { "games" };
+    if super::indexing_now(db) {
+        // `pawndex migrate` would wait for the running index's lock: it adds them itself.
+        return format!(
+            "note: {pending} {games} not yet in the derived tables; a `pawndex index` is writing \
+             to {} now and adds them when it finishes",
+            db.display()
+        );
+    }
     format!(
         "note: {pending} {games} not yet in the derived tables; run `pawndex migrate --db {}`",
         db.display()
