@@ -94,6 +94,7 @@ pub fn check_output_path(option: &str, path: &Path) -> Result<()> {
 pub fn open_for_reading(db: &Path) -> Result<Connection> {
     let conn = crate::store::open_read_only(db)?;
     crate::store::tune_for_reading(&conn)?;
+    crate::store::ids::from_one(&conn)?;
     Ok(conn)
 }
 

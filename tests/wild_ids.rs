@@ -256,7 +256,16 @@ fn check_commands(db: &Path, damaged: &Path, what: &str, game_ids_moved: bool) -
 fn wild_pawn_set_ids_never_size_memory() {
     let dir = tempfile::tempdir().unwrap();
     let db = sample_db(dir.path());
-    for id in [i64::MAX, 1 << 40, (1 << 31) - 1, 300_000_000] {
+    // Below 1 too: a table from 1 up has no slot for them (their positions were left out).
+    for id in [
+        i64::MAX,
+        1 << 40,
+        (1 << 31) - 1,
+        300_000_000,
+        0,
+        -1,
+        i64::MIN,
+    ] {
         let damaged = with_set_id(&db, id);
         check_commands(&db, &damaged, &format!("pawn set id {id}"), false);
         // `pawndex check` reports the database (exit 1) and names the set.
@@ -274,7 +283,7 @@ fn wild_pawn_set_ids_never_size_memory() {
 fn wild_game_ids_never_size_memory() {
     let dir = tempfile::tempdir().unwrap();
     let db = sample_db(dir.path());
-    for id in [u32::MAX as i64, 300_000_000] {
+    for id in [u32::MAX as i64, 300_000_000, 0, -1] {
         let damaged = with_game_id(&db, id);
         check_commands(&db, &damaged, &format!("game id {id}"), true);
         let out = run_limited(&damaged, &["check"]);

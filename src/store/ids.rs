@@ -34,8 +34,8 @@ fn refuse(what: &str, lo: i64, hi: i64, rows: i64) -> anyhow::Error {
 }
 
 /// The size of a table with a slot per pawn-set id (the largest id + 1; 1 without sets), or
-/// an error naming `pawndex check` when the ids are not [`dense`]. Negative ids (never
-/// written) have no slot.
+/// an error naming `pawndex check` when the ids are not [`dense`]. Ids below 1 (never written)
+/// have no slot: the read commands refuse them on opening ([`from_one`]).
 pub fn pawn_set_table(conn: &Connection) -> Result<usize> {
     let (max, rows): (i64, i64) = conn.query_row(
         "SELECT coalesce(max(id), 0), count(*) FROM pawn_sets",
@@ -47,6 +47,27 @@ pub fn pawn_set_table(conn: &Connection) -> Result<usize> {
         return Err(refuse("pawn set", 1, max, rows));
     }
     usize::try_from(i128::from(max) + 1).map_err(|_| refuse("pawn set", 1, max, rows))
+}
+
+/// An error naming `pawndex check` when a game or a pawn set has an id below 1. pawndex never
+/// writes one; the derived tables and the unmerged tail cover the games from 1 up (`game_id >
+/// derived.through`) and the tables with a slot per pawn-set id start at 1, so such a row would
+/// be left out of answers without a word. Two look-ups at the start of each table's key.
+pub fn from_one(conn: &Connection) -> Result<()> {
+    for (table, what) in [("games", "game"), ("pawn_sets", "pawn set")] {
+        let min: i64 = conn.query_row(
+            &format!("SELECT coalesce(min(id), 1) FROM {table}"),
+            [],
+            |r| r.get(0),
+        )?;
+        if min < 1 {
+            return Err(anyhow::anyhow!(
+                "a {what} has the id {min} (pawndex numbers them from 1): the database is \
+                 damaged (run `pawndex check`)"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The size of a table with a slot per id of `lo..=hi` (0 for an empty span), or the one-line
