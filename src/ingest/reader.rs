@@ -104,12 +104,13 @@ impl RawGame {
     }
 }
 
-/// Bytes that end a movetext token for pgn-reader.
+/// Bytes that end a movetext token for pgn-reader (stray control characters reach it as
+/// spaces, see [`Tee`]).
 fn is_token_end(b: u8) -> bool {
     matches!(
         b,
         b' ' | b'\t' | b'\n' | b'\r' | b'{' | b'}' | b'(' | b')' | b'!' | b'?' | b'$' | b';' | b'.'
-    )
+    ) || is_stray_control(b)
 }
 
 /// Longest unknown token quoted whole in a reject reason.
@@ -238,10 +239,9 @@ fn skip_move_number(text: &[u8], mut i: usize) -> usize {
 /// count agrees with the moves it reports. The scan ends at the game's result (what follows is
 /// not the game's, see [`PgnGames`]).
 ///
-/// A token made only of control characters (a NUL or `\x1a` between two moves) hides no move:
-/// pgn-reader skips it alone, so it is passed over like whitespace. A control character inside
-/// or against another token (`e\x005`, `e4\x00`, `\x00e5`) makes pgn-reader drop that token
-/// too, so it is an unknown token.
+/// A stray control character (NUL, `\x1a`, form feed…) reaches pgn-reader as a space (see
+/// [`Tee`]), so it separates tokens like one: `e4\x00e5` is two moves, and only one inside a
+/// token (`e\x005`, two tokens that are no moves) makes an unknown token, shown with it.
 pub fn first_unknown_token(text: &[u8]) -> Option<(usize, String)> {
     let mut plies = 0usize;
     let mut i = skip_tags(text);
@@ -343,16 +343,7 @@ pub fn first_unknown_token(text: &[u8]) -> Option<(usize, String)> {
                     i += 1;
                 }
             }
-            _ if is_stray_control(b) => {
-                let end = text[i..]
-                    .iter()
-                    .position(|&b| is_token_end(b))
-                    .map_or(text.len(), |e| i + e);
-                if !text[i..end].iter().all(|&b| is_stray_control(b)) {
-                    return Some((plies, token_at(&text[start..])));
-                }
-                i = end;
-            }
+            _ if is_stray_control(b) => i += 1,
             _ => match SanPlus::from_ascii_prefix(&text[i..]) {
                 Ok((_, n)) if text.get(i + n).is_none_or(|&b| is_token_end(b)) => {
                     i += n;
@@ -512,7 +503,11 @@ impl Kept {
     }
 }
 
-/// Copies what the inner reader produces into [`Kept`].
+/// Copies what the inner reader produces into [`Kept`] as it is in the file (for the
+/// unknown-token scan, the stray-text check and their messages), then hands it to pgn-reader
+/// with every stray control character (NUL, `\x1a`, form feed, DEL…) read as a space: such a
+/// byte is no part of any PGN token, so a move it touches (`Nf3\x00`, `e4\x0ce5`) is still
+/// that move, and the byte offsets stay the file's.
 struct Tee<R> {
     inner: R,
     kept: Arc<Mutex<Kept>>,
@@ -521,10 +516,16 @@ struct Tee<R> {
 impl<R: Read> Read for Tee<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let n = self.inner.read(buf)?;
+        let read = &mut buf[..n];
         self.kept
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .add(&buf[..n]);
+            .add(read);
+        for b in read.iter_mut() {
+            if is_stray_control(*b) {
+                *b = b' ';
+            }
+        }
         Ok(n)
     }
 }
@@ -784,7 +785,7 @@ mod tests {
 
     #[test]
     fn unknown_tokens_are_found_with_the_moves_before_them() {
-        let cases: [(&str, Option<(usize, &str)>); 14] = [
+        let cases: [(&str, Option<(usize, &str)>); 16] = [
             (
                 "[Event \"x\"]\n\n1. e4 e5 2. Nf3 foo Nc6 *\n",
                 Some((3, "foo")),
@@ -803,10 +804,12 @@ mod tests {
             // The result ends the game: what follows is not looked at.
             ("1. e4 e5 1-0 foo", None),
             ("1. e4 * \0\0", None),
-            // Control characters alone between moves hide nothing; inside a move they do.
+            // Control characters separate tokens like spaces; inside a move they break it.
             ("1. e4 \0 e5 2. Nf3 \x1a\x7f Nc6 *", None),
+            ("1. e4 \0e5 2. Nf3\0\0 Nc6 3.\x0cBb5 *", None),
+            ("1.e4\x0ce5 *", None),
             ("1. e4 e\x005 *", Some((1, "e\\x005"))),
-            ("1. e4 \0e5 *", Some((1, "\\x00e5"))),
+            ("1. e4 e5 1-\x000", Some((2, "1-\\x000"))),
         ];
         for (text, want) in cases {
             let got = first_unknown_token(text.as_bytes());
