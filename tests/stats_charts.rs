@@ -614,6 +614,73 @@ fn an_output_path_in_a_missing_folder_is_refused_before_any_work() {
     assert!(!dir.path().join("x").exists());
 }
 
+/// A path in a folder nobody can write in (`/proc`, even for root) is refused before any work,
+/// in words.
+#[cfg(target_os = "linux")]
+#[test]
+fn an_output_path_in_a_folder_that_cannot_be_written_is_refused_before_any_work() {
+    let db = fixture_db();
+    let d = db.path.to_str().unwrap();
+    for args in [
+        vec![
+            "stats",
+            "--db",
+            d,
+            "--report",
+            "islands-vs-score",
+            "--chart",
+            "/proc/pawndex-c.svg",
+        ],
+        vec![
+            "stats",
+            "--db",
+            d,
+            "--by",
+            "phase",
+            "-o",
+            "/proc/pawndex-c.csv",
+        ],
+        vec!["structures", "--db", d, "--chart", "/proc/pawndex-c.png"],
+    ] {
+        let out = pawndex(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(
+            out.stdout.is_empty(),
+            "{args:?}: work was done before the check"
+        );
+        assert!(
+            err.contains("cannot write in the folder /proc") && err.lines().count() == 1,
+            "{args:?}: {err}"
+        );
+    }
+}
+
+/// A CSV that cannot be written after the work says why in words (it said "writing PATH"
+/// only), and a file that was there before (here a link to `/dev/full`) is not removed.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_csv_that_cannot_be_written_says_why_and_keeps_what_was_there() {
+    let db = fixture_db();
+    let dir = tempfile::tempdir().unwrap();
+    let link = dir.path().join("full.csv");
+    std::os::unix::fs::symlink("/dev/full", &link).unwrap();
+    let out = stats(&db.path, &["--by", "phase", "-o", link.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&format!(
+            "cannot write the CSV {}: No space left on device",
+            link.display()
+        )),
+        "{err}"
+    );
+    assert!(
+        link.symlink_metadata().is_ok(),
+        "the link that was there is kept"
+    );
+}
+
 /// A chart whose write fails after the work (here a full device) says so in words.
 #[cfg(target_os = "linux")]
 #[test]

@@ -13,7 +13,7 @@ pub mod structures;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use clap::Args;
 
 use columns::Column;
@@ -233,10 +233,7 @@ fn run_stats(args: StatsArgs) -> Result<i32> {
 
     match &args.output {
         Some(path) => {
-            let file = std::fs::File::create(path)
-                .with_context(|| format!("cannot create {}", path.display()))?;
-            write_csv(io::BufWriter::new(file), &query, &groups)
-                .with_context(|| format!("writing {}", path.display()))?;
+            command::write_output(path, "CSV", |w| write_csv(w, &query, &groups))?;
         }
         None => write_csv(io::stdout().lock(), &query, &groups)?,
     }

@@ -125,8 +125,12 @@ fn render_png(
 
 /// Writes a drawn chart; a failure says the path and the system's reason in words.
 fn write_chart(path: &Path, bytes: &[u8]) -> Result<()> {
-    std::fs::write(path, bytes)
-        .map_err(|e| anyhow::anyhow!("cannot write the chart {}: {e}", path.display()))
+    crate::command::write_output(path, "chart", |mut w| {
+        use std::io::Write as _;
+        w.write_all(bytes)?;
+        w.flush()?;
+        Ok(())
+    })
 }
 
 fn draw<DB: DrawingBackend>(root: &Area<DB>, spec: &Spec, groups: &[Group]) -> Result<()>
