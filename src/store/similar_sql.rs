@@ -4,13 +4,14 @@
 //!
 //! The target is baked into the statement. For each form of the target the options allow
 //! ([`Options::variants`]), each side and each pair of files (a–b, c–d, e–f, g–h), a blob literal
-//! of 4,096 bytes is the cost table of the pair: the byte at `1 + key` (the key: the side's pawns
-//! on ranks 2 to 7 of the two files as 12 bits; no stored set has a pawn on rank 1 or 8) is
+//! of 4,100 bytes is the cost table of the pair: the byte at `1 + key` (the key: the side's pawns
+//! on ranks 2 to 7 of the two files, shifted and masked in one step, modulo 4,100, which tells
+//! the 4,096 ways apart in three operations; no stored set has a pawn on rank 1 or 8) is
 //! `BIAS` (1) + the weighted cost `Σ file_weight(file) · file_cost(pawns, target, file)` of the
 //! two files, computed here with the library's own functions, so the statement's distance is
 //! exactly [`crate::similar::distance`] (doubled pawns included). A pair whose costs do not fit
 //! in a byte (only a target with very many pawns on two files) is looked up file by file
-//! (64-byte tables). The statement then:
+//! (66-byte tables). The statement then:
 //!
 //! 1. `sets`: gives each pawn set its part of the distance for each form (`p0`, `p1`, …; four
 //!    lookups per form); with `--max-distance D`, only for the sets whose centre pairs' costs
@@ -37,18 +38,36 @@ const BIAS: u32 = 1;
 /// The largest cost a table byte holds (bytes stay ASCII, which `unicode()` reads as is).
 const MAX_COST: u32 = 127 - BIAS;
 
+/// The squares of ranks 2 to 7 of a group of files (one file, or a pair) at the a-file, after
+/// the pawns are shifted right by `8 + file`.
+fn group_mask(width: u32) -> u64 {
+    let file_bits = (1u64 << width) - 1;
+    (0..6).fold(0, |m, rank| m | file_bits << (8 * rank))
+}
+
+/// The modulus that tells apart every placement of pawns on a group of files (the least that
+/// does, found by trying: 66 for one file's 64, 4,100 for a pair's 4,096).
+fn modulus(width: u32) -> u64 {
+    if width == 1 { 66 } else { 4100 }
+}
+
+/// The slot in a group's cost table of the pawns `bb` (a bitboard): their squares on the
+/// group's files, shifted and masked, modulo [`modulus`], as [`key`] computes it in SQL.
+fn slot(bb: u64, file: u32, width: u32) -> usize {
+    usize::try_from((bb >> (8 + file) & group_mask(width)) % modulus(width)).unwrap_or(0)
+}
+
 /// The SQL expression of the key of a group of files starting at `file` (one file, or the
-/// pair `file`, `file + 1`) in the integer column `col`: per rank 2 to 7, the group's squares
-/// as bits (rank 2 lowest). Pawns never stand on ranks 1 and 8 in a stored set.
+/// pair `file`, `file + 1`) in the integer column `col` (see [`slot`]: three operations per
+/// set instead of a shift and a mask per rank). Pawns never stand on ranks 1 and 8 in a
+/// stored set, so the value is never negative.
 fn key(col: &str, file: u32, width: u32) -> String {
-    let mask = (1u32 << width) - 1;
-    let bits: Vec<String> = (1..7u32)
-        .map(|rank| {
-            let at = width * (rank - 1);
-            format!("({col} >> {} & {})", 8 * rank + file - at, mask << at)
-        })
-        .collect();
-    format!("({})", bits.join(" | "))
+    format!(
+        "({col} >> {} & {}) % {}",
+        8 + file,
+        group_mask(width),
+        modulus(width)
+    )
 }
 
 /// The pawns of one side on the files `file..file + width` for a group key.
@@ -67,7 +86,8 @@ fn key_pawns(key: u32, file: u32, width: u32) -> u64 {
 /// The cost table of a group of files against one side's target pawns, as the bytes of a
 /// blob literal (see the module doc); `None` when a cost does not fit in a byte.
 fn cost_table(target: u64, file: u32, width: u32, ignore_wings: bool) -> Option<String> {
-    let mut out = String::with_capacity(2 << (6 * width + 1));
+    // Slots no placement of pawns reaches are never looked up.
+    let mut bytes = vec![BIAS; usize::try_from(modulus(width)).unwrap_or(0)];
     for k in 0..(1u32 << (6 * width)) {
         let bb = key_pawns(k, file, width);
         let cost: u32 = (file..file + width)
@@ -81,7 +101,11 @@ fn cost_table(target: u64, file: u32, width: u32, ignore_wings: bool) -> Option<
         } else {
             cost
         };
-        let _ = write!(out, "{:02X}", BIAS + cost);
+        bytes[slot(bb, file, width)] = BIAS + cost;
+    }
+    let mut out = String::with_capacity(2 * bytes.len());
+    for b in bytes {
+        let _ = write!(out, "{b:02X}");
     }
     Some(out)
 }
@@ -285,10 +309,13 @@ pub fn statement(
                  best(side, part) AS (SELECT side, min({least_part}) FROM sets GROUP BY side),\n\
                  cand AS MATERIALIZED (\n  SELECT s.* FROM sets AS s \
                  JOIN best AS o ON o.side = 1 - s.side\n  WHERE {least_s} + o.part <= {d}\n),\n\
-                 -- 3. The runs whose two sets are candidates (one pass over `runs`).\n\
-                 hits AS (\n  SELECT game_id, white_set, black_set, last_ply - first_ply + 1 AS \
-                 plies FROM runs\n  WHERE white_set IN (SELECT id FROM cand WHERE side = 0)\n    \
-                 AND black_set IN (SELECT id FROM cand WHERE side = 1)\n),\n"
+                 -- 3. The runs whose two sets are candidates (one pass over `runs`; joined, \
+                 not `IN`, so that SQLite\n--    checks each run against a Bloom filter of the \
+                 candidates before it looks one up).\n\
+                 hits AS (\n  SELECT r.game_id, r.white_set, r.black_set, r.last_ply - \
+                 r.first_ply + 1 AS plies\n  FROM runs AS r\n  \
+                 JOIN cand AS w ON w.id = r.white_set AND +w.side = 0\n  \
+                 JOIN cand AS b ON b.id = r.black_set AND +b.side = 1\n),\n"
             );
         }
         None => {
@@ -409,14 +436,29 @@ mod tests {
     }
 
     #[test]
+    fn keys_tell_every_placement_apart() {
+        for width in [1u32, 2] {
+            let mut seen = std::collections::HashSet::new();
+            for k in 0..(1u32 << (6 * width)) {
+                let at = slot(key_pawns(k, 2, width), 2, width);
+                assert!(at < usize::try_from(modulus(width)).unwrap());
+                assert!(seen.insert(at), "width {width}, key {k}");
+            }
+        }
+    }
+
+    #[test]
     fn cost_tables_hold_the_weighted_costs() {
         // White d4 alone, the c- and d-file pair: the key has the c-file in its even bits
         // (rank 2 lowest). No pawn: 2 · 4 on d; a pawn on d4 (rank 4: bit 2 · 2 + 1): 0; c2
         // and d4: 2 · 4 for c.
         let t = 1u64 << 27;
         let table = cost_table(t, 2, 2, false).unwrap();
-        let byte = |k: usize| u32::from_str_radix(&table[2 * k..2 * k + 2], 16).unwrap() - BIAS;
-        assert_eq!(table.len(), 2 * 4096);
+        let byte = |k: u32| {
+            let at = 2 * slot(key_pawns(k, 2, 2), 2, 2);
+            u32::from_str_radix(&table[at..at + 2], 16).unwrap() - BIAS
+        };
+        assert_eq!(table.len(), 2 * 4100);
         assert_eq!(byte(0), 8);
         assert_eq!(byte(1 << 5), 0);
         assert_eq!(byte(1 << 5 | 1), 8);
@@ -425,7 +467,7 @@ mod tests {
         assert_eq!(key_pawns(1 << 5 | 1, 2, 2), 1 << 27 | 1 << 10);
         // The a- and b-files without pawns in the target: a pawn there costs 4, ignored 0.
         let wings = cost_table(t, 0, 2, false).unwrap();
-        assert_eq!(&wings[2..4], "05");
+        assert_eq!(&wings[2 * slot(1 << 8, 0, 2)..][..2], "05");
         assert!(part(t, true).matches("unicode").count() == 2);
     }
 }
