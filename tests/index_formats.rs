@@ -144,31 +144,9 @@ fn plain_reference(dir: &Path, pgn: &[u8]) -> (PathBuf, Contents, Summary) {
 
 /// `pawndex index --db DB [extra...] FILE` with `input` piped to its standard input.
 fn index_piped(db: &Path, extra: &[&str], file: &str, input: &[u8]) -> Run {
-    use std::process::{Command, Stdio};
-    let mut child = Command::new(BIN)
-        .arg("index")
-        .arg("--db")
-        .arg(db)
-        .args(extra)
-        .arg(file)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start pawndex");
-    let mut stdin = child.stdin.take().expect("stdin piped");
-    let input = input.to_vec();
-    // The binary may stop reading early on an error: a broken pipe is not the test's concern.
-    let writer = std::thread::spawn(move || {
-        let _ = stdin.write_all(&input);
-    });
-    let out = child.wait_with_output().expect("wait for pawndex");
-    writer.join().expect("stdin writer");
-    Run {
-        code: out.status.code(),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    let mut cmd = std::process::Command::new(BIN);
+    cmd.arg("index").arg("--db").arg(db).args(extra).arg(file);
+    run_with_stdin(cmd, input)
 }
 
 #[test]

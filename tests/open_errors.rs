@@ -152,28 +152,9 @@ fn a_file_that_is_not_a_database_is_refused_and_left_alone() {
 
 /// `pawndex ARGS` run in `dir` with `input` on its standard input.
 fn pawndex_in_with_stdin(dir: &Path, args: &[&str], input: &[u8]) -> Run {
-    use std::io::Write as _;
-    use std::process::Stdio;
-    let mut child = Command::new(BIN)
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let input = input.to_vec();
-    let writer = std::thread::spawn(move || {
-        let _ = stdin.write_all(&input);
-    });
-    let out = child.wait_with_output().unwrap();
-    writer.join().unwrap();
-    Run {
-        code: out.status.code(),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    let mut cmd = Command::new(BIN);
+    cmd.args(args).current_dir(dir);
+    run_with_stdin(cmd, input)
 }
 
 /// Issue 23: `pawndex index --db zz.db s.zip` refused the zip with a good message but left a

@@ -130,6 +130,12 @@ pub fn index_command(db: &Path, extra: &[&str], files: &[&Path]) -> Command {
 pub fn index_stdin(db: &Path, extra: &[&str], input: &[u8]) -> Run {
     let mut cmd = Command::new(BIN);
     cmd.arg("index").arg("--db").arg(db).args(extra).arg("-");
+    run_with_stdin(cmd, input)
+}
+
+/// Runs `cmd` with `input` written to its standard input from a thread (the binary may
+/// legitimately stop reading early on an error: a broken pipe is ignored).
+pub fn run_with_stdin(mut cmd: Command, input: &[u8]) -> Run {
     cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -137,7 +143,6 @@ pub fn index_stdin(db: &Path, extra: &[&str], input: &[u8]) -> Run {
     let mut stdin = child.stdin.take().expect("stdin piped");
     let input = input.to_vec();
     let writer = std::thread::spawn(move || {
-        // The binary may legitimately stop reading early on error; ignore a broken pipe.
         let _ = stdin.write_all(&input);
     });
     let out = child.wait_with_output().expect("wait for pawndex");
