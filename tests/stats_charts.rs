@@ -656,56 +656,38 @@ fn an_output_path_in_a_folder_that_cannot_be_written_is_refused_before_any_work(
     }
 }
 
-/// A CSV that cannot be written after the work says why in words (it said "writing PATH"
-/// only), and a file that was there before (here a link to `/dev/full`) is not removed.
+/// A chart or CSV whose write fails after the work (here a full device) says so in words (the
+/// CSV said "writing PATH" only), and a file that was there before (here a link to
+/// `/dev/full`) is not removed.
 #[cfg(target_os = "linux")]
 #[test]
-fn a_csv_that_cannot_be_written_says_why_and_keeps_what_was_there() {
+fn a_chart_or_csv_that_cannot_be_written_says_why_and_keeps_what_was_there() {
     let db = fixture_db();
     let dir = tempfile::tempdir().unwrap();
-    let link = dir.path().join("full.csv");
-    std::os::unix::fs::symlink("/dev/full", &link).unwrap();
-    let out = stats(&db.path, &["--by", "phase", "-o", link.to_str().unwrap()]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
-    assert!(
-        err.contains(&format!(
-            "cannot write the CSV {}: No space left on device",
-            link.display()
-        )),
-        "{err}"
-    );
-    assert!(
-        link.symlink_metadata().is_ok(),
-        "the link that was there is kept"
-    );
-}
-
-/// A chart whose write fails after the work (here a full device) says so in words.
-#[cfg(target_os = "linux")]
-#[test]
-fn a_chart_that_cannot_be_written_says_why_in_words() {
-    let db = fixture_db();
-    let dir = tempfile::tempdir().unwrap();
-    for name in ["full.svg", "full.png"] {
-        let chart = dir.path().join(name);
-        std::os::unix::fs::symlink("/dev/full", &chart).unwrap();
-        let out = stats(
-            &db.path,
-            &["--by", "phase", "--chart", chart.to_str().unwrap()],
-        );
+    for (name, option, what) in [
+        ("full.svg", "--chart", "chart"),
+        ("full.png", "--chart", "chart"),
+        ("full.csv", "-o", "CSV"),
+    ] {
+        let path = dir.path().join(name);
+        std::os::unix::fs::symlink("/dev/full", &path).unwrap();
+        let out = stats(&db.path, &["--by", "phase", option, path.to_str().unwrap()]);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{err}");
         assert!(
             err.contains(&format!(
-                "cannot write the chart {}: No space left on device",
-                chart.display()
+                "cannot write the {what} {}: No space left on device",
+                path.display()
             )),
             "{err}"
         );
         assert!(
             !err.contains("ImageError") && !err.contains("Os {") && !err.contains("backend"),
             "{err}"
+        );
+        assert!(
+            path.symlink_metadata().is_ok(),
+            "the link that was there is kept"
         );
     }
 }
