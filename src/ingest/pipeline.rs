@@ -172,12 +172,11 @@ fn read_files(
         let mut reader = input.reader;
         // `pawndex index` checked every input before it started (`input::check`); a file
         // may have changed since.
-        match input::read_head(&mut reader) {
-            Ok(head) if input::judge_head(&head).is_some() => {
-                let refusal = input::judge_head(&head).expect("checked");
+        match input::read_head(&mut reader).map(|head| (input::judge_head(&head), head)) {
+            Ok((Some(refusal), _)) => {
                 let _ = tx.send(Message::FileError(refusal.message(name)));
             }
-            Ok(head) => {
+            Ok((None, head)) => {
                 let reader = io::Cursor::new(head).chain(reader);
                 games_of_file(
                     i,
