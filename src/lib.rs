@@ -1,30 +1,25 @@
 //! pawndex: a pawn-structure search database for chess games.
 //!
-//! The layers, top to bottom: [`cli`] parses the command line; `ingest` reads PGN, replays each
-//! game and computes its per-ply features; `store` owns the SQLite schema and every SQL text;
-//! `query` (named queries, `find`, export) and `stats` read the database. The chess concepts
-//! they share sit flat beside them: [`features`] (the pure pawn-structure kernels), [`structure`]
-//! (the named structures of `structures/*.toml`), [`similar`] (the distance between structures), `pieceset`
-//! (which starting pieces remain), `moves` (the stored move encoding) and [`outcome`] (results,
-//! the tag roster, side names).
+//! The layers, top to bottom (an import only ever points down; `tests/architecture.rs` holds
+//! the rule): [`cli`] parses the command line and glues each command together; `engine`
+//! (work a command asks for: similar ranking, statistics, the structures report), `output`
+//! (tables, CSV, JSON, PGN, charts), `ingest` (PGN in, replayed games out) and `dataset` (the
+//! Parquet writer) do the work; `store` owns SQLite and every SQL text; [`model`] holds the chess
+//! and data concepts they share: the feature kernels, named structures, the distance between
+//! structures, the piece-set, the move encoding, results and the game record.
 //!
 //! The library's API is the command line ([`cli::main_with_args`]) plus the pieces its tests and
 //! doc-tests use: the feature kernels, the outcome rules and the ingest stages.
 
 pub mod cli;
-mod command;
 mod dataset;
-pub mod features;
-mod info;
+mod engine;
 mod ingest;
-mod moves;
-pub mod outcome;
-mod pieceset;
-mod query;
-pub mod similar;
-mod stats;
+pub mod model;
+mod output;
 mod store;
-pub mod structure;
+
+pub use model::{features, outcome, similar, structure};
 
 /// The ingest stages, for tests that drive them directly (the fuzz test).
 pub use ingest::input::Counting;

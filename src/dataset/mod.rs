@@ -10,13 +10,13 @@
 //! Arrow schemas and column buffers, [`writer`] the rolling Parquet files and the sink the
 //! pipeline writes to, [`export`] the copy out of a database.
 
-pub mod command;
 mod export;
 mod failed;
 pub mod layout;
 pub mod tables;
 pub mod writer;
 
+pub use export::export as export_database;
 pub use failed::Failed;
 pub use layout::{Target, parse_partition};
 pub use writer::{DatasetWriter, Written};

@@ -8,7 +8,7 @@ use arrow_array::builder::{BinaryBuilder, StringBuilder};
 use arrow_array::{ArrayRef, BooleanArray, Int8Array, Int32Array, Int64Array, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
-use crate::features::SideFeatures;
+use crate::model::features::SideFeatures;
 
 /// The rows of a column vector, leaving it empty with room for as many again (the next batch
 /// then grows no vector from nothing).

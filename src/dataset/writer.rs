@@ -24,8 +24,8 @@ use super::layout::{Claim, TABLES};
 use super::tables::{self, ChangeRow, Changes, GameRow, Games, RejectRow, Rejects, RunRow, Runs};
 use crate::ingest::reader::parse_elo;
 use crate::ingest::replay::{GameRecord, Reject, content_check};
+use crate::model::structure::{Catalogue, Code};
 use crate::store::Stored;
-use crate::structure::{Catalogue, Code};
 
 /// Rows per row group of `runs`: large groups compress better, and engines read the groups
 /// in parallel. The encoder holds a whole group (compressed) in memory.

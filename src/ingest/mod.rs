@@ -5,7 +5,6 @@
 //! parallel) -> the storage writer ([`crate::store`]). [`pipeline`] wires the stages together
 //! with bounded channels, a progress bar and the end summary.
 
-pub mod command;
 pub mod input;
 mod pipeline;
 pub mod reader;

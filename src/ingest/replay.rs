@@ -4,7 +4,7 @@
 //! tracks the piece-set slots through captures, en passant, castling and promotion, and
 //! compresses the per-ply values into runs: a new run starts whenever the pawn structure, the
 //! piece-set or the bishop-pair flags change, which only a pawn move or a capture can do.
-//! Each run gets the named structure its pawns form ([`crate::structure`]), and every ply where
+//! Each run gets the named structure its pawns form ([`crate::model::structure`]), and every ply where
 //! the name changes is kept with the move that changed it.
 
 use shakmaty::fen::Fen;
@@ -14,12 +14,12 @@ use shakmaty::{
     PositionErrorKinds, Role, Square,
 };
 
-use crate::features::{self, SideFeatures};
 use crate::ingest::reader::{RawGame, ReadProblem, Tags};
-use crate::moves;
-use crate::outcome::roster;
-use crate::pieceset::{NO_SLOT, initial_slots, move_slots};
-use crate::structure::{Catalogue, Code};
+use crate::model::features::{self, SideFeatures};
+use crate::model::moves;
+use crate::model::outcome::roster;
+use crate::model::pieceset::{NO_SLOT, initial_slots, move_slots};
+use crate::model::structure::{Catalogue, Code};
 
 /// Per-ply values that stay the same for a stretch of plies.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -31,7 +31,7 @@ pub struct Run {
     pub pieceset: u32,
     /// Bit 0: White has the bishop pair; bit 1: Black has it.
     pub bishop_pairs: u8,
-    /// The named structure of the pawns (0: none), see [`crate::structure::Code`].
+    /// The named structure of the pawns (0: none), see [`crate::model::structure::Code`].
     pub structure: Code,
 }
 
@@ -96,7 +96,7 @@ pub struct GameRecord {
     pub fen: Option<String>,
     pub chess960: bool,
     pub plies: u32,
-    /// Two bytes per ply, see [`crate::moves`].
+    /// Two bytes per ply, see [`crate::model::moves`].
     pub moves: Vec<u8>,
     pub runs: Vec<Run>,
     /// The features of each run's White and Black pawns, one entry per run.

@@ -51,10 +51,10 @@ use rusqlite::types::ValueRef;
 use rusqlite::{Connection, Row, params};
 
 use super::decode_games;
-use crate::features::SideFeatures;
 use crate::ingest::reader::MAX_PLIES;
-use crate::outcome::Outcome;
-use crate::structure::Catalogue;
+use crate::model::features::SideFeatures;
+use crate::model::outcome::Outcome;
+use crate::model::structure::Catalogue;
 
 /// Examples printed per kind of problem.
 const EXAMPLES: u64 = 5;
@@ -1176,7 +1176,7 @@ fn structure_names(conn: &Connection, f: &mut Findings) -> Result<Vec<Option<boo
         conn.query_row("SELECT fingerprint FROM structure_catalogue", [], |r| {
             r.get(0)
         })?;
-    let expected = crate::structure::fingerprint_structures(&fingerprint);
+    let expected = crate::model::structure::fingerprint_structures(&fingerprint);
     if expected.is_none() {
         f.problem(&NAMES, || {
             "structure_catalogue: the fingerprint is not one pawndex writes, so structure_names \
@@ -1190,7 +1190,7 @@ fn structure_names(conn: &Connection, f: &mut Findings) -> Result<Vec<Option<boo
         .map(|(id, key, reversed)| (i64::from(id), (key, reversed, false)))
         .collect();
     let flag = |r: bool| if r { "reversed = 1" } else { "reversed = 0" };
-    let mut named = vec![None; usize::from(crate::structure::Code::MAX / 2) + 1];
+    let mut named = vec![None; usize::from(crate::model::structure::Code::MAX / 2) + 1];
     let mut st = conn.prepare("SELECT id, key, reversed FROM structure_names ORDER BY id")?;
     let mut rows = st.query([])?;
     while let Some(r) = rows.next()? {
@@ -1714,7 +1714,7 @@ fn first_difference(conn: &Connection, through: i64, set: i64, listed: &[i64]) -
 
 /// An independent reading of the structure catalogue for the check: the TOML texts of the
 /// catalogue in force read as plain `toml` tables, and a position classified square by square
-/// on an 8x8 board, with the match rule of [`crate::structure`] (higher priority first, then
+/// on an 8x8 board, with the match rule of [`crate::model::structure`] (higher priority first, then
 /// more conditions, then the key; the normal form before the reversed one). Shares nothing with
 /// the bitboard rules the index uses, so a mistake in either shows as a difference.
 mod naive {

@@ -19,7 +19,7 @@ use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use anyhow::{Context, Result, bail};
 use rusqlite::{Connection, OptionalExtension, params};
 
-use crate::outcome::Outcome;
+use crate::model::outcome::Outcome;
 
 /// How far the derived tables lag behind the stored games.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]

@@ -5,7 +5,7 @@
 use anyhow::Result;
 use rusqlite::Connection;
 
-use crate::features::SideFeatures;
+use crate::model::features::SideFeatures;
 
 /// One row of `games`, as stored.
 pub struct GameRow {

@@ -148,7 +148,7 @@ fn snapshot(conn: &Connection, db: &Path) -> Result<Info> {
         indexing: super::indexing_now(db),
         lag: lag(conn)?,
         structures: one("SELECT count(*) FROM structure_names")?,
-        structures_current: crate::structure::Catalogue::load_active()
+        structures_current: crate::model::structure::Catalogue::load_active()
             .map_or(Ok(false), |c| super::structures::is_current(conn, c))?,
     })
 }

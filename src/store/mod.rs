@@ -12,22 +12,24 @@
 //! interrupted run); and the view `ply_features`, one row per game and ply.
 
 pub mod check;
-pub mod command;
 pub mod count;
 mod derive;
+pub mod dialect;
 pub mod dump;
 pub mod ids;
 pub mod info;
+pub mod params;
 pub mod search;
 pub mod similar;
 pub mod similar_sql;
+pub mod stats_sql;
 pub mod structure_report;
 pub mod structures;
 mod writer;
 
 use std::path::Path;
 
-use crate::structure::Catalogue;
+use crate::model::structure::Catalogue;
 use anyhow::{Context, Result, bail};
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 

@@ -9,7 +9,7 @@
 //! the 4,096 ways apart in three operations; no stored set has a pawn on rank 1 or 8) is
 //! `BIAS` (1) + the weighted cost `Σ file_weight(file) · file_cost(pawns, target, file)` of the
 //! two files, computed here with the library's own functions, so the statement's distance is
-//! exactly [`crate::similar::distance`] (doubled pawns included). A pair whose costs do not fit
+//! exactly [`crate::model::similar::distance`] (doubled pawns included). A pair whose costs do not fit
 //! in a byte (only a target with very many pawns on two files) is looked up file by file
 //! (66-byte tables). The statement then:
 //!
@@ -31,7 +31,7 @@
 
 use std::fmt::Write as _;
 
-use crate::similar::{Options, Pawns, file_cost, file_weight};
+use crate::model::similar::{Options, Pawns, file_cost, file_weight};
 
 /// A cost's byte in the cost tables is `BIAS +` the cost (`unicode()` reads no NUL byte).
 const BIAS: u32 = 1;
@@ -246,8 +246,8 @@ pub fn statement(
         "-- pawndex similar (White {}, Black {}){}{}{} --limit {limit}{} --min-games {min_games}\n\
          -- The rows of the command without `differs`; plain SQLite (see the README, \
          \"The same in SQL\").\nWITH",
-        crate::similar::square_list(target.white),
-        crate::similar::square_list(target.black),
+        crate::model::similar::square_list(target.white),
+        crate::model::similar::square_list(target.black),
         flag(options.ignore_wings, "--ignore-wings"),
         flag(options.mirror, "--mirror"),
         flag(options.colour_reversed, "--colour-reversed"),
@@ -418,7 +418,7 @@ mod tests {
         for scored in 0..=400i64 {
             for points in 0..=2 * scored {
                 let got: Option<String> = st.query_row([points, scored], |r| r.get(0)).unwrap();
-                let want = crate::query::similar::Similar {
+                let want = crate::cli::similar::Similar {
                     pawns: Pawns::default(),
                     sets: (0, 0),
                     distance: 0,

@@ -13,8 +13,8 @@ use std::collections::HashMap;
 use anyhow::{Context, Result};
 use rusqlite::{Connection, params};
 
-use crate::query::export::{Cursor, load_game};
-use crate::structure::{Catalogue, Code};
+use crate::model::structure::{Catalogue, Code};
+use crate::output::export::{Cursor, load_game};
 
 /// Games re-classified per step (bounds the memory of a re-classification).
 const GAMES_PER_STEP: i64 = 20_000;
@@ -236,7 +236,7 @@ fn moves_of(
         let before = k.seek(c.ply - 1)?.clone();
         let m = k.game.move_at(&before, c.ply)?;
         let after = k.seek(c.ply)?;
-        out.push(Some(crate::moves::san_plus(&before, m, after)));
+        out.push(Some(crate::model::moves::san_plus(&before, m, after)));
     }
     Ok(out)
 }

@@ -12,10 +12,10 @@ use anyhow::Result;
 use rusqlite::{Connection, ErrorCode, OptionalExtension, ffi, params};
 
 use super::derive;
-use crate::features::SideFeatures;
 use crate::ingest::reader::parse_elo;
 use crate::ingest::replay::{GameRecord, Reject};
-use crate::outcome::roster;
+use crate::model::features::SideFeatures;
+use crate::model::outcome::roster;
 
 /// Pawn sets (of both sides) kept in the id cache at most (about 40 bytes each).
 const SET_CACHE: usize = 2_000_000;

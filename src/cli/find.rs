@@ -1,0 +1,686 @@
+//! `pawndex find`: position search by pawn-structure, game and ply filters, without writing SQL.
+//! The filters compile to one parameterised query of the same shape as the named queries
+//! (`matching_structures`, `matching_runs`, expansion into plies); `--print-sql` shows it.
+
+use std::io::{self, Write};
+
+use anyhow::Result;
+use clap::Args;
+use rusqlite::types::Value;
+use shakmaty::fen::Fen;
+use shakmaty::{Board, Color, File, Square};
+
+use crate::cli::common::{self as command, Per, UsageError, usage};
+use crate::cli::query;
+use crate::model::outcome::side_name;
+use crate::output::table::OutputArgs;
+use crate::store::search::{
+    Form, GameCond, Group, Measure, Op, Rows, RunCond, Search, SetCond, Side, Sql, StructureForm,
+};
+
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Filters combine with AND. The search compiles to parameterised SQL \
+(see --print-sql), run read-only.\n\n\
+FEATURE (for --white and --black):
+  duo, trio, quart             the side has such a group of pawns side by side
+  bishop-pair, no-bishop-pair  the side has (not) a bishop on each colour
+  islands:3.. islands:2..4     a range (both ends included) or islands:3 for exactly 3;
+  islands:..2                  also dispersion, distortion; needs no quotes
+  'islands>=N', islands=N, …   comparisons =, !=, <, <=, >, >= (quote those with < or >:
+                               the shell reads them as redirections)
+
+NAMED STRUCTURES (--structure-name): the keys of the structure catalogue (structures/*.toml;
+  `pawndex query --sql \"SELECT key, name FROM structure_names\"` lists them). KEY alone is
+  the normal form, KEY~ the colour-reversed form (colours swapped, board flipped: in
+  carlsbad~ Black has White's Carlsbad pawns). Repeat the option (or separate keys by commas) for any of them.
+
+Exit status: 0 success, 1 error, 2 bad command line (the message names the argument).
+
+Examples:
+  pawndex find --white quart --black islands:3.. --limit 20
+  pawndex find --pawns \"wd4 we3 bd5 bc6\" --no-pawns \"wc be\" --per game
+  pawndex find --structure \"rnbqkbnr/pp3ppp/2p5/3p4/3P4/4P3/PP3PPP/RNBQKBNR w KQkq - 0 5\"
+  pawndex find --white bishop-pair --black no-bishop-pair --ply 40.. --result 1-0 --count
+  pawndex find --player Carlsen --white 'islands>=3' --per game --format pgn > games.pgn
+  pawndex find --pawns \"wd4 we3 bc6 bd5\" --no-pawns \"wc be\" --eco D35 --date 2020.. --per game
+  pawndex find --white-player Kasparov --event Olympiad --site Moscow --black quart --count
+  pawndex find --structure-name carlsbad --eco D3 --per game --count
+  pawndex find --structure-name isolani --structure-name isolani~ --ply 20..40"
+)]
+pub struct FindArgs {
+    /// A White feature (repeatable): duo, trio, quart, bishop-pair, no-bishop-pair,
+    /// islands:3.., dispersion:..2, distortion:2..4, islands=N, 'islands>=N', …
+    #[arg(long = "white", value_name = "FEATURE")]
+    pub white: Vec<String>,
+    /// A Black feature (repeatable), as for --white
+    #[arg(long = "black", value_name = "FEATURE")]
+    pub black: Vec<String>,
+    /// Pawns required on squares, side first: "wd4 we5 bd5"
+    #[arg(long, value_name = "SQUARES")]
+    pub pawns: Vec<String>,
+    /// Files (or squares) without pawns of that side: "wc be" (or "wd4")
+    #[arg(long = "no-pawns", value_name = "FILES")]
+    pub no_pawns: Vec<String>,
+    /// Exactly the pawn structure of this position (a FEN, or only its board part)
+    #[arg(long, value_name = "FEN", allow_hyphen_values = true)]
+    pub structure: Option<String>,
+    /// The position's named structure is KEY (repeatable: any of them); KEY alone is the
+    /// normal form, KEY~ the colour-reversed one (carlsbad~)
+    #[arg(long = "structure-name", value_name = "KEY")]
+    pub structure_name: Vec<String>,
+    /// Plies A..B, both included (A.., ..B, or one ply N)
+    #[arg(long, value_name = "A..B")]
+    pub ply: Option<String>,
+    /// Game result
+    #[arg(long, value_parser = ["1-0", "0-1", "1/2-1/2", "*"])]
+    pub result: Option<String>,
+    /// Both players rated at least N (games without both ratings are left out)
+    #[arg(long, value_name = "N")]
+    pub min_elo: Option<i64>,
+    /// White or Black name contains NAME (ASCII letters in any case)
+    #[arg(long, value_name = "NAME")]
+    pub player: Option<String>,
+    /// White's name contains NAME
+    #[arg(long, value_name = "NAME")]
+    pub white_player: Option<String>,
+    /// Black's name contains NAME
+    #[arg(long, value_name = "NAME")]
+    pub black_player: Option<String>,
+    /// The Event tag contains TEXT
+    #[arg(long, value_name = "TEXT")]
+    pub event: Option<String>,
+    /// The Site tag contains TEXT
+    #[arg(long, value_name = "TEXT")]
+    pub site: Option<String>,
+    /// ECO codes: a range A00-E99 (both included) or a prefix (B, B2, D35)
+    #[arg(long, value_name = "CODES")]
+    pub eco: Option<String>,
+    /// Dates A..B, both included (2020.., ..2019.06, 2018..2019, or one year 2020); a bound's
+    /// precision (year, year.month, full date) is the one compared
+    #[arg(long, value_name = "A..B")]
+    pub date: Option<String>,
+    /// One row per matching position, or per game (its first matching ply)
+    #[arg(long, value_enum, default_value_t = Per::Position)]
+    pub per: Per,
+    /// Print the SQL and its parameters instead of running it
+    #[arg(long, conflicts_with = "count")]
+    pub print_sql: bool,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+fn side_of(color: Color) -> Side {
+    match color {
+        Color::White => Side::White,
+        Color::Black => Side::Black,
+    }
+}
+
+/// Adds the condition of one `--white`/`--black` FEATURE.
+fn feature(f: &mut Search, color: Color, text: &str) -> Result<()> {
+    let side = side_name(color);
+    let flag = format!("--{side}");
+    let t = text.trim().to_ascii_lowercase();
+    let conds = match color {
+        Color::White => &mut f.white,
+        Color::Black => &mut f.black,
+    };
+    match t.as_str() {
+        "duo" => conds.push(SetCond::Has(Group::Duo)),
+        "trio" => conds.push(SetCond::Has(Group::Trio)),
+        "quart" => conds.push(SetCond::Has(Group::Quart)),
+        "bishop-pair" | "no-bishop-pair" => f
+            .runs
+            .push(RunCond::BishopPair(side_of(color), t == "bishop-pair")),
+        _ => {
+            let Some(at) = t.find(|c: char| "=<>!:".contains(c)) else {
+                usage!(
+                    "{flag} {text}: unknown feature; expected duo, trio, quart, bishop-pair, \
+                     no-bishop-pair, or islands, dispersion or distortion with a range \
+                     (islands:3.., islands:2..4, islands:3) or compared with a whole number by \
+                     =, !=, <, <=, > or >= ('islands>=3', quoted)"
+                );
+            };
+            let (name, rest) = t.split_at(at);
+            let measure = match name.trim() {
+                "islands" => Measure::Islands,
+                "dispersion" => Measure::Dispersion,
+                "distortion" => Measure::Distortion,
+                other => usage!(
+                    "{flag} {text}: unknown feature \"{other}\"; numeric features are islands, \
+                     dispersion and distortion"
+                ),
+            };
+            if let Some(range) = rest.strip_prefix(':') {
+                for (op, n) in feature_range(range).map_err(|why| {
+                    anyhow::Error::new(UsageError(format!("{flag} {text}: {why}")))
+                })? {
+                    conds.push(SetCond::Compare(measure, op, n));
+                }
+                return Ok(());
+            }
+            let op_len = rest
+                .find(|c: char| !"=<>!".contains(c))
+                .unwrap_or(rest.len());
+            let (op, number) = rest.split_at(op_len);
+            let op = match op {
+                "=" | "==" => Op::Eq,
+                "!=" => Op::Ne,
+                "<" => Op::Lt,
+                "<=" => Op::Le,
+                ">" => Op::Gt,
+                ">=" => Op::Ge,
+                _ => {
+                    usage!("{flag} {text}: unknown comparison \"{op}\"; use =, !=, <, <=, > or >=")
+                }
+            };
+            let Ok(n) = number.trim().parse::<i64>() else {
+                usage!("{flag} {text}: \"{}\" is not a whole number", number.trim());
+            };
+            conds.push(SetCond::Compare(measure, op, n));
+        }
+    }
+    Ok(())
+}
+
+/// The comparisons a quote-free range stands for: `3..` (at least 3), `..2` (at most 2),
+/// `2..4` (2 to 4, both included), `3` (exactly 3).
+fn feature_range(range: &str) -> std::result::Result<Vec<(Op, i64)>, String> {
+    let number = |s: &str| {
+        s.trim()
+            .parse::<i64>()
+            .map_err(|_| format!("\"{}\" is not a whole number", s.trim()))
+    };
+    let Some((lo, hi)) = range.split_once("..") else {
+        return Ok(vec![(Op::Eq, number(range)?)]);
+    };
+    let mut out = Vec::new();
+    if !lo.trim().is_empty() {
+        out.push((Op::Ge, number(lo)?));
+    }
+    if !hi.trim().is_empty() {
+        out.push((Op::Le, number(hi)?));
+    }
+    if out.is_empty() {
+        return Err("a range needs a bound (3.., ..2 or 2..4)".to_string());
+    }
+    Ok(out)
+}
+
+/// Parses one side-prefixed token of --pawns/--no-pawns: (colour, squares as a bitboard).
+fn side_squares(flag: &str, token: &str, files_allowed: bool) -> Result<(Color, u64)> {
+    let lower = token.to_ascii_lowercase();
+    let (color, rest) = match lower.split_at_checked(1) {
+        Some(("w", rest)) => (Color::White, rest),
+        Some(("b", rest)) => (Color::Black, rest),
+        _ => usage!(
+            "{flag}: \"{token}\" must start with w (White) or b (Black), as in \"wd4\"{}",
+            if files_allowed { " or \"wc\"" } else { "" }
+        ),
+    };
+    if files_allowed
+        && rest.len() == 1
+        && let Some(file) = rest.chars().next().and_then(File::from_char)
+    {
+        return Ok((color, 0x0101_0101_0101_0101u64 << u32::from(file)));
+    }
+    match rest.parse::<Square>() {
+        Ok(sq) => Ok((color, 1u64 << u32::from(sq))),
+        Err(_) if files_allowed => {
+            usage!("{flag}: \"{token}\" is not a file (a..h) or square (a1..h8) after w/b")
+        }
+        Err(_) => usage!("{flag}: \"{token}\" is not a square (a1..h8) after w/b"),
+    }
+}
+
+/// Splits repeatable, space- or comma-separated token lists. A value that holds no token
+/// (`""`, `","`) is a usage error: dropping it would drop the filter and match everything.
+fn tokens<'a>(flag: &str, values: &'a [String]) -> Result<Vec<&'a str>> {
+    let mut out = Vec::new();
+    for v in values {
+        let before = out.len();
+        out.extend(
+            v.split(|c: char| c.is_whitespace() || c == ',')
+                .filter(|t| !t.is_empty()),
+        );
+        if out.len() == before {
+            usage!("{flag} {v:?}: the value is empty (give at least one item)");
+        }
+    }
+    Ok(out)
+}
+
+/// Pawn bitboards (white, black) of a FEN or a FEN board part.
+pub(crate) fn structure_of(text: &str) -> Result<(u64, u64)> {
+    let t = text.trim();
+    let board = match Fen::from_ascii(t.as_bytes()) {
+        Ok(fen) => fen.as_setup().board.clone(),
+        Err(full) => match Board::from_ascii_board_fen(t.as_bytes()) {
+            Ok(board) => board,
+            Err(_) => usage!("--structure: \"{text}\" is not a valid FEN: {full}"),
+        },
+    };
+    let pawns = board.pawns();
+    Ok(((pawns & board.white()).0, (pawns & board.black()).0))
+}
+
+/// The search described by a `find` command line.
+pub fn search(args: &FindArgs) -> Result<Search> {
+    let mut f = Search::default();
+    for t in &args.white {
+        feature(&mut f, Color::White, t)?;
+    }
+    for t in &args.black {
+        feature(&mut f, Color::Black, t)?;
+    }
+    let mut required = [0u64; 2];
+    for t in tokens("--pawns", &args.pawns)? {
+        let (color, bb) = side_squares("--pawns", t, false)?;
+        required[color as usize] |= bb;
+    }
+    let mut absent = [0u64; 2];
+    for t in tokens("--no-pawns", &args.no_pawns)? {
+        let (color, bb) = side_squares("--no-pawns", t, true)?;
+        absent[color as usize] |= bb;
+    }
+    for color in [Color::White, Color::Black] {
+        let side = side_name(color);
+        let (req, abs) = (required[color as usize], absent[color as usize]);
+        if req & abs != 0 {
+            usage!(
+                "--pawns and --no-pawns contradict each other for {side} (a square is both \
+                 required and excluded)"
+            );
+        }
+        let conds = match color {
+            Color::White => &mut f.white,
+            Color::Black => &mut f.black,
+        };
+        if req != 0 {
+            conds.push(SetCond::PawnsOn(req));
+        }
+        if abs != 0 {
+            conds.push(SetCond::NoPawnsOn(abs));
+        }
+    }
+    if let Some(fen) = &args.structure {
+        let (white, black) = structure_of(fen)?;
+        f.white.push(SetCond::Exactly(white));
+        f.black.push(SetCond::Exactly(black));
+    }
+    for t in tokens("--structure-name", &args.structure_name)? {
+        let form = structure_form(t)?;
+        if !f.structures.contains(&form) {
+            f.structures.push(form);
+        }
+    }
+    if let Some(range) = &args.ply {
+        f.plies = command::ply_range(range)
+            .map_err(|why| anyhow::Error::new(UsageError(format!("--ply {range}: {why}"))))?;
+    }
+    if let Some(result) = &args.result {
+        f.games.push(GameCond::Result(result.clone()));
+    }
+    if let Some(elo) = args.min_elo {
+        f.games.push(GameCond::MinElo(elo));
+    }
+    let texts: [TextFilter<'_>; 5] = [
+        ("--player", &args.player, GameCond::Player),
+        ("--white-player", &args.white_player, GameCond::WhitePlayer),
+        ("--black-player", &args.black_player, GameCond::BlackPlayer),
+        ("--event", &args.event, GameCond::Event),
+        ("--site", &args.site, GameCond::Site),
+    ];
+    for (flag, value, cond) in texts {
+        if let Some(text) = value {
+            if text.trim().is_empty() {
+                usage!("{flag}: the text is empty");
+            }
+            f.games.push(cond(text.trim().to_string()));
+        }
+    }
+    if let Some(codes) = &args.eco {
+        let (from, to) = eco_range(codes)
+            .map_err(|why| anyhow::Error::new(UsageError(format!("--eco {codes}: {why}"))))?;
+        f.games.push(GameCond::Eco(from, to));
+    }
+    if let Some(range) = &args.date {
+        let (from, to) = date_range(range)
+            .map_err(|why| anyhow::Error::new(UsageError(format!("--date {range}: {why}"))))?;
+        f.games.push(GameCond::Date(from, to));
+    }
+    Ok(f)
+}
+
+/// One `--structure-name` value: a catalogue key (lowercase letters, digits, '-'), with `~`
+/// after it for the colour-reversed form.
+fn structure_form(token: &str) -> Result<StructureForm> {
+    let (key, reversed) = match token.strip_suffix('~') {
+        Some(key) => (key, true),
+        None => (token, false),
+    };
+    let key = key.to_ascii_lowercase();
+    if key.is_empty()
+        || !key
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+    {
+        usage!(
+            "--structure-name {token}: a structure key is made of letters, digits and '-' \
+             (carlsbad, hanging-pawns), with ~ after it for the colour-reversed form (carlsbad~)"
+        );
+    }
+    Ok(StructureForm { key, reversed })
+}
+
+/// Refuses a `--structure-name` the database does not know (a usage error listing the keys it
+/// knows, with the closest one), or a reversed form of a structure that has none.
+fn check_structure_names(db: &std::path::Path, forms: &[StructureForm]) -> Result<()> {
+    if forms.is_empty() {
+        return Ok(());
+    }
+    let conn = query::open(db)?;
+    let known = crate::store::search::structure_names(&conn)?;
+    for form in forms {
+        match known.iter().find(|n| n.key == form.key).map(|n| n.reversed) {
+            Some(false) if form.reversed => usage!(
+                "--structure-name {}: the catalogue looks for {} in its normal form only (no {})",
+                form.label(),
+                form.key,
+                form.label()
+            ),
+            Some(_) => {}
+            None => {
+                let keys: Vec<&str> = known.iter().map(|n| n.key.as_str()).collect();
+                let closest = keys
+                    .iter()
+                    .map(|k| (strsim::jaro_winkler(&form.key, k), *k))
+                    .max_by(|a, b| a.0.total_cmp(&b.0))
+                    .filter(|(score, _)| *score > 0.7)
+                    .map(|(_, k)| format!(" (did you mean {k}?)"))
+                    .unwrap_or_default();
+                let list = if keys.is_empty() {
+                    "none (the database's catalogue is empty)".to_string()
+                } else {
+                    keys.join(", ")
+                };
+                usage!(
+                    "--structure-name {}: unknown structure{closest}\n  known structures: {list} \
+                     (KEY~ for the colour-reversed form)",
+                    form.label()
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A text filter on the game: its flag, its value, the condition it makes.
+type TextFilter<'a> = (&'static str, &'a Option<String>, fn(String) -> GameCond);
+
+/// An ECO range as its first and last three-character codes: `B` is B00..B99, `B2` B20..B29,
+/// `D35` D35..D35, `A00-E99` itself (each end may be a prefix too).
+fn eco_range(codes: &str) -> std::result::Result<(String, String), String> {
+    let bound = |code: &str, fill: char| -> std::result::Result<String, String> {
+        let c = code.trim().to_ascii_uppercase();
+        let mut chars = c.chars();
+        let ok = matches!(chars.next(), Some('A'..='E'))
+            && c.len() <= 3
+            && chars.all(|d| d.is_ascii_digit());
+        if !ok {
+            return Err(format!(
+                "\"{}\" is not an ECO code or prefix (a letter A-E and up to two digits: B, B2, D35)",
+                code.trim()
+            ));
+        }
+        let mut full = c;
+        while full.len() < 3 {
+            full.push(fill);
+        }
+        Ok(full)
+    };
+    let (from, to) = match codes.split_once('-') {
+        Some((a, b)) => (bound(a, '0')?, bound(b, '9')?),
+        None => (bound(codes, '0')?, bound(codes, '9')?),
+    };
+    if from > to {
+        return Err(format!("the range is empty ({from} comes after {to})"));
+    }
+    Ok((from, to))
+}
+
+/// A date range as its bounds in PGN form (`2020`, `2020.05`, `2020.05.17`; `-` or `/` may
+/// separate the parts).
+fn date_range(range: &str) -> std::result::Result<(Option<String>, Option<String>), String> {
+    let bound = |d: &str| -> std::result::Result<Option<String>, String> {
+        let d = d.trim();
+        if d.is_empty() {
+            return Ok(None);
+        }
+        let parts: Vec<&str> = d.split(['.', '-', '/']).collect();
+        let widths = [4, 2, 2];
+        let ok = parts.len() <= 3
+            && parts
+                .iter()
+                .zip(widths)
+                .all(|(p, w)| p.len() == w && p.bytes().all(|b| b.is_ascii_digit()));
+        if !ok {
+            return Err(format!(
+                "\"{d}\" is not a date (YYYY, YYYY.MM or YYYY.MM.DD)"
+            ));
+        }
+        Ok(Some(parts.join(".")))
+    };
+    let (from, to) = match range.split_once("..") {
+        Some((a, b)) => (bound(a)?, bound(b)?),
+        None => (bound(range)?, bound(range)?),
+    };
+    if from.is_none() && to.is_none() {
+        return Err("a range needs a bound (2020.., ..2019, 2018..2019)".to_string());
+    }
+    if let (Some(a), Some(b)) = (&from, &to)
+        && a.len() == b.len()
+        && a > b
+    {
+        return Err(format!("the range is empty ({a} comes after {b})"));
+    }
+    Ok((from, to))
+}
+
+fn rows(per: Per) -> Rows {
+    match per {
+        Per::Position => Rows::PositionsWithGame,
+        Per::Game => Rows::Games,
+    }
+}
+
+/// `--print-sql`: the SQL, preceded by its parameter values as comments.
+fn print_sql(sql: &Sql) -> Result<()> {
+    let mut out = io::stdout().lock();
+    if !sql.params.is_empty() {
+        writeln!(
+            out,
+            "-- Parameters (pawndex query FILE --param NAME=VALUE, or .param set :NAME VALUE in sqlite3):"
+        )?;
+        for (name, value) in &sql.params {
+            let v = match value {
+                Value::Integer(i) => i.to_string(),
+                Value::Text(t) => format!("'{}'", t.replace('\'', "''")),
+                other => format!("{other:?}"),
+            };
+            writeln!(out, "--   :{name} = {v}")?;
+        }
+    }
+    writeln!(out, "{};", sql.text)?;
+    Ok(())
+}
+
+pub fn run(args: FindArgs) -> Result<i32> {
+    query::exit_status(run_inner(args))
+}
+
+fn run_inner(args: FindArgs) -> Result<i32> {
+    let search = search(&args)?;
+    if args.print_sql {
+        print_sql(&search.rows_sql(Form::Scan, rows(args.per)))?;
+        return Ok(0);
+    }
+    check_structure_names(&args.output.db, &search.structures)?;
+    query::execute(
+        &query::Plan::Search(search, rows(args.per)),
+        &[],
+        &args.output,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        find: FindArgs,
+    }
+
+    fn args(list: &[&str]) -> FindArgs {
+        Cli::try_parse_from(std::iter::once("find").chain(list.iter().copied()))
+            .unwrap()
+            .find
+    }
+
+    fn error(list: &[&str]) -> String {
+        search(&args(list)).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn bad_arguments_name_the_argument() {
+        assert!(error(&["--white", "quartet"]).contains("--white quartet"));
+        assert!(error(&["--black", "islands>=x"]).contains("--black islands>=x"));
+        assert!(error(&["--pawns", "wd9"]).contains("--pawns: \"wd9\""));
+        assert!(error(&["--pawns", "d4"]).contains("must start with w"));
+        assert!(error(&["--no-pawns", "bz"]).contains("--no-pawns: \"bz\""));
+        assert!(error(&["--structure", "8/8/9"]).contains("--structure"));
+        assert!(error(&["--ply", "5..2"]).contains("--ply 5..2"));
+        assert!(error(&["--pawns", "wd4", "--no-pawns", "wd"]).contains("contradict"));
+    }
+
+    #[test]
+    fn quote_free_ranges_are_comparisons() {
+        use Measure::{Dispersion, Distortion, Islands};
+        let white = |feature: &str| search(&args(&["--white", feature])).unwrap().white;
+        assert_eq!(
+            white("islands:3.."),
+            vec![SetCond::Compare(Islands, Op::Ge, 3)]
+        );
+        assert_eq!(
+            white("dispersion:..2"),
+            vec![SetCond::Compare(Dispersion, Op::Le, 2)]
+        );
+        assert_eq!(
+            white("distortion:2..4"),
+            vec![
+                SetCond::Compare(Distortion, Op::Ge, 2),
+                SetCond::Compare(Distortion, Op::Le, 4)
+            ]
+        );
+        assert_eq!(
+            white("islands:3"),
+            vec![SetCond::Compare(Islands, Op::Eq, 3)]
+        );
+        assert_eq!(white("islands:3.."), white("islands>=3"));
+        for bad in ["islands:..", "islands:x..", "islands:", "islandz:3.."] {
+            assert!(
+                error(&["--white", bad]).contains(&format!("--white {bad}")),
+                "{bad}"
+            );
+        }
+        // Every way of writing a feature is named in the error for an unknown one.
+        let e = error(&["--white", "foo"]);
+        for op in ["islands:3..", "=", "!=", "<", "<=", ">", ">="] {
+            assert!(e.contains(op), "{op} missing from: {e}");
+        }
+    }
+
+    #[test]
+    fn eco_and_date_ranges() {
+        let eco = |s: &str| eco_range(s).map(|(a, b)| format!("{a}..{b}"));
+        assert_eq!(eco("B").unwrap(), "B00..B99");
+        assert_eq!(eco("b2").unwrap(), "B20..B29");
+        assert_eq!(eco("D35").unwrap(), "D35..D35");
+        assert_eq!(eco("A00-E99").unwrap(), "A00..E99");
+        assert_eq!(eco("C4-C5").unwrap(), "C40..C59");
+        for bad in ["F00", "B123", "B2x", "", "E-A", "-"] {
+            assert!(eco_range(bad).is_err(), "{bad}");
+        }
+        let date = |s: &str| date_range(s).unwrap();
+        assert_eq!(date("2020.."), (Some("2020".into()), None));
+        assert_eq!(date("..2019-06"), (None, Some("2019.06".into())));
+        assert_eq!(
+            date("2020/05/17"),
+            (Some("2020.05.17".into()), Some("2020.05.17".into()))
+        );
+        for bad in [
+            "..",
+            "20..",
+            "2020.5..",
+            "2021..2020",
+            "abcd",
+            "2020.05.17.1",
+        ] {
+            assert!(date_range(bad).is_err(), "{bad}");
+        }
+        assert!(error(&["--eco", "Z1"]).contains("--eco Z1"));
+        assert!(error(&["--date", "x.."]).contains("--date x.."));
+        assert!(error(&["--event", " "]).contains("--event"));
+    }
+
+    #[test]
+    fn squares_and_files() {
+        assert_eq!(
+            side_squares("--pawns", "wd4", false).unwrap(),
+            (Color::White, 1 << 27)
+        );
+        assert_eq!(
+            side_squares("--no-pawns", "Bc", true).unwrap(),
+            (Color::Black, 0x0404_0404_0404_0404)
+        );
+    }
+
+    #[test]
+    fn structure_from_fen_or_board() {
+        let start = (0xFF00, 0x00FF_0000_0000_0000);
+        assert_eq!(
+            structure_of("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1").unwrap(),
+            start
+        );
+        assert_eq!(
+            structure_of("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR").unwrap(),
+            start
+        );
+    }
+
+    #[test]
+    fn filters_become_a_search() {
+        let s = search(&args(&[
+            "--white",
+            "islands>=3",
+            "--player",
+            "O'Kelly",
+            "--ply",
+            "10..20",
+            "--black",
+            "no-bishop-pair",
+        ]))
+        .unwrap();
+        assert_eq!(s.white, vec![SetCond::Compare(Measure::Islands, Op::Ge, 3)]);
+        assert_eq!(s.runs, vec![RunCond::BishopPair(Side::Black, false)]);
+        assert_eq!(s.games, vec![GameCond::Player("O'Kelly".into())]);
+        assert_eq!(s.plies, (10, 20));
+        let sql = s.rows_sql(Form::Scan, Rows::Games);
+        assert!(!sql.text.contains("O'Kelly"));
+        assert!(sql.text.contains("JOIN games AS g ON g.id = r.game_id"));
+    }
+}

@@ -1,0 +1,269 @@
+//! `pawndex info`: what a database holds, as a table for people or JSON for scripts. The
+//! numbers are read by [`crate::store::info`]; this module only lays them out.
+
+use std::io::{self, Write};
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::{Args, ValueEnum};
+use serde_json::json;
+
+use crate::store::info::{Info, State};
+
+/// Options of `pawndex info`.
+#[derive(Args, Debug)]
+pub struct InfoArgs {
+    /// Database file to describe (it is not modified)
+    #[arg(long, default_value = crate::cli::common::DEFAULT_DB, value_name = "PATH")]
+    db: PathBuf,
+    /// Output: an aligned table, or one JSON object for scripts
+    #[arg(long, value_enum, default_value_t = InfoFormat::Table)]
+    format: InfoFormat,
+}
+
+/// How `pawndex info` writes its answer.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum InfoFormat {
+    Table,
+    Json,
+}
+
+/// Runs `pawndex info`: the answer on standard output, exit status 0.
+pub fn run(args: InfoArgs) -> Result<i32> {
+    let info = crate::store::info::read(&args.db)?;
+    let text = match args.format {
+        InfoFormat::Table => table(&info),
+        InfoFormat::Json => format!("{:#}\n", to_json(&info)),
+    };
+    let stdout = io::stdout();
+    let mut out = stdout.lock();
+    crate::cli::common::exit_status(
+        out.write_all(text.as_bytes())
+            .and_then(|()| out.flush())
+            .map(|()| 0)
+            .map_err(Into::into),
+    )
+}
+
+/// `12345678` as `12,345,678`.
+fn thousands(n: i64) -> String {
+    let digits = n.unsigned_abs().to_string();
+    let mut s = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            s.push(',');
+        }
+        s.push(c);
+    }
+    if n < 0 { format!("-{s}") } else { s }
+}
+
+/// A byte count for people: `494.4 MiB`.
+fn human_bytes(n: u64) -> String {
+    const UNITS: [&str; 5] = ["bytes", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = n as f64;
+    let mut unit = 0;
+    while v >= 1024.0 && unit + 1 < UNITS.len() {
+        v /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{n} bytes")
+    } else {
+        format!("{v:.1} {}", UNITS[unit])
+    }
+}
+
+/// The `state` line: complete, complete with a tail, or interrupted with what to run.
+fn state_line(info: &Info) -> String {
+    let games = |n: i64| format!("{} game{}", thousands(n), if n == 1 { "" } else { "s" });
+    match info.state() {
+        State::Complete => "complete".to_owned(),
+        State::Tail(n) => format!(
+            "complete; {} in the unmerged tail (by design: reads take them from the runs; \
+             `pawndex migrate --db {}` merges them)",
+            games(n),
+            info.db.display()
+        ),
+        State::Indexing(n) => format!(
+            "INDEXING: a `pawndex index` is writing to {} now; {} stored so far are not yet in \
+             the derived tables (answers are complete but slower); it adds them when it \
+             finishes",
+            info.db.display(),
+            games(n)
+        ),
+        State::Unfinished(n) => format!(
+            "INTERRUPTED: {} stored by a `pawndex index` that did not finish are not yet in the \
+             derived tables; answers are complete but slower; run `{}`",
+            games(n),
+            info.to_run().unwrap_or_default()
+        ),
+    }
+}
+
+/// The aligned table: one `name  value` line per fact, then the sources and the reasons.
+fn table(info: &Info) -> String {
+    let mut size = format!(
+        "{} ({} bytes)",
+        human_bytes(info.bytes),
+        thousands(info.bytes as i64)
+    );
+    if info.wal_bytes > 0 {
+        size += &format!(
+            " + {} write-ahead log (a run is writing, or was killed)",
+            human_bytes(info.wal_bytes)
+        );
+    }
+    let facts = [
+        ("database", info.db.display().to_string()),
+        ("size", size),
+        (
+            "schema",
+            format!("version {} (current)", info.schema_version),
+        ),
+        ("state", state_line(info)),
+        ("games", thousands(info.games)),
+        (
+            "plies",
+            format!(
+                "{} ({} positions)",
+                thousands(info.plies),
+                thousands(info.positions())
+            ),
+        ),
+        ("pawn sets", thousands(info.pawn_sets)),
+        ("structures", structures_line(info)),
+        ("rejected", thousands(info.rejected)),
+    ];
+    let mut s = String::new();
+    for (name, value) in facts {
+        s += &format!("{name:<10}  {value}\n");
+    }
+    if !info.sources.is_empty() {
+        s.push('\n');
+        let rows: Vec<[String; 4]> = info
+            .sources
+            .iter()
+            .map(|x| {
+                [
+                    x.name.clone(),
+                    thousands(x.games),
+                    thousands(x.plies),
+                    thousands(x.rejected),
+                ]
+            })
+            .collect();
+        s += &columns(["source", "games", "plies", "rejected"], &rows);
+    }
+    if !info.reasons.is_empty() {
+        s.push('\n');
+        let rows: Vec<[String; 2]> = info
+            .reasons
+            .iter()
+            .map(|(reason, n)| [reason.clone(), thousands(*n)])
+            .collect();
+        s += &columns(["rejected by reason", "games"], &rows);
+    }
+    s
+}
+
+/// The named structures and whether they follow the catalogue in force.
+fn structures_line(info: &Info) -> String {
+    if info.structures_current {
+        format!(
+            "{} named, classified with this pawndex's catalogue",
+            info.structures
+        )
+    } else {
+        format!(
+            "{} named, classified with another catalogue: `pawndex migrate --db {}` re-classifies",
+            info.structures,
+            info.db.display()
+        )
+    }
+}
+
+/// Rows under a header: the first column left-aligned, the others (numbers) right-aligned.
+fn columns<const N: usize>(header: [&str; N], rows: &[[String; N]]) -> String {
+    let mut width = header.map(|h| h.chars().count());
+    for row in rows {
+        for (w, cell) in width.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let line = |cells: [&str; N]| {
+        let mut l = String::new();
+        for (i, (cell, w)) in cells.iter().zip(width).enumerate() {
+            if i == 0 {
+                l += &format!("{cell:<w$}");
+            } else {
+                l += &format!("  {cell:>w$}");
+            }
+        }
+        l.trim_end().to_owned() + "\n"
+    };
+    let mut s = line(header);
+    for row in rows {
+        s += &line(row.each_ref().map(String::as_str));
+    }
+    s
+}
+
+/// The JSON object of `--format json` (numbers as numbers, no separators).
+fn to_json(info: &Info) -> serde_json::Value {
+    let (state, unmerged, unfinished) = match info.state() {
+        State::Complete => ("complete", 0, 0),
+        State::Tail(n) => ("tail", n, 0),
+        State::Unfinished(n) => ("interrupted", info.lag.pending() - n, n),
+        State::Indexing(n) => ("indexing", info.lag.pending() - n, n),
+    };
+    json!({
+        "db": info.db.display().to_string(),
+        "schema_version": info.schema_version,
+        "bytes": info.bytes,
+        "wal_bytes": info.wal_bytes,
+        "games": info.games,
+        "plies": info.plies,
+        "positions": info.positions(),
+        "pawn_sets": info.pawn_sets,
+        "rejected": info.rejected,
+        "structures": info.structures,
+        "structures_current": info.structures_current,
+        "sources": info.sources.iter().map(|s| json!({
+            "source": s.name,
+            "games": s.games,
+            "plies": s.plies,
+            "rejected": s.rejected,
+        })).collect::<Vec<_>>(),
+        "rejects_by_reason": info.reasons.iter().map(|(reason, n)| json!({
+            "reason": reason,
+            "games": n,
+        })).collect::<Vec<_>>(),
+        "complete": unfinished == 0,
+        "state": state,
+        "derived_through": info.lag.through,
+        "unmerged_games": unmerged,
+        "unfinished_games": unfinished,
+        "to_run": info.to_run(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thousands_separators() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(thousands(26_769_525), "26,769,525");
+        assert_eq!(thousands(-1234), "-1,234");
+    }
+
+    #[test]
+    fn human_sizes() {
+        assert_eq!(human_bytes(512), "512 bytes");
+        assert_eq!(human_bytes(518_365_184), "494.4 MiB");
+    }
+}

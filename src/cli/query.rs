@@ -1,0 +1,651 @@
+//! `pawndex query`: named queries (the `.sql` files of `queries/`, embedded in the binary), SQL
+//! files and ad-hoc SQL, run read-only against a pawndex database and written in any
+//! [`Format`](output::Format).
+
+use std::io::{self, BufWriter, Write};
+use std::path::Path;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use rusqlite::types::Value;
+use rusqlite::{Connection, Statement};
+
+use crate::engine::queries::{NamedQuery, closest_names, named, named_queries, named_search};
+use crate::output::table::{self as output, OutputArgs};
+use crate::store::dialect::{self, Dialect};
+use crate::store::params::{bind_params, parse_params};
+
+pub(crate) use crate::cli::common::usage;
+use crate::cli::common::{self as command, EXIT_ERROR, EXIT_INTERRUPTED};
+use crate::store;
+use crate::store::search::{Form, Rows, Search};
+
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Named queries return one row per matching position (game_id, ply), \
+ordered by game and ply; --list names them. The database is opened read-only.\n\n\
+Exit status: 0 success, 1 error (SQL error, missing database), 2 bad command line.\n\n\
+Examples:
+  pawndex query --list
+  pawndex query white-quart --limit 20
+  pawndex query carlsbad --count
+  pawndex query carlsbad --format pgn > carlsbad.pgn
+  pawndex query exact-structure --param white_pawns=0x1000EF00 \\
+      --param black_pawns=0xEF001000000000
+  pawndex query --sql \"SELECT id AS game_id FROM games WHERE result = '0-1'\" -f csv
+  pawndex query carlsbad --dialect duckdb --print-sql --dataset out/ | duckdb"
+)]
+pub struct QueryArgs {
+    /// A named query (see --list) or a .sql file
+    #[arg(
+        value_name = "NAME|FILE.sql",
+        required_unless_present_any = ["sql", "list", "dataset"],
+        conflicts_with_all = ["sql", "list"]
+    )]
+    pub query: Option<String>,
+    /// Ad-hoc SQL to run instead of a named query or file
+    #[arg(
+        long,
+        value_name = "SQL",
+        conflicts_with = "list",
+        allow_hyphen_values = true
+    )]
+    pub sql: Option<String>,
+    /// Value for a named parameter of the query (:NAME); integers may be written in hex (0x…)
+    #[arg(long = "param", value_name = "NAME=VALUE")]
+    pub params: Vec<String>,
+    /// List the named queries with their descriptions
+    #[arg(long)]
+    pub list: bool,
+    /// Print the query's SQL instead of running it
+    #[arg(long)]
+    pub print_sql: bool,
+    /// With --print-sql: print the named query in this engine's SQL, over the tables of the
+    /// Parquet dataset (`pawndex index --parquet`); with --count, its count
+    #[arg(long, value_enum, value_name = "ENGINE", conflicts_with = "list")]
+    pub dialect: Option<Dialect>,
+    /// With --dialect --print-sql: first print the views games, runs, rejects and ply_features
+    /// over the dataset in DIR (NAME is then optional). Every statement ends with ; at the end
+    /// of a line: split the text on ";\n" (and skip the blank rest) to run it one statement at a
+    /// time, as spark.sql needs
+    #[arg(long, value_name = "DIR", requires = "dialect")]
+    pub dataset: Option<String>,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// Maps the outcome of a command to its exit status: usage errors print and give 2, a closed
+/// output pipe ends quietly with 0, other errors go up to the caller (status 1).
+pub(crate) fn exit_status(result: Result<i32>) -> Result<i32> {
+    if let (Err(_), Some(limits)) = (&result, LIMITS.get()) {
+        if limits.interrupted.load(Ordering::SeqCst) {
+            eprintln!("pawndex: interrupted");
+            return Ok(EXIT_INTERRUPTED);
+        }
+        if let (Some(t), Some(d)) = (limits.timeout, limits.deadline)
+            && Instant::now() >= d
+        {
+            eprintln!("pawndex: error: the query was stopped after --timeout {t} s");
+            return Ok(EXIT_ERROR);
+        }
+    }
+    command::exit_status(result)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading SQL text: where the first statement ends, where the final SELECT starts
+// ---------------------------------------------------------------------------------------------
+
+/// A token of interest while scanning SQL.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Mark {
+    /// A `;` (its byte offset).
+    Semicolon(usize),
+    /// A `SELECT` keyword at parenthesis depth 0.
+    Select(usize),
+    /// `(` and `)`.
+    Open(usize),
+    Close(usize),
+    /// A comment, from its first byte to the byte after it.
+    Comment(usize, usize),
+}
+
+/// Scans SQL text for semicolons, top-level SELECT keywords, parentheses and comments, skipping
+/// strings ('…') and quoted identifiers ("…", `…`, […]).
+fn scan(sql: &str) -> Vec<Mark> {
+    let b = sql.as_bytes();
+    let mut marks = Vec::new();
+    let mut depth = 0i32;
+    let mut i = 0;
+    let skip_to = |from: usize, end: &[u8]| -> usize {
+        b[from.min(b.len())..]
+            .windows(end.len())
+            .position(|w| w == end)
+            .map_or(b.len(), |p| from + p + end.len())
+    };
+    while i < b.len() {
+        match b[i] {
+            b'\'' => i = skip_to(i + 1, b"'"),
+            b'"' => i = skip_to(i + 1, b"\""),
+            b'`' => i = skip_to(i + 1, b"`"),
+            b'[' => i = skip_to(i + 1, b"]"),
+            b'-' if b.get(i + 1) == Some(&b'-') => {
+                let end = skip_to(i + 2, b"\n");
+                marks.push(Mark::Comment(i, end));
+                i = end;
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                let end = skip_to(i + 2, b"*/");
+                marks.push(Mark::Comment(i, end));
+                i = end;
+            }
+            b'(' => {
+                marks.push(Mark::Open(i));
+                depth += 1;
+                i += 1;
+            }
+            b')' => {
+                marks.push(Mark::Close(i));
+                depth -= 1;
+                i += 1;
+            }
+            b';' => {
+                marks.push(Mark::Semicolon(i));
+                i += 1;
+            }
+            c if c.is_ascii_alphabetic() || c == b'_' => {
+                let start = i;
+                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] == b'$')
+                {
+                    i += 1;
+                }
+                if depth == 0 && sql[start..i].eq_ignore_ascii_case("select") {
+                    marks.push(Mark::Select(start));
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    marks
+}
+
+/// The one statement of `sql`, without its `;`: a usage error when another statement follows
+/// (only comments, spaces and empty statements may).
+pub fn only_statement(sql: &str) -> Result<&str> {
+    let marks = scan(sql);
+    let Some(end) = marks.iter().find_map(|m| match *m {
+        Mark::Semicolon(i) => Some(i),
+        _ => None,
+    }) else {
+        return Ok(sql.trim_end());
+    };
+    let comments: Vec<(usize, usize)> = marks
+        .iter()
+        .filter_map(|m| match *m {
+            Mark::Comment(a, b) if a > end => Some((a, b)),
+            _ => None,
+        })
+        .collect();
+    let in_comment = |i: usize| comments.iter().any(|&(a, b)| (a..b).contains(&i));
+    let rest = sql
+        .char_indices()
+        .skip_while(|&(i, _)| i <= end)
+        .find(|&(i, c)| !c.is_whitespace() && c != ';' && !in_comment(i));
+    if let Some((i, _)) = rest {
+        let second: String = sql[i..].chars().take(40).collect();
+        usage!(
+            "the SQL holds more than one statement (the second starts \"{}\"); pawndex \
+             query runs one statement: remove everything after the first ;",
+            second.lines().next().unwrap_or("").trim()
+        );
+    }
+    Ok(sql[..end].trim_end())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Running SQL
+// ---------------------------------------------------------------------------------------------
+
+/// When a query must stop: at a deadline (`--timeout`) or on Ctrl-C. SQLite's progress
+/// handler on every connection [`open`] makes asks it, so a runaway join stops within
+/// milliseconds wherever it is (counting threads included).
+struct Limits {
+    timeout: Option<f64>,
+    deadline: Option<Instant>,
+    interrupted: AtomicBool,
+}
+
+static LIMITS: OnceLock<Limits> = OnceLock::new();
+
+impl Limits {
+    fn exceeded(&self) -> bool {
+        self.interrupted.load(Ordering::Relaxed)
+            || self.deadline.is_some_and(|d| Instant::now() >= d)
+    }
+}
+
+/// Arms `--timeout` and Ctrl-C for this process's query (a second Ctrl-C exits at once).
+pub(crate) fn arm_limits(timeout: Option<f64>) {
+    let limits = LIMITS.get_or_init(|| Limits {
+        timeout,
+        deadline: timeout.map(|t| Instant::now() + Duration::from_secs_f64(t)),
+        interrupted: AtomicBool::new(false),
+    });
+    let _ = ctrlc::set_handler(move || {
+        if limits.interrupted.swap(true, Ordering::SeqCst) {
+            std::process::exit(EXIT_INTERRUPTED);
+        }
+    });
+}
+
+/// Opens the database read-only, tuned for reading (memory-mapped I/O, a larger page cache).
+pub fn open(db: &Path) -> Result<Connection> {
+    let conn = command::open_for_reading(db)?;
+    if let Some(limits) = LIMITS.get() {
+        conn.progress_handler(1000, Some(move || limits.exceeded()));
+    }
+    Ok(conn)
+}
+
+/// Formats an SQL error with SQLite's message and the SQL, the failing token marked.
+fn sql_error(e: &rusqlite::Error, sql: &str) -> anyhow::Error {
+    // A damaged database is not a mistake in the SQL: the error stays SQLite's, for the
+    // message about the damage.
+    if let rusqlite::Error::SqliteFailure(f, msg) = e
+        && f.code == rusqlite::ErrorCode::DatabaseCorrupt
+    {
+        return rusqlite::Error::SqliteFailure(*f, msg.clone()).into();
+    }
+    let (message, offset) = match e {
+        rusqlite::Error::SqlInputError { msg, offset, .. } => {
+            (msg.clone(), usize::try_from(*offset).ok())
+        }
+        rusqlite::Error::SqliteFailure(_, Some(msg)) => (msg.clone(), None),
+        e => (e.to_string(), None),
+    };
+    let mut msg = format!("SQL error: {message}\nin this SQL:\n");
+    let mut at = 0usize;
+    for line in sql.trim_end().lines() {
+        msg.push_str("  ");
+        msg.push_str(line);
+        msg.push('\n');
+        if let Some(o) = offset
+            && o >= at
+            && o <= at + line.len()
+        {
+            let col = line[..o - at].chars().count();
+            msg.push_str(&format!("  {}^\n", " ".repeat(col)));
+        }
+        at += line.len() + 1;
+    }
+    anyhow::anyhow!(msg.trim_end().to_string())
+}
+
+/// Prepares one read-only statement, with a clear error for SQL mistakes and for writes.
+pub fn prepare<'c>(conn: &'c Connection, sql: &str) -> Result<Statement<'c>> {
+    let stmt = conn.prepare(sql).map_err(|e| match e {
+        rusqlite::Error::MultipleStatement => anyhow::anyhow!(
+            "SQL error: more than one statement; pawndex query runs one statement at a time"
+        ),
+        e => sql_error(&e, sql),
+    })?;
+    if !stmt.readonly() {
+        bail!(
+            "refusing to run a statement that changes the database: pawndex query only reads \
+             (the database is opened read-only)\nin this SQL:\n  {}",
+            sql.trim()
+        );
+    }
+    Ok(stmt)
+}
+
+/// What `pawndex query` runs: a typed search (named queries and `find`), or SQL text.
+#[derive(Clone, Debug)]
+pub enum Plan {
+    /// A search: the storage layer writes its SQL, picks the fastest form, and counts it.
+    Search(Search, Rows),
+    /// SQL from a file or `--sql`; `--count` counts its rows.
+    Sql(String),
+}
+
+/// Runs a query (or counts its rows) and writes the results to stdout.
+pub(crate) fn execute(plan: &Plan, params: &[(String, Value)], output: &OutputArgs) -> Result<i32> {
+    arm_limits(output.timeout);
+    let conn = open(&output.db)?;
+    // One snapshot for every statement of this command (a concurrent index only appends).
+    conn.execute_batch("BEGIN")?;
+    warn_if_unfinished(&conn, &output.db)?;
+    let stdout = io::stdout();
+    let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
+    let (sql, params): (String, Vec<(String, Value)>) = match plan {
+        Plan::Search(search, rows) => {
+            if output.count {
+                let n = if *rows == Rows::Games {
+                    let (form, games) = search.rows_form(&conn)?;
+                    let mut c = search.count_sql(form, true);
+                    c.params.extend(games);
+                    count_with_sql(&conn, &c.text, &c.params)?
+                } else {
+                    let db = output.db.clone();
+                    store::count::positions(&conn, &move || open(&db), search)?
+                };
+                writeln!(out, "{n}")?;
+                out.flush()?;
+                return Ok(0);
+            }
+            let (form, games) = search.rows_form(&conn)?;
+            let mut sql = search.rows_sql(form, *rows);
+            sql.params.extend(games);
+            (sql.text, sql.params)
+        }
+        Plan::Sql(sql) => {
+            if output.count {
+                let count_sql = format!(
+                    "SELECT count(*) AS positions FROM (\n{}\n)",
+                    only_statement(sql)?
+                );
+                let n = count_with_sql(&conn, &count_sql, params)?;
+                writeln!(out, "{n}")?;
+                out.flush()?;
+                return Ok(0);
+            }
+            (only_statement(sql)?.to_string(), params.to_vec())
+        }
+    };
+    let mut stmt = prepare(&conn, &sql)?;
+    bind_params(&mut stmt, &params)?;
+    output::write_results(&conn, &mut stmt, output.format, output.limit, &mut out).map_err(
+        |e| match e.downcast::<rusqlite::Error>() {
+            Ok(e) => sql_error(&e, &sql),
+            Err(e) => e,
+        },
+    )?;
+    out.flush()?;
+    Ok(0)
+}
+
+/// Says in one line when the last `pawndex index` did not finish (answers stay right).
+pub(crate) fn warn_if_unfinished(conn: &Connection, db: &Path) -> Result<()> {
+    let lag = store::lag(conn)?;
+    if lag.unfinished() > 0 && store::indexing_now(db) {
+        // The index adds them when it finishes; `pawndex migrate` would wait for its lock.
+        eprintln!(
+            "pawndex: note: a `pawndex index` is writing to {} now ({} games not yet in the \
+             derived tables; answers are complete but slower); it adds them when it finishes",
+            db.display(),
+            lag.unfinished()
+        );
+    } else if lag.unfinished() > 0 {
+        eprintln!(
+            "pawndex: note: {} was not finished by its last `pawndex index` ({} games not yet in \
+             the derived tables; answers are complete but slower); run `pawndex migrate --db {}`",
+            db.display(),
+            lag.unfinished(),
+            db.display()
+        );
+    }
+    Ok(())
+}
+
+/// Runs a query whose first column of its first row is a count.
+fn count_with_sql(conn: &Connection, sql: &str, params: &[(String, Value)]) -> Result<u64> {
+    let mut stmt = prepare(conn, sql)?;
+    bind_params(&mut stmt, params)?;
+    let mut rows = stmt.raw_query();
+    let row = rows
+        .next()
+        .map_err(|e| sql_error(&e, sql))?
+        .context("the count query returned no row")?;
+    let n: i64 = row.get(0)?;
+    Ok(n as u64)
+}
+
+fn list() -> Result<i32> {
+    let queries = named_queries();
+    let width = queries.iter().map(|q| q.name.len()).max().unwrap_or(0);
+    let mut out = io::stdout().lock();
+    for q in queries {
+        writeln!(out, "{:width$}  {}", q.name, q.description)?;
+    }
+    Ok(0)
+}
+
+/// Where the SQL of `pawndex query` comes from.
+///
+/// `--count` takes the shortcuts of [`Count::plan`] for the named queries only, whose shape the
+/// tests check; SQL from a file or `--sql` is counted row by row.
+fn resolve(args: &QueryArgs, params: &[(String, Value)]) -> Result<Plan> {
+    if let Some(sql) = &args.sql {
+        return Ok(Plan::Sql(sql.clone()));
+    }
+    let name = args.query.as_deref().unwrap_or_default();
+    if named(name).is_some() {
+        let search = named_search(name, params)?;
+        return Ok(Plan::Search(search, Rows::Positions));
+    }
+    let path = Path::new(name);
+    if name.ends_with(".sql") || path.is_file() {
+        let sql = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read SQL file {}", path.display()))?;
+        return Ok(Plan::Sql(sql));
+    }
+    let close = closest_names(name);
+    if close.is_empty() {
+        usage!("unknown query \"{name}\"; `pawndex query --list` shows the named queries");
+    }
+    usage!(
+        "unknown query \"{name}\"; did you mean {}? (`pawndex query --list` shows them all)",
+        close.join(", ")
+    )
+}
+
+/// The named query `--dialect` translates: a usage error for SQL text (pawndex writes the
+/// other engines' SQL from a named query's typed search; it cannot translate SQLite SQL).
+fn dialect_query(args: &QueryArgs) -> Result<Option<NamedQuery>> {
+    let cannot = "pawndex writes --dialect SQL from the typed search of a named query and \
+                  cannot translate SQLite SQL";
+    if args.sql.is_some() {
+        usage!("--dialect cannot be used with --sql: {cannot}");
+    }
+    let Some(name) = args.query.as_deref() else {
+        return Ok(None);
+    };
+    if let Some(q) = named(name) {
+        return Ok(Some(q));
+    }
+    if name.ends_with(".sql") || Path::new(name).is_file() {
+        usage!("--dialect cannot be used with a .sql file ({name}): {cannot}");
+    }
+    // Unknown names get the same suggestions as without --dialect.
+    resolve(args, &[])?;
+    bail!("unknown query \"{name}\"")
+}
+
+/// `--dialect ENGINE --print-sql [--dataset DIR] [--count]`: the views over the dataset, then
+/// the named query (or its count) in that engine's SQL.
+fn print_dialect_sql(
+    args: &QueryArgs,
+    dialect: Dialect,
+    params: &[(String, Value)],
+) -> Result<i32> {
+    if !args.print_sql {
+        usage!(
+            "--dialect {0} prints SQL for {1} and needs --print-sql (pawndex runs queries on \
+             SQLite only): pawndex query NAME --dialect {0} --print-sql",
+            dialect.name(),
+            dialect.engine()
+        );
+    }
+    let query = dialect_query(args)?;
+    let mut text = String::new();
+    if let Some(dir) = &args.dataset {
+        if dir.contains(['\n', '\r']) {
+            usage!(
+                "--dataset: the directory name holds a line break, which would split a \
+                 statement of the printed SQL; rename the directory"
+            );
+        }
+        text.push_str(&dialect::dataset_views(dialect, dir));
+    }
+    match query {
+        Some(q) => {
+            let search = named_search(q.name, params)?;
+            if !text.is_empty() {
+                text.push('\n');
+            }
+            text.push_str(&if args.output.count {
+                dialect::count_sql(dialect, q.name, q.description, &search)?
+            } else {
+                dialect::rows_sql(dialect, q.name, q.description, &search)?
+            });
+        }
+        None if args.output.count => {
+            usage!("--count needs a named query to count (pawndex query NAME --dialect ...)")
+        }
+        None => {}
+    }
+    let mut out = io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()?;
+    Ok(0)
+}
+
+pub fn run(args: QueryArgs) -> Result<i32> {
+    exit_status(run_inner(args))
+}
+
+fn run_inner(args: QueryArgs) -> Result<i32> {
+    if args.list {
+        return list();
+    }
+    let params = parse_params(&args.params)?;
+    if let Some(dialect) = args.dialect {
+        return print_dialect_sql(&args, dialect, &params);
+    }
+    if args.print_sql && args.output.count {
+        usage!(
+            "--print-sql cannot be used with --count (only with --dialect, which prints the \
+             count form for DuckDB or Spark)"
+        );
+    }
+    if args.print_sql {
+        let text = match args.query.as_deref().and_then(named) {
+            Some(q) => q.sql.to_string(),
+            None => match resolve(&args, &params)? {
+                Plan::Sql(sql) => sql,
+                Plan::Search(search, rows) => search.rows_sql(Form::Scan, rows).text,
+            },
+        };
+        let mut out = io::stdout().lock();
+        writeln!(out, "{}", text.trim_end())?;
+        return Ok(0);
+    }
+    let plan = resolve(&args, &params)?;
+    execute(&plan, &params, &args.output)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::queries::named_file_text;
+    use crate::store::params::parse_value;
+
+    #[test]
+    fn every_named_query_has_a_description_and_a_search() {
+        for q in named_queries() {
+            assert!(!q.description.is_empty(), "{}: no description", q.name);
+            let params = if q.name == "exact-structure" {
+                vec![
+                    ("white_pawns".to_string(), Value::Integer(0xFF00)),
+                    ("black_pawns".to_string(), Value::Integer(0xFF << 48)),
+                ]
+            } else {
+                vec![]
+            };
+            named_search(q.name, &params).unwrap();
+        }
+    }
+
+    /// Each `queries/NAME.sql` is its opening comment plus the SQL of the named search, so the
+    /// file a person reads is what pawndex runs. `PAWNDEX_BLESS=1 cargo test` rewrites them.
+    #[test]
+    fn named_query_files_are_written_from_their_searches() {
+        let bless = std::env::var_os("PAWNDEX_BLESS").is_some();
+        let mut stale = Vec::new();
+        for q in named_queries() {
+            let want = named_file_text(&q);
+            if want != q.sql {
+                if bless {
+                    let path = format!("{}/queries/{}.sql", env!("CARGO_MANIFEST_DIR"), q.name);
+                    std::fs::write(&path, &want).unwrap();
+                }
+                stale.push(q.name);
+            }
+        }
+        assert!(
+            bless || stale.is_empty(),
+            "stale query files (run PAWNDEX_BLESS=1 cargo test --lib): {stale:?}"
+        );
+    }
+
+    #[test]
+    fn named_parameters_are_checked() {
+        let err = named_search("white-quart", &[("x".into(), Value::Integer(1))]).unwrap_err();
+        assert!(err.to_string().contains("no parameter :x"), "{err}");
+        let err = named_search(
+            "exact-structure",
+            &[("white_pawns".into(), Value::Integer(1))],
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains(":black_pawns"), "{err}");
+    }
+
+    #[test]
+    fn one_statement_ignores_semicolons_in_strings_and_comments() {
+        let sql = "SELECT ';' -- ; here\n, \"a;b\" /* ; */ FROM t;\n-- trailing ;\n;  /* x */";
+        assert_eq!(
+            only_statement(sql).unwrap(),
+            "SELECT ';' -- ; here\n, \"a;b\" /* ; */ FROM t"
+        );
+        assert_eq!(only_statement("SELECT 1").unwrap(), "SELECT 1");
+        assert_eq!(only_statement("SELECT 1;\n").unwrap(), "SELECT 1");
+    }
+
+    #[test]
+    fn a_second_statement_is_refused() {
+        for sql in [
+            "SELECT 1; SELECT 2",
+            "SELECT 1; -- c\nDELETE FROM t",
+            "SELECT 1;/**/x",
+        ] {
+            let e = only_statement(sql).unwrap_err();
+            assert!(
+                e.downcast_ref::<crate::cli::common::UsageError>().is_some(),
+                "{sql}"
+            );
+            assert!(e.to_string().contains("more than one statement"), "{e}");
+        }
+    }
+
+    #[test]
+    fn parameter_values() {
+        assert_eq!(parse_value("42"), Value::Integer(42));
+        assert_eq!(parse_value("-7"), Value::Integer(-7));
+        assert_eq!(parse_value("0xff"), Value::Integer(255));
+        assert_eq!(parse_value("0xFFFFFFFFFFFFFFFF"), Value::Integer(-1));
+        assert_eq!(parse_value("18446744073709551615"), Value::Integer(-1));
+        assert_eq!(parse_value("1.5"), Value::Real(1.5));
+        assert_eq!(parse_value("1-0"), Value::Text("1-0".into()));
+        assert_eq!(parse_value("Carlsen"), Value::Text("Carlsen".into()));
+    }
+
+    #[test]
+    fn close_names_are_suggested() {
+        assert_eq!(closest_names("white-qaurt").first(), Some(&"white-quart"));
+        assert!(closest_names("carlsbad-reversed").contains(&"reversed-carlsbad"));
+        assert!(closest_names("zzzzzz").is_empty());
+    }
+}

@@ -1,0 +1,128 @@
+//! `pawndex similar --games`: the games that reach the listed structures, written as `query`
+//! writes its rows (the same table, CSV and JSON writers, the same PGN and FEN export).
+//!
+//! A game is listed once, at its closest listed structure: its `distance` is the least of the
+//! listed structures it reaches, its `ply` the first ply at which it reaches one at that
+//! distance. Games come closest first, then by id. `--games-limit N` keeps the first N games
+//! in every format. The PGN export writes each game once with a comment at that ply naming the
+//! structure, its distance and what differs; the FEN export writes every position of the kept
+//! games whose structure is one of the listed ones (game_id, ply, FEN; by game, then ply).
+
+use std::collections::BTreeMap;
+use std::io::Write;
+
+use anyhow::{Context, Result};
+
+use crate::cli::similar::{Similar, SimilarFormat, pawn_board};
+use crate::output::table::{self as output, Format};
+use crate::store::similar as db;
+
+/// One listed game: where it first reaches its closest listed structure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ListedGame {
+    pub game: i64,
+    pub ply: i64,
+    pub distance: u32,
+    /// Index of the structure in the ranked list.
+    pub structure: usize,
+}
+
+/// The games of the ranked structures `found` (closest first, then by id, at most `limit`),
+/// with the runs of every listed structure in them (by game and first ply).
+pub fn listed_games(
+    conn: &rusqlite::Connection,
+    found: &[Similar],
+    limit: Option<u64>,
+) -> Result<(Vec<ListedGame>, Vec<db::PairRun>)> {
+    let pairs: Vec<(i64, i64)> = found.iter().map(|s| s.sets).collect();
+    let runs = db::pair_runs(conn, &pairs)?;
+    // Per game, the least (distance, first ply, structure).
+    let mut best: BTreeMap<i64, (u32, i64, usize)> = BTreeMap::new();
+    for r in &runs {
+        let key = (found[r.pair].distance, r.first_ply, r.pair);
+        best.entry(r.game)
+            .and_modify(|b| *b = (*b).min(key))
+            .or_insert(key);
+    }
+    let mut games: Vec<ListedGame> = best
+        .into_iter()
+        .map(|(game, (distance, ply, structure))| ListedGame {
+            game,
+            ply,
+            distance,
+            structure,
+        })
+        .collect();
+    games.sort_by_key(|g| (g.distance, g.game));
+    if let Some(n) = limit {
+        games.truncate(usize::try_from(n).unwrap_or(usize::MAX));
+    }
+    Ok((games, runs))
+}
+
+/// Writes the games of the ranked structures `found` in `format`; returns the records written
+/// (games, or positions with `--format fen`).
+pub fn write(
+    conn: &rusqlite::Connection,
+    found: &[Similar],
+    format: SimilarFormat,
+    limit: Option<u64>,
+    out: &mut dyn Write,
+) -> Result<u64> {
+    let (games, runs) = listed_games(conn, found, limit)?;
+    let (sql, rows, format) = match format {
+        SimilarFormat::Table | SimilarFormat::Csv | SimilarFormat::Json => {
+            let rows: Vec<serde_json::Value> = games
+                .iter()
+                .map(|g| {
+                    serde_json::json!([
+                        g.game,
+                        g.ply,
+                        g.distance,
+                        pawn_board(found[g.structure].pawns)
+                    ])
+                })
+                .collect();
+            let format = match format {
+                SimilarFormat::Table => Format::Table,
+                SimilarFormat::Csv => Format::Csv,
+                _ => Format::Json,
+            };
+            (db::SIMILAR_GAME_ROWS_SQL, rows, format)
+        }
+        SimilarFormat::Pgn => {
+            let rows = games
+                .iter()
+                .map(|g| {
+                    let s = &found[g.structure];
+                    let comment = format!(
+                        "pawndex similar: distance {}, {} ({})",
+                        s.distance,
+                        pawn_board(s.pawns),
+                        s.differs
+                    );
+                    serde_json::json!([g.game, g.ply, comment])
+                })
+                .collect();
+            (db::SIMILAR_EXPORT_ROWS_SQL, rows, Format::Pgn)
+        }
+        SimilarFormat::Fen => {
+            // The kept games in their order, each with its positions of a listed structure.
+            let mut rows = Vec::new();
+            for g in &games {
+                let from = runs.partition_point(|r| r.game < g.game);
+                for r in runs[from..].iter().take_while(|r| r.game == g.game) {
+                    for ply in r.first_ply..=r.last_ply {
+                        rows.push(serde_json::json!([g.game, ply]));
+                    }
+                }
+            }
+            (db::SIMILAR_EXPORT_ROWS_SQL, rows, Format::Fen)
+        }
+    };
+    let json = serde_json::Value::Array(rows).to_string();
+    let mut st = conn.prepare(sql)?;
+    st.raw_bind_parameter(1, json)
+        .context("binding the game list")?;
+    output::write_results(conn, &mut st, format, None, out)
+}

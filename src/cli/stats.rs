@@ -1,0 +1,320 @@
+//! `pawndex stats`: counts and White's score grouped by feature columns, as CSV and charts.
+//!
+//! [`columns`] names the columns and holds their rules, [`sql`] every SQL text, [`engine`] the
+//! scans and the grouping, [`report`] the built-in reports and [`chart`] the pictures.
+
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Result, bail};
+use clap::Args;
+
+use crate::engine::{report, stats as engine};
+use crate::model::columns::{self, Column};
+use crate::output::chart;
+pub use engine::PlyRange;
+
+use crate::cli::common::{self as command, DEFAULT_DB, Per, UsageError};
+use report::{ChartKind, Report};
+
+const AFTER_HELP: &str = "\
+Columns (--by): game_id, ply, white_pawns, black_pawns, white_islands, black_islands,
+  white_dispersion, black_dispersion, white_distortion, black_distortion, white_duo,
+  black_duo, white_trio, black_trio, white_quart, black_quart, white_bishop_pair,
+  black_bishop_pair, pieceset (the ply_features columns), and derived:
+  ply_bucket       ply / 10 * 10
+  elo_band         mean of both Elos floored to 100 (empty when an Elo is missing)
+  phase            endgame when each side has no queen or at most one rook, bishop or
+                   knight (pieces as they started; promoted pieces do not count);
+                   else opening up to ply 20; else middlegame
+  white_duo_count, black_duo_count, white_trio_count, black_trio_count,
+  white_quart_count, black_quart_count   pawns in the mask
+  pawn_fen         the pawns as a FEN board (--by only)
+  structure        the named structure (structures/*.toml): in --by one value per form,
+                   the key (carlsbad), the key and ~ for the colour-reversed form
+                   (carlsbad~), or none; in --where the ply_features column: the key, or
+                   NULL (structure = 'carlsbad' AND structure_reversed = 0)
+  structure_reversed  1 for the colour-reversed form of a named structure, else 0
+--where may also use the games columns event, site, date, round, white, black, result,
+  white_elo, black_elo, eco, plies, source, fen, chess960.
+
+CSV columns: the --by columns, positions, games, white_wins, draws, black_wins,
+  white_score, avg_white_elo, avg_black_elo. Results count positions (--per position) or
+  games (--per game); games without a 1-0, 0-1 or 1/2-1/2 result count in positions and
+  games only.
+
+Examples:
+  pawndex stats --by white_islands
+  pawndex stats --by phase,white_islands --per game --min-elo 2500 -o islands.csv
+  pawndex stats --by elo_band --where \"white_bishop_pair = 1 AND black_bishop_pair = 0\"
+  pawndex stats --by structure --per game --min-elo 2500
+  pawndex stats --by structure,white_islands --where \"structure IS NOT NULL\"
+  pawndex stats --report islands-vs-score --chart islands.svg";
+
+#[derive(Args, Debug)]
+#[command(after_help = AFTER_HELP)]
+pub struct StatsArgs {
+    /// Columns to group by, comma-separated (list below)
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "COLUMN[,COLUMN...]",
+        required_unless_present = "report",
+        conflicts_with = "report"
+    )]
+    pub by: Vec<String>,
+    /// A built-in report (a --by with filters, and its own chart)
+    #[arg(long, value_enum, value_name = "NAME")]
+    pub report: Option<Report>,
+    /// What to count [default: position]
+    #[arg(long, value_enum, value_name = "UNIT")]
+    pub per: Option<Per>,
+    /// Count only positions where this SQL expression holds (may be repeated: all must hold)
+    #[arg(long = "where", value_name = "SQL-EXPR")]
+    pub filters: Vec<String>,
+    /// Count only plies A to B (inclusive; A.. and ..B leave a side open)
+    #[arg(long, value_name = "A..B", value_parser = parse_ply_range)]
+    pub ply: Option<PlyRange>,
+    /// Count only games where both players are rated at least N
+    #[arg(long, value_name = "N")]
+    pub min_elo: Option<i64>,
+    /// Keep the N groups with the most positions (games with --per game)
+    #[arg(long, value_name = "N")]
+    pub top: Option<usize>,
+    /// Database to read (opened read-only)
+    #[arg(long, default_value = DEFAULT_DB, value_name = "PATH")]
+    pub db: PathBuf,
+    /// Scan threads, each on its own slice of the games (default: every core, at most 8; up to 64)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub threads: Option<u16>,
+    /// Write the CSV to this file instead of standard output
+    #[arg(short = 'o', long = "output", value_name = "FILE.csv")]
+    pub output: Option<PathBuf>,
+    /// Draw a chart (the format follows the extension)
+    #[arg(long, value_name = "FILE.svg|FILE.png")]
+    pub chart: Option<PathBuf>,
+}
+
+fn parse_columns(names: &[String]) -> Result<Vec<Column>> {
+    let mut out = Vec::new();
+    for name in names {
+        let Some(c) = Column::parse(name) else {
+            let valid: Vec<String> = columns::ALL.iter().map(|c| c.name()).collect();
+            let closest = valid
+                .iter()
+                .map(|v| (strsim::jaro_winkler(&name.to_ascii_lowercase(), v), v))
+                .max_by(|a, b| a.0.total_cmp(&b.0))
+                .filter(|(score, _)| *score > 0.8)
+                .map(|(_, v)| format!(" (did you mean {v}?)"))
+                .unwrap_or_default();
+            return Err(UsageError(format!(
+                "unknown column {name:?}{closest}\n  valid columns: {}",
+                valid.join(", ")
+            ))
+            .into());
+        };
+        if out.contains(&c) {
+            return Err(UsageError(format!("column {} given twice in --by", c.name())).into());
+        }
+        out.push(c);
+    }
+    Ok(out)
+}
+
+/// What the command will draw.
+enum ChartFormat {
+    Svg,
+    Png,
+}
+
+fn chart_format(path: &Path) -> Result<ChartFormat> {
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    match ext.as_deref() {
+        Some("svg") => Ok(ChartFormat::Svg),
+        Some("png") => Ok(ChartFormat::Png),
+        _ => Err(UsageError(format!(
+            "--chart {}: the file name must end in .svg or .png",
+            path.display()
+        ))
+        .into()),
+    }
+}
+
+pub fn run(args: StatsArgs) -> Result<i32> {
+    command::exit_status(run_stats(args))
+}
+
+fn parse_ply_range(s: &str) -> Result<PlyRange, String> {
+    command::ply_range(s).map(|(first, last)| PlyRange { first, last })
+}
+
+fn run_stats(args: StatsArgs) -> Result<i32> {
+    let (mut query, kind, title) = match args.report {
+        Some(r) => {
+            let d = r.definition();
+            let query = engine::Query {
+                by: d.by,
+                per: d.per,
+                filters: d.filter.map(String::from).into_iter().collect(),
+                plies: d.plies,
+                min_elo: None,
+                top: d.top,
+            };
+            (query, d.chart, d.title.to_string())
+        }
+        None => {
+            let by = parse_columns(&args.by)?;
+            let title = format!(
+                "White's score by {}",
+                by.iter()
+                    .map(|c| c.name())
+                    .collect::<Vec<_>>()
+                    .join(" and ")
+            );
+            let query = engine::Query {
+                by,
+                per: Per::Position,
+                filters: Vec::new(),
+                plies: PlyRange::ALL,
+                min_elo: None,
+                top: None,
+            };
+            (query, ChartKind::Auto, title)
+        }
+    };
+    if let Some(per) = args.per {
+        query.per = per;
+    }
+    query.filters.extend(args.filters.iter().cloned());
+    if let Some(p) = args.ply {
+        query.plies = query.plies.intersect(p);
+    }
+    query.min_elo = args.min_elo;
+    if args.top.is_some() {
+        query.top = args.top;
+    }
+    if let Some(path) = &args.output {
+        command::check_output_path("--output", path)?;
+    }
+    let chart = match &args.chart {
+        Some(path) => {
+            let format = chart_format(path)?;
+            command::check_output_path("--chart", path)?;
+            chart::check(&query.by, kind)?;
+            if let ChartFormat::Png = format {
+                chart::load_font()?;
+            }
+            Some((path.clone(), format))
+        }
+        None => None,
+    };
+    if query.plies.first > query.plies.last {
+        bail!(UsageError(
+            "--ply does not overlap the report's own ply range".into()
+        ));
+    }
+
+    let connect = || command::open_for_reading(&args.db);
+    let conn = connect()?;
+    crate::cli::query::warn_if_unfinished(&conn, &args.db)?;
+    let threads = match args.threads {
+        Some(n) => usize::from(n),
+        None => std::thread::available_parallelism().map_or(1, |n| n.get().min(8)),
+    };
+    let groups = engine::run(&conn, &connect, threads, &query)?;
+
+    match &args.output {
+        Some(path) => {
+            command::write_output(path, "CSV", |w| write_csv(w, &query, &groups))?;
+        }
+        None => write_csv(io::stdout().lock(), &query, &groups)?,
+    }
+    if groups.is_empty() {
+        eprintln!("pawndex: no positions matched; the CSV has its header only");
+    }
+    if let Some((path, format)) = chart {
+        let spec = chart::Spec {
+            by: &query.by,
+            per: query.per,
+            kind,
+            title: &title,
+            subtitle: &subtitle(&args, &query),
+        };
+        match format {
+            ChartFormat::Svg => chart::draw_svg(&path, &spec, &groups)?,
+            ChartFormat::Png => chart::draw_png(&path, &spec, &groups)?,
+        }
+    }
+    Ok(0)
+}
+
+/// The filters of a chart, for the line under its title.
+fn subtitle(args: &StatsArgs, q: &engine::Query) -> String {
+    let mut parts = vec![format!(
+        "per {}",
+        match q.per {
+            Per::Position => "position",
+            Per::Game => "game",
+        }
+    )];
+    for f in &q.filters {
+        parts.push(format!("where {f}"));
+    }
+    if q.plies != PlyRange::ALL {
+        parts.push(if q.plies.last == u32::MAX {
+            format!("plies {}..", q.plies.first)
+        } else {
+            format!("plies {}..{}", q.plies.first, q.plies.last)
+        });
+    }
+    if let Some(e) = q.min_elo {
+        parts.push(format!("both Elos >= {e}"));
+    }
+    if let Some(n) = q.top {
+        parts.push(format!("top {n}"));
+    }
+    if let Some(name) = args.db.file_name() {
+        parts.push(name.to_string_lossy().into_owned());
+    }
+    parts.join(", ")
+}
+
+pub const CSV_COUNT_COLUMNS: [&str; 8] = [
+    "positions",
+    "games",
+    "white_wins",
+    "draws",
+    "black_wins",
+    "white_score",
+    "avg_white_elo",
+    "avg_black_elo",
+];
+
+fn write_csv(out: impl Write, q: &engine::Query, groups: &[engine::Group]) -> Result<()> {
+    let mut w = crate::output::table::csv_writer(out);
+    let mut header: Vec<String> = q.by.iter().map(|c| c.name()).collect();
+    header.extend(CSV_COUNT_COLUMNS.iter().map(|s| s.to_string()));
+    w.write_record(&header)?;
+    let opt =
+        |v: Option<f64>, digits: usize| v.map(|v| format!("{v:.digits$}")).unwrap_or_default();
+    for g in groups {
+        let t = &g.totals;
+        let mut record: Vec<String> = q.by.iter().zip(&g.keys).map(|(c, v)| c.render(v)).collect();
+        record.extend([
+            t.positions.to_string(),
+            t.games.to_string(),
+            t.white_wins.to_string(),
+            t.draws.to_string(),
+            t.black_wins.to_string(),
+            opt(t.white_score(), 4),
+            opt(t.avg_white_elo(), 1),
+            opt(t.avg_black_elo(), 1),
+        ]);
+        w.write_record(&record)?;
+    }
+    w.flush()?;
+    Ok(())
+}

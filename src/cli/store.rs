@@ -1,0 +1,43 @@
+//! `pawndex check` and `pawndex migrate`: their options and how they report.
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::Args;
+
+use crate::cli::common::{DEFAULT_DB, EXIT_OK};
+
+#[derive(Args, Debug)]
+pub struct CheckArgs {
+    /// Database file to verify (it is not modified)
+    #[arg(long, default_value = DEFAULT_DB, value_name = "PATH")]
+    pub db: PathBuf,
+}
+
+#[derive(Args, Debug)]
+pub struct MigrateArgs {
+    /// Database file to upgrade
+    #[arg(long, default_value = DEFAULT_DB, value_name = "PATH")]
+    pub db: PathBuf,
+}
+
+pub fn run_migrate(args: MigrateArgs) -> Result<i32> {
+    let (before, merged) = crate::store::upgrade(&args.db)?;
+    let now = crate::store::SCHEMA_VERSION;
+    if merged > 0 {
+        let games = if merged == 1 { "game" } else { "games" };
+        eprintln!("pawndex: {} {games} merged into the derived tables", merged);
+    }
+    if before < now {
+        eprintln!(
+            "pawndex: {} upgraded from schema version {before} to {now}",
+            args.db.display()
+        );
+    } else {
+        eprintln!(
+            "pawndex: {} is up to date (schema version {now})",
+            args.db.display()
+        );
+    }
+    Ok(EXIT_OK)
+}

@@ -1,0 +1,225 @@
+//! The named queries: the `.sql` files of `queries/` (embedded in the binary), their
+//! descriptions, the typed search each one is written from, and close names for a typo.
+
+use anyhow::{Result, bail};
+use rusqlite::types::Value;
+
+use crate::cli::common::usage;
+use crate::store::search::{Group, Measure, Op, RunCond, Search, SetCond};
+
+macro_rules! named_queries {
+    ($($name:literal),* $(,)?) => {
+        &[$(($name, include_str!(concat!("../../queries/", $name, ".sql")))),*]
+    };
+}
+
+/// The named queries: (name, SQL text of `queries/NAME.sql`).
+pub const NAMED_SQL: &[(&str, &str)] = named_queries![
+    "white-duo",
+    "black-duo",
+    "white-trio",
+    "black-trio",
+    "white-quart",
+    "black-quart",
+    "white-bishop-pair",
+    "black-bishop-pair",
+    "white-three-islands",
+    "black-three-islands",
+    "white-isolated-queen-pawn",
+    "black-isolated-queen-pawn",
+    "white-hanging-pawns",
+    "black-hanging-pawns",
+    "carlsbad",
+    "reversed-carlsbad",
+    "white-stonewall",
+    "black-stonewall",
+    "white-maroczy-bind",
+    "black-maroczy-bind",
+    "exact-structure",
+];
+
+/// A named query: its name, the one-line description from its opening comment, its SQL.
+#[derive(Copy, Clone, Debug)]
+pub struct NamedQuery {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub sql: &'static str,
+}
+
+/// The description in a query file's opening comment, `-- NAME: description`.
+#[must_use]
+pub fn description(name: &str, sql: &'static str) -> Option<&'static str> {
+    let first = sql.lines().next()?;
+    let rest = first.strip_prefix("-- ")?.strip_prefix(name)?;
+    Some(rest.strip_prefix(": ")?.trim())
+}
+
+/// Every named query, in catalogue order.
+#[must_use]
+pub fn named_queries() -> Vec<NamedQuery> {
+    NAMED_SQL
+        .iter()
+        .map(|&(name, sql)| NamedQuery {
+            name,
+            description: description(name, sql).unwrap_or(""),
+            sql,
+        })
+        .collect()
+}
+
+/// The named query called `name`.
+#[must_use]
+pub fn named(name: &str) -> Option<NamedQuery> {
+    named_queries().into_iter().find(|q| q.name == name)
+}
+
+/// Names close to a mistyped one, closest first.
+#[must_use]
+pub fn closest_names(name: &str) -> Vec<&'static str> {
+    // Words in any order count as close: "carlsbad-reversed" finds "reversed-carlsbad".
+    let words = |s: &str| {
+        let mut w: Vec<&str> = s.split(['-', '_', ' ']).filter(|w| !w.is_empty()).collect();
+        w.sort_unstable();
+        w.join("-")
+    };
+    let wanted = name.to_ascii_lowercase();
+    let mut scored: Vec<(f64, &'static str)> = NAMED_SQL
+        .iter()
+        .map(|&(n, _)| {
+            let mut score = strsim::jaro_winkler(&wanted, n)
+                .max(strsim::jaro_winkler(&words(&wanted), &words(n)));
+            if n.contains(wanted.as_str()) {
+                score += 0.2;
+            }
+            (score, n)
+        })
+        .filter(|&(s, _)| s >= 0.8)
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+    scored.into_iter().take(3).map(|(_, n)| n).collect()
+}
+
+/// Squares by name ("d4 e3"), as a bitboard (a1 = bit 0).
+fn sq(names: &str) -> u64 {
+    names
+        .split_whitespace()
+        .map(|n| {
+            let b = n.as_bytes();
+            1u64 << (u32::from(b[1] - b'1') * 8 + u32::from(b[0] - b'a'))
+        })
+        .fold(0, |a, b| a | b)
+}
+
+/// Whole files by letter ("ce"), as a bitboard.
+fn files(letters: &str) -> u64 {
+    letters
+        .bytes()
+        .map(|f| 0x0101_0101_0101_0101u64 << (f - b'a'))
+        .fold(0, |a, b| a | b)
+}
+
+/// The search behind the named query `name` (the definition its `.sql` file is written from),
+/// with its `--param` values bound.
+pub fn named_search(name: &str, params: &[(String, Value)]) -> Result<Search> {
+    use SetCond::{Has, NoPawnsOn, PawnOnAny, PawnsOn};
+    let mut s = Search::default();
+    let exact = name == "exact-structure";
+    if !exact && let Some((p, _)) = params.first() {
+        usage!("--param {p}: the query has no parameter :{p} (its parameters: none)");
+    }
+    match name {
+        "white-duo" => s.white.push(Has(Group::Duo)),
+        "black-duo" => s.black.push(Has(Group::Duo)),
+        "white-trio" => s.white.push(Has(Group::Trio)),
+        "black-trio" => s.black.push(Has(Group::Trio)),
+        "white-quart" => s.white.push(Has(Group::Quart)),
+        "black-quart" => s.black.push(Has(Group::Quart)),
+        "white-bishop-pair" => s.runs.push(RunCond::BishopPairs(1)),
+        "black-bishop-pair" => s.runs.push(RunCond::BishopPairs(2)),
+        "white-three-islands" => s.white.push(SetCond::Compare(Measure::Islands, Op::Ge, 3)),
+        "black-three-islands" => s.black.push(SetCond::Compare(Measure::Islands, Op::Ge, 3)),
+        "white-isolated-queen-pawn" => {
+            s.white = vec![PawnOnAny(files("d")), NoPawnsOn(files("ce"))];
+        }
+        "black-isolated-queen-pawn" => {
+            s.black = vec![PawnOnAny(files("d")), NoPawnsOn(files("ce"))];
+        }
+        "white-hanging-pawns" => s.white = vec![PawnsOn(sq("c4 d4")), NoPawnsOn(files("be"))],
+        "black-hanging-pawns" => s.black = vec![PawnsOn(sq("c5 d5")), NoPawnsOn(files("be"))],
+        "carlsbad" => {
+            s.white = vec![PawnsOn(sq("d4 e3")), NoPawnsOn(files("c"))];
+            s.black = vec![PawnsOn(sq("c6 d5")), NoPawnsOn(files("e"))];
+        }
+        "reversed-carlsbad" => {
+            s.white = vec![PawnsOn(sq("c3 d4")), NoPawnsOn(files("e"))];
+            s.black = vec![PawnsOn(sq("d5 e6")), NoPawnsOn(files("c"))];
+        }
+        "white-stonewall" => s.white.push(PawnsOn(sq("c3 d4 e3 f4"))),
+        "black-stonewall" => s.black.push(PawnsOn(sq("c6 d5 e6 f5"))),
+        "white-maroczy-bind" => {
+            s.white = vec![PawnsOn(sq("c4 e4")), NoPawnsOn(files("d"))];
+            s.black.push(NoPawnsOn(files("c")));
+        }
+        "black-maroczy-bind" => {
+            s.white.push(NoPawnsOn(files("c")));
+            s.black = vec![PawnsOn(sq("c5 e5")), NoPawnsOn(files("d"))];
+        }
+        "exact-structure" => {
+            let value = |side: &str| -> Result<u64> {
+                let key = format!("{side}_pawns");
+                match params.iter().rev().find(|(n, _)| *n == key) {
+                    Some((_, Value::Integer(v))) => Ok(*v as u64),
+                    Some((_, v)) => {
+                        usage!(
+                            "--param {key}: expected a bitboard (an integer, 0x… for hex), got {v:?}"
+                        )
+                    }
+                    None => usage!("the query needs a value for :{key}: add --param {key}=VALUE"),
+                }
+            };
+            let (w, b) = (value("white")?, value("black")?);
+            if let Some((p, _)) = params
+                .iter()
+                .find(|(n, _)| n != "white_pawns" && n != "black_pawns")
+            {
+                usage!(
+                    "--param {p}: the query has no parameter :{p} (its parameters: white_pawns, black_pawns)"
+                );
+            }
+            s.white.push(SetCond::Exactly(w));
+            s.black.push(SetCond::Exactly(b));
+        }
+        other => bail!("no search is defined for the named query {other}"),
+    }
+    Ok(s)
+}
+
+/// The text of a named query's `.sql` file: its opening comment, then the SQL of its search
+/// in the scan form (parameters where the search has them).
+#[cfg(test)]
+pub fn named_file_text(q: &NamedQuery) -> String {
+    let comment: String = q
+        .sql
+        .lines()
+        .take_while(|l| l.starts_with("--"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let params = if q.name == "exact-structure" {
+        vec![
+            ("white_pawns".to_string(), Value::Integer(0)),
+            ("black_pawns".to_string(), Value::Integer(0)),
+        ]
+    } else {
+        Vec::new()
+    };
+    let search = named_search(q.name, &params).expect("every named query has a search");
+    format!(
+        "{comment}{};\n",
+        search
+            .rows_sql(
+                crate::store::search::Form::Scan,
+                crate::store::search::Rows::Positions
+            )
+            .text
+    )
+}

@@ -1,0 +1,463 @@
+//! The columns `pawndex stats` groups by: the `ply_features` columns and the derived ones, with
+//! the Rust rule that computes each value. The SQL twin of every rule (used only inside
+//! `--where`) is in [`crate::store::stats_sql`]; the tests check that both agree.
+
+use std::fmt;
+
+use anyhow::{Context, Result};
+use shakmaty::fen::Fen;
+use shakmaty::{Color, Role, Square};
+
+/// A side of the board.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Side {
+    White,
+    Black,
+}
+
+impl Side {
+    fn name(self) -> &'static str {
+        match self {
+            Side::White => "white",
+            Side::Black => "black",
+        }
+    }
+}
+
+/// Where a column's value comes from, which decides the scan that computes it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Level {
+    /// Constant for a pawn structure: one side's row of `pawn_sets` (or both).
+    Structure,
+    /// Constant for a game: a row of `games`.
+    Game,
+    /// Constant for a run of `runs` (piece-set, bishop pairs).
+    Run,
+    /// Changes inside a run: needs the ply.
+    Ply,
+}
+
+/// A `--by` column.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Column {
+    GameId,
+    Ply,
+    Pawns(Side),
+    Islands(Side),
+    Dispersion(Side),
+    Distortion(Side),
+    Duo(Side),
+    Trio(Side),
+    Quart(Side),
+    BishopPair(Side),
+    Pieceset,
+    /// `ply / 10 * 10`.
+    PlyBucket,
+    /// Mean of both Elos floored to a multiple of 100; NULL when either Elo is missing.
+    EloBand,
+    /// `opening`, `middlegame` or `endgame`: see [`Phase`].
+    Phase,
+    DuoCount(Side),
+    TrioCount(Side),
+    QuartCount(Side),
+    /// The pawns as the board part of a FEN (`8/pppppppp/8/8/8/8/PPPPPPPP/8`).
+    PawnFen,
+    /// The named structure of the position. In `--by` one value per form: the catalogue key
+    /// (`carlsbad`), the key and `~` for the colour-reversed form (`carlsbad~`), or `none`.
+    /// In `--where` it is the `ply_features` column: the key, or NULL for none.
+    Structure,
+    /// 1 for the colour-reversed form of a named structure, else 0.
+    StructureReversed,
+}
+
+use Side::{Black, White};
+
+/// Every column, `ply_features` order first, then the derived ones.
+pub const ALL: &[Column] = &[
+    Column::GameId,
+    Column::Ply,
+    Column::Pawns(White),
+    Column::Pawns(Black),
+    Column::Islands(White),
+    Column::Islands(Black),
+    Column::Dispersion(White),
+    Column::Dispersion(Black),
+    Column::Distortion(White),
+    Column::Distortion(Black),
+    Column::Duo(White),
+    Column::Duo(Black),
+    Column::Trio(White),
+    Column::Trio(Black),
+    Column::Quart(White),
+    Column::Quart(Black),
+    Column::BishopPair(White),
+    Column::BishopPair(Black),
+    Column::Pieceset,
+    Column::PlyBucket,
+    Column::EloBand,
+    Column::Phase,
+    Column::DuoCount(White),
+    Column::DuoCount(Black),
+    Column::TrioCount(White),
+    Column::TrioCount(Black),
+    Column::QuartCount(White),
+    Column::QuartCount(Black),
+    Column::PawnFen,
+    Column::Structure,
+    Column::StructureReversed,
+];
+
+impl Column {
+    pub fn name(self) -> String {
+        match self {
+            Column::GameId => "game_id".into(),
+            Column::Ply => "ply".into(),
+            Column::Pawns(s) => format!("{}_pawns", s.name()),
+            Column::Islands(s) => format!("{}_islands", s.name()),
+            Column::Dispersion(s) => format!("{}_dispersion", s.name()),
+            Column::Distortion(s) => format!("{}_distortion", s.name()),
+            Column::Duo(s) => format!("{}_duo", s.name()),
+            Column::Trio(s) => format!("{}_trio", s.name()),
+            Column::Quart(s) => format!("{}_quart", s.name()),
+            Column::BishopPair(s) => format!("{}_bishop_pair", s.name()),
+            Column::Pieceset => "pieceset".into(),
+            Column::PlyBucket => "ply_bucket".into(),
+            Column::EloBand => "elo_band".into(),
+            Column::Phase => "phase".into(),
+            Column::DuoCount(s) => format!("{}_duo_count", s.name()),
+            Column::TrioCount(s) => format!("{}_trio_count", s.name()),
+            Column::QuartCount(s) => format!("{}_quart_count", s.name()),
+            Column::PawnFen => "pawn_fen".into(),
+            Column::Structure => "structure".into(),
+            Column::StructureReversed => "structure_reversed".into(),
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Column> {
+        let name = name.trim().to_ascii_lowercase();
+        ALL.iter().copied().find(|c| c.name() == name)
+    }
+
+    pub fn level(self) -> Level {
+        match self {
+            Column::GameId | Column::EloBand => Level::Game,
+            Column::BishopPair(_)
+            | Column::Pieceset
+            | Column::Structure
+            | Column::StructureReversed => Level::Run,
+            Column::Ply | Column::PlyBucket | Column::Phase => Level::Ply,
+            _ => Level::Structure,
+        }
+    }
+
+    /// The side a column describes, for the per-side columns.
+    pub fn side(self) -> Option<Side> {
+        match self {
+            Column::Pawns(s)
+            | Column::Islands(s)
+            | Column::Dispersion(s)
+            | Column::Distortion(s)
+            | Column::Duo(s)
+            | Column::Trio(s)
+            | Column::Quart(s)
+            | Column::BishopPair(s)
+            | Column::DuoCount(s)
+            | Column::TrioCount(s)
+            | Column::QuartCount(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// For structure columns: the per-side columns the value is computed from.
+    pub fn structure_sources(self) -> Vec<String> {
+        match self {
+            Column::DuoCount(s) => vec![Column::Duo(s).name()],
+            Column::TrioCount(s) => vec![Column::Trio(s).name()],
+            Column::QuartCount(s) => vec![Column::Quart(s).name()],
+            Column::PawnFen => vec![Column::Pawns(White).name(), Column::Pawns(Black).name()],
+            c if c.level() == Level::Structure => vec![c.name()],
+            _ => Vec::new(),
+        }
+    }
+
+    /// A structure column's value from its [`Column::structure_sources`] values (every
+    /// structure column but `pawn_fen` is an integer).
+    pub fn structure_int(self, raw: &[i64]) -> i64 {
+        match self {
+            Column::DuoCount(_) | Column::TrioCount(_) | Column::QuartCount(_) => {
+                i64::from((raw[0] as u64).count_ones())
+            }
+            _ => raw[0],
+        }
+    }
+
+    /// A structure column's value from its [`Column::structure_sources`] values.
+    pub fn structure_value(self, raw: &[i64]) -> Cell {
+        match self {
+            Column::PawnFen => Cell::Text(pawn_fen(raw[0] as u64, raw[1] as u64)),
+            c => Cell::Int(c.structure_int(raw)),
+        }
+    }
+
+    /// Renders a value for CSV and chart labels.
+    pub fn render(self, cell: &Cell) -> String {
+        match (self, cell) {
+            (Column::Phase, Cell::Int(code)) => Phase::from_code(*code).name().to_string(),
+            (_, c) => c.to_string(),
+        }
+    }
+}
+
+/// A group-by value.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Cell {
+    Null,
+    Int(i64),
+    Text(String),
+}
+
+impl fmt::Display for Cell {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Cell::Null => Ok(()),
+            Cell::Int(v) => write!(f, "{v}"),
+            Cell::Text(t) => f.write_str(t),
+        }
+    }
+}
+
+/// `ply_bucket`: the ply rounded down to a multiple of 10.
+pub fn ply_bucket(ply: u32) -> i64 {
+    i64::from(ply / 10 * 10)
+}
+
+/// `elo_band`: the mean of both Elos floored to a multiple of 100 (2450 and 2551 give 2500).
+pub fn elo_band(white: Option<i64>, black: Option<i64>) -> Cell {
+    match (white, black) {
+        (Some(w), Some(b)) => Cell::Int((w + b).div_euclid(200) * 100),
+        _ => Cell::Null,
+    }
+}
+
+/// The board part of a FEN holding only the pawns, rank 8 first.
+pub fn pawn_fen(white: u64, black: u64) -> String {
+    let mut out = String::with_capacity(32);
+    for rank in (0..8).rev() {
+        let mut empty = 0;
+        for file in 0..8 {
+            let bit = 1u64 << (rank * 8 + file);
+            let piece = if white & bit != 0 {
+                Some('P')
+            } else if black & bit != 0 {
+                Some('p')
+            } else {
+                None
+            };
+            match piece {
+                Some(p) => {
+                    if empty > 0 {
+                        out.push(char::from(b'0' + empty));
+                        empty = 0;
+                    }
+                    out.push(p);
+                }
+                None => empty += 1,
+            }
+        }
+        if empty > 0 {
+            out.push(char::from(b'0' + empty));
+        }
+        if rank > 0 {
+            out.push('/');
+        }
+    }
+    out
+}
+
+/// Game phase of a position.
+///
+/// The rule, in this order:
+/// 1. **endgame** when each side has no queen, or at most one rook, bishop or knight in all;
+/// 2. **opening** when the ply is 20 or less;
+/// 3. **middlegame** otherwise.
+///
+/// Pieces are read from the position's piece-set: each slot stands for the piece the game
+/// started with in that slot ([`PieceMasks`]). A promoted piece keeps its pawn's slot and is
+/// not counted, so a promotion never turns an endgame back into a middlegame.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Phase {
+    Opening = 0,
+    Middlegame = 1,
+    Endgame = 2,
+}
+
+/// The last ply that counts as opening (when the endgame rule does not hold).
+pub const OPENING_LAST_PLY: u32 = 20;
+
+impl Phase {
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Opening => "opening",
+            Phase::Middlegame => "middlegame",
+            Phase::Endgame => "endgame",
+        }
+    }
+
+    pub fn from_code(code: i64) -> Phase {
+        match code {
+            0 => Phase::Opening,
+            1 => Phase::Middlegame,
+            _ => Phase::Endgame,
+        }
+    }
+
+    pub fn of(ply: u32, pieceset: u32, masks: &PieceMasks) -> Phase {
+        if masks.is_endgame(pieceset) {
+            Phase::Endgame
+        } else if ply <= OPENING_LAST_PLY {
+            Phase::Opening
+        } else {
+            Phase::Middlegame
+        }
+    }
+}
+
+/// Which piece-set slots started as queens, and as rooks, bishops or knights, per side.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct PieceMasks {
+    /// White, Black.
+    pub queens: [u32; 2],
+    pub minors_and_rooks: [u32; 2],
+}
+
+impl PieceMasks {
+    /// The standard start: d1 queen is slot 3, a1 b1 c1 f1 g1 h1 are slots 0 1 2 5 6 7; Black's
+    /// d8 queen is slot 27, a8 b8 c8 f8 g8 h8 are slots 24 25 26 29 30 31.
+    pub const STANDARD: PieceMasks = PieceMasks {
+        queens: [1 << 3, 1 << 27],
+        minors_and_rooks: [0xE7, 0xE7 << 24],
+    };
+
+    /// Masks for a game that starts from `fen`: the slots are assigned as the indexer does
+    /// ([`crate::model::pieceset::initial_slots`]) and each slot takes the type of the piece that stood
+    /// on its square in the start position.
+    pub fn from_fen(fen: &str, chess960: bool) -> Result<PieceMasks> {
+        let fen = Fen::from_ascii(fen.as_bytes()).with_context(|| format!("start FEN {fen}"))?;
+        let board = &fen.as_setup().board;
+        let (slots, _) = crate::model::pieceset::initial_slots(board, chess960)
+            .map_err(|e| anyhow::anyhow!("start FEN {fen}: {e}"))?;
+        let mut masks = PieceMasks {
+            queens: [0; 2],
+            minors_and_rooks: [0; 2],
+        };
+        for sq in board.occupied() {
+            let piece = board.piece_at(sq).expect("occupied square");
+            let slot = slots[usize::from(Square::to_u32(sq) as u8)];
+            if slot >= 32 {
+                continue;
+            }
+            let side = match piece.color {
+                Color::White => 0,
+                Color::Black => 1,
+            };
+            match piece.role {
+                Role::Queen => masks.queens[side] |= 1 << slot,
+                Role::Rook | Role::Bishop | Role::Knight => {
+                    masks.minors_and_rooks[side] |= 1 << slot
+                }
+                Role::Pawn | Role::King => {}
+            }
+        }
+        Ok(masks)
+    }
+
+    /// Both sides have no queen, or at most one rook, bishop or knight.
+    pub fn is_endgame(&self, pieceset: u32) -> bool {
+        (0..2).all(|side| {
+            pieceset & self.queens[side] == 0
+                || (pieceset & self.minors_and_rooks[side]).count_ones() <= 1
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for c in ALL {
+            assert_eq!(Column::parse(&c.name()), Some(*c));
+        }
+        assert_eq!(
+            Column::parse(" White_Islands "),
+            Some(Column::Islands(White))
+        );
+        assert_eq!(Column::parse("white_island"), None);
+    }
+
+    #[test]
+    fn elo_band_floors_the_mean() {
+        assert_eq!(elo_band(Some(2450), Some(2551)), Cell::Int(2500));
+        assert_eq!(elo_band(Some(2450), Some(2549)), Cell::Int(2400));
+        assert_eq!(elo_band(Some(0), Some(99)), Cell::Int(0));
+        assert_eq!(elo_band(Some(-10), Some(0)), Cell::Int(-100));
+        assert_eq!(elo_band(None, Some(2500)), Cell::Null);
+    }
+
+    #[test]
+    fn pawn_fen_of_the_start() {
+        assert_eq!(
+            pawn_fen(0xFF00, 0x00FF_0000_0000_0000),
+            "8/pppppppp/8/8/8/8/PPPPPPPP/8"
+        );
+        // e4 (28) against d5 (35) and h7 (55).
+        assert_eq!(
+            pawn_fen(1 << 28, (1 << 35) | (1 << 55)),
+            "8/7p/8/3p4/4P3/8/8/8"
+        );
+    }
+
+    #[test]
+    fn standard_masks_match_the_start_fen() {
+        let m = PieceMasks::from_fen(
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+            false,
+        )
+        .unwrap();
+        assert_eq!(m, PieceMasks::STANDARD);
+    }
+
+    #[test]
+    fn endgame_rule() {
+        let m = PieceMasks::STANDARD;
+        let all = u32::MAX;
+        assert!(!m.is_endgame(all));
+        // Queens off, everything else on: endgame.
+        assert!(m.is_endgame(all & !(1 << 3) & !(1 << 27)));
+        // White keeps the queen with one rook; Black has no queen.
+        let ps = all & !0b0110_0110 & !(1 << 7) & !(1 << 27);
+        assert_eq!((ps & 0xE7).count_ones(), 1);
+        assert!(m.is_endgame(ps));
+        // White keeps the queen with two pieces: not yet.
+        assert!(!m.is_endgame(ps | (1 << 7)));
+        assert_eq!(
+            Phase::of(10, all & !(1 << 3) & !(1 << 27), &m),
+            Phase::Endgame
+        );
+        assert_eq!(Phase::of(20, all, &m), Phase::Opening);
+        assert_eq!(Phase::of(21, all, &m), Phase::Middlegame);
+    }
+
+    #[test]
+    fn chess960_masks_follow_the_start_position() {
+        // Queen on d1/d8 in this start; knights e1 f1, bishops b1 c1, rooks a1 h1.
+        let m = PieceMasks::from_fen(
+            "rbbqnnkr/pppppppp/8/8/8/8/PPPPPPPP/RBBQNNKR w HAha - 0 1",
+            true,
+        )
+        .unwrap();
+        assert_eq!(m.queens, [1 << 3, 1 << 27]);
+        assert_eq!(m.minors_and_rooks, [0b1011_0111, 0b1011_0111 << 24]);
+    }
+}

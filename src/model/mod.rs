@@ -1,0 +1,11 @@
+//! The chess and data concepts every layer shares, importing nothing else of the crate: the
+//! pawn-structure feature kernels, named structures, the distance between structures, the stored
+//! move encoding, the piece-set, results and the tag roster, and the columns statistics group by.
+
+pub mod columns;
+pub mod features;
+pub mod moves;
+pub mod outcome;
+pub mod pieceset;
+pub mod similar;
+pub mod structure;

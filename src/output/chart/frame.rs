@@ -1,0 +1,361 @@
+//! What every chart kind shares: text, colours, the legend, the panels and the axes of a chart
+//! with categories along x.
+
+use std::collections::{BTreeSet, HashMap};
+use std::ops::Range;
+
+use anyhow::{Result, anyhow};
+use plotters::coord::Shift;
+use plotters::coord::ranged1d::{SegmentValue, SegmentedCoord};
+use plotters::coord::types::{RangedCoordf64, RangedCoordi32};
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use super::font::FONT;
+use crate::model::columns::{Cell, Column};
+
+pub(super) type Area<DB> = DrawingArea<DB, Shift>;
+
+/// A chart with categories along x and a number up.
+pub(super) type CategoryChart<'a, DB> =
+    ChartContext<'a, DB, Cartesian2d<SegmentedCoord<RangedCoordi32>, RangedCoordf64>>;
+
+pub(super) const SCORE_DESC: &str = "White's score";
+
+/// A chart of horizontal bars: a number along x, one row per category (the first of `rows`
+/// at the bottom).
+pub(super) type BarChart<'a, DB> =
+    ChartContext<'a, DB, Cartesian2d<RangedCoordf64, SegmentedCoord<RangedCoordi32>>>;
+
+/// The axes of a [`BarChart`] on `body`: x from 0 to `max`, named `x_desc`, one row per label
+/// of `rows` in a left margin `label_width` wide, the x labels `x_height` high.
+pub(super) fn bar_axes<'a, DB: DrawingBackend>(
+    body: &'a Area<DB>,
+    rows: &[String],
+    max: f64,
+    (label_width, x_height): (u32, u32),
+    x_desc: &str,
+) -> Result<BarChart<'a, DB>>
+where
+    DB::ErrorType: 'static,
+{
+    let n = i32::try_from(rows.len()).unwrap_or(i32::MAX);
+    let mut chart = ChartBuilder::on(body)
+        .margin_right(20)
+        .x_label_area_size(x_height)
+        .y_label_area_size(label_width)
+        .build_cartesian_2d(0.0..max, (0..n - 1).into_segmented())
+        .map_err(plot_error)?;
+    let format = segment_label(rows);
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .light_line_style(WHITE)
+        .y_labels(rows.len())
+        .y_label_formatter(&format)
+        .x_label_formatter(&|v| short(*v))
+        .x_desc(x_desc)
+        .label_style((FONT, 13))
+        .axis_desc_style((FONT, 15))
+        .draw()
+        .map_err(plot_error)?;
+    Ok(chart)
+}
+
+pub(super) fn plot_error<E: std::error::Error + Send + Sync + 'static>(
+    e: DrawingAreaErrorKind<E>,
+) -> anyhow::Error {
+    anyhow!("{e}")
+}
+
+/// Draws a line of text; `size` in pixels.
+pub(super) fn text<DB: DrawingBackend>(
+    area: &Area<DB>,
+    s: &str,
+    at: (i32, i32),
+    size: u32,
+    color: &RGBColor,
+    h: HPos,
+) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    let style = TextStyle::from((FONT, size).into_font())
+        .color(color)
+        .pos(Pos::new(h, VPos::Top));
+    area.draw(&Text::new(s.to_string(), at, style))
+        .map_err(plot_error)
+}
+
+/// A value as an axis or legend label.
+pub(super) fn label(c: Column, v: &Cell) -> String {
+    match v {
+        Cell::Null => "none".into(),
+        v => c.render(v),
+    }
+}
+
+/// 1234567 -> "1.2M".
+pub(super) fn short(v: f64) -> String {
+    let a = v.abs();
+    if a >= 1e9 {
+        format!("{:.1}G", v / 1e9)
+    } else if a >= 1e6 {
+        format!("{:.1}M", v / 1e6)
+    } else if a >= 1e4 {
+        format!("{:.0}k", v / 1e3)
+    } else if a >= 1e3 {
+        format!("{:.1}k", v / 1e3)
+    } else if v.fract() == 0.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+/// The `i`th series colour.
+pub(super) fn color(i: usize) -> RGBColor {
+    const COLORS: [RGBColor; 8] = [
+        RGBColor(31, 119, 180),
+        RGBColor(214, 39, 40),
+        RGBColor(44, 160, 44),
+        RGBColor(255, 127, 14),
+        RGBColor(148, 103, 189),
+        RGBColor(140, 86, 75),
+        RGBColor(227, 119, 194),
+        RGBColor(23, 190, 207),
+    ];
+    COLORS[i % COLORS.len()]
+}
+
+/// A legend drawn by hand (plotters' own legend measures text, which SVG cannot without a
+/// font): a coloured line and a label per entry, top right of `area`.
+pub(super) fn legend<DB: DrawingBackend>(
+    area: &Area<DB>,
+    entries: &[(String, RGBColor)],
+) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    if entries.is_empty() {
+        return Ok(());
+    }
+    let (w, _) = area.dim_in_pixel();
+    let longest = entries
+        .iter()
+        .map(|(s, _)| s.chars().count())
+        .max()
+        .unwrap_or(0);
+    let box_w = 50 + (longest as i32 * 8);
+    let x0 = w as i32 - box_w - 20;
+    let y0 = 10;
+    let h = 20 * entries.len() as i32 + 10;
+    area.draw(&Rectangle::new(
+        [(x0, y0), (x0 + box_w, y0 + h)],
+        WHITE.mix(0.85).filled(),
+    ))
+    .map_err(plot_error)?;
+    area.draw(&Rectangle::new(
+        [(x0, y0), (x0 + box_w, y0 + h)],
+        RGBColor(160, 160, 160).stroke_width(1),
+    ))
+    .map_err(plot_error)?;
+    for (i, (s, c)) in entries.iter().enumerate() {
+        let y = y0 + 15 + 20 * i as i32;
+        area.draw(&PathElement::new(
+            vec![(x0 + 8, y), (x0 + 34, y)],
+            c.stroke_width(3),
+        ))
+        .map_err(plot_error)?;
+        text(area, s, (x0 + 42, y - 8), 14, &BLACK, HPos::Left)?;
+    }
+    Ok(())
+}
+
+/// Gap on each side of a bar: none when the bars are only a few pixels wide.
+pub(super) fn bar_margin<DB: DrawingBackend>(area: &Area<DB>, n: i32) -> u32 {
+    let width = area.dim_in_pixel().0.saturating_sub(80);
+    (width / n.max(1) as u32 / 6).min(3)
+}
+
+/// Splits the body into an upper panel (counts) and a lower one (scores).
+pub(super) fn panels<DB: DrawingBackend>(body: &Area<DB>) -> (Area<DB>, Area<DB>) {
+    let (_, h) = body.dim_in_pixel();
+    body.split_vertically(h * 55 / 100)
+}
+
+/// Category labels on a segmented axis.
+pub(super) fn segment_label(labels: &[String]) -> impl Fn(&SegmentValue<i32>) -> String + '_ {
+    move |v| match v {
+        SegmentValue::CenterOf(i) | SegmentValue::Exact(i) => {
+            labels.get(*i as usize).cloned().unwrap_or_default()
+        }
+        SegmentValue::Last => String::new(),
+    }
+}
+
+/// The values of one column along an axis, in order, with their labels and where a line
+/// drawn along them must break.
+pub(super) struct Categories<'g> {
+    pub labels: Vec<String>,
+    /// `joins[i]`: values `i` and `i + 1` are neighbours (nothing could lie between them).
+    pub joins: Vec<bool>,
+    index: HashMap<&'g Cell, i32>,
+}
+
+impl<'g> Categories<'g> {
+    /// The distinct values among `cells`, sorted.
+    pub fn distinct(col: Column, cells: impl Iterator<Item = &'g Cell>) -> Self {
+        Self::in_order(col, cells.collect::<BTreeSet<_>>().into_iter().collect())
+    }
+
+    /// `cells` in the order given (each once).
+    pub fn in_order(col: Column, cells: Vec<&'g Cell>) -> Self {
+        let labels = cells.iter().map(|v| label(col, v)).collect();
+        let joins = cells
+            .windows(2)
+            .map(|w| adjacent(col, w[0], w[1]))
+            .collect();
+        let index = cells
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (*v, i as i32))
+            .collect();
+        Categories {
+            labels,
+            joins,
+            index,
+        }
+    }
+
+    pub fn len(&self) -> i32 {
+        self.labels.len() as i32
+    }
+
+    /// Where `v` is on the axis (0 for a value not on it).
+    pub fn at(&self, v: &Cell) -> i32 {
+        self.index.get(v).copied().unwrap_or(0)
+    }
+
+    /// Whether a line from value `i` to value `i + 1` may be drawn.
+    pub fn joined(&self, i: i32) -> bool {
+        usize::try_from(i)
+            .ok()
+            .and_then(|i| self.joins.get(i))
+            .copied()
+            .unwrap_or(false)
+    }
+}
+
+/// The distance between neighbouring values of a column whose values are ordered numbers
+/// (None: the numbers name categories, like a pawn mask, and have no gaps).
+fn step(col: Column) -> Option<i64> {
+    match col {
+        Column::PlyBucket => Some(10),
+        Column::EloBand => Some(100),
+        Column::GameId | Column::Pawns(_) | Column::Duo(_) | Column::Trio(_) | Column::Quart(_) => {
+            None
+        }
+        Column::Pieceset | Column::PawnFen | Column::Structure => None,
+        _ => Some(1),
+    }
+}
+
+/// Whether the values of `col` are ordered numbers, so that an axis of them has a start and
+/// an end (not names of categories in some order).
+pub(super) fn ordered(col: Column) -> bool {
+    step(col).is_some()
+}
+
+/// Whether `b` follows `a` with no possible value between them: a missing number is a gap, and
+/// so is the step from "none" (no value) to a value.
+fn adjacent(col: Column, a: &Cell, b: &Cell) -> bool {
+    match (a, b) {
+        (Cell::Int(x), Cell::Int(y)) => step(col).is_none_or(|s| y - x == s),
+        (Cell::Text(_), Cell::Text(_)) => true,
+        _ => false,
+    }
+}
+
+/// The y axis of a [`CategoryChart`].
+pub(super) struct YAxis<'a> {
+    pub range: Range<f64>,
+    pub labels: usize,
+    pub format: &'a dyn Fn(&f64) -> String,
+    pub desc: &'a str,
+}
+
+/// Which panel a [`CategoryChart`] fills: the upper one leaves the x axis unnamed (the lower
+/// one, under it, names it).
+pub(super) enum Panel<'a> {
+    Upper,
+    Lower { x_desc: &'a str },
+}
+
+/// Builds a chart with `labels` along x, and draws its axes (at most 25 x labels, no vertical
+/// grid lines, white minor grid lines).
+pub(super) fn category_chart<'a, DB: DrawingBackend>(
+    area: &'a Area<DB>,
+    labels: &[String],
+    panel: Panel,
+    y: YAxis,
+) -> Result<CategoryChart<'a, DB>>
+where
+    DB::ErrorType: 'static,
+{
+    let n = labels.len() as i32;
+    let mut builder = ChartBuilder::on(area);
+    builder.margin_right(10).y_label_area_size(70);
+    match panel {
+        Panel::Upper => builder.x_label_area_size(40),
+        Panel::Lower { .. } => builder.margin_top(10).x_label_area_size(50),
+    };
+    let mut chart = builder
+        .build_cartesian_2d((0..n - 1).into_segmented(), y.range)
+        .map_err(plot_error)?;
+    let format = segment_label(labels);
+    let mut mesh = chart.configure_mesh();
+    mesh.disable_x_mesh()
+        .light_line_style(WHITE)
+        .x_labels(labels.len().min(25))
+        .x_label_formatter(&format)
+        .y_labels(y.labels)
+        .y_label_formatter(y.format)
+        .y_desc(y.desc)
+        .label_style((FONT, 14))
+        .axis_desc_style((FONT, 15));
+    if let Panel::Lower { x_desc } = panel {
+        mesh.x_desc(x_desc);
+    }
+    mesh.draw().map_err(plot_error)?;
+    Ok(chart)
+}
+
+/// plotters' number of y labels when a chart does not choose.
+pub(super) const Y_LABELS: usize = 11;
+
+/// The lower panel: categories along x, a score from 0 to 1 up, a grey line at 0.5.
+pub(super) fn score_axes<'a, DB: DrawingBackend>(
+    area: &'a Area<DB>,
+    labels: &[String],
+    x_desc: &str,
+    y_desc: &str,
+) -> Result<CategoryChart<'a, DB>>
+where
+    DB::ErrorType: 'static,
+{
+    let y = YAxis {
+        range: 0.0..1.0,
+        labels: 6,
+        format: &|v| format!("{v:.1}"),
+        desc: y_desc,
+    };
+    let mut chart = category_chart(area, labels, Panel::Lower { x_desc }, y)?;
+    chart
+        .draw_series(LineSeries::new(
+            [(SegmentValue::Exact(0), 0.5), (SegmentValue::Last, 0.5)],
+            RGBColor(150, 150, 150).stroke_width(1),
+        ))
+        .map_err(plot_error)?;
+    Ok(chart)
+}

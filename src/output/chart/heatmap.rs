@@ -1,0 +1,231 @@
+//! Two `--by` columns with many values in the first: White's score as the colour of each cell.
+
+use anyhow::Result;
+use plotters::coord::ranged1d::{SegmentValue, SegmentedCoord};
+use plotters::coord::types::RangedCoordi32;
+use plotters::prelude::*;
+use plotters::style::text_anchor::HPos;
+
+use super::font::FONT;
+use super::frame::{Area, Categories, plot_error, segment_label, short, text};
+use super::{MIN_GAMES_FOR_SCORE, Spec, drawn_score};
+use crate::engine::stats::Group;
+
+/// A chart with categories along both axes.
+type Grid<'a, DB> = ChartContext<
+    'a,
+    DB,
+    Cartesian2d<SegmentedCoord<RangedCoordi32>, SegmentedCoord<RangedCoordi32>>,
+>;
+
+/// The fill of a cell whose score is not drawn (too few games).
+const FEW_GAMES: RGBColor = RGBColor(210, 210, 210);
+
+/// The fill of a cell without any group.
+const NO_DATA: RGBColor = RGBColor(150, 150, 150);
+
+/// White's score as the colour of each (second column, first column) cell.
+pub(super) fn heatmap<DB: DrawingBackend>(
+    body: &Area<DB>,
+    spec: &Spec,
+    groups: &[Group],
+    unit: &str,
+) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    let (yc, xc) = (spec.by[0], spec.by[1]);
+    let xs = Categories::distinct(xc, groups.iter().map(|g| &g.keys[1]));
+    let ys = Categories::distinct(yc, groups.iter().map(|g| &g.keys[0]));
+    let (plot, scale) = body.split_horizontally(body.dim_in_pixel().0 - 120);
+    let mut chart = grid(&plot, &xs, &ys, &xc.name(), &yc.name())?;
+    let (pw, ph) = plot.dim_in_pixel();
+    let cell_w = (pw as i32 - 90) / xs.len().max(1);
+    let cell_h = (ph as i32 - 60) / ys.len().max(1);
+    let written = cell_w >= 44 && cell_h >= 30;
+    let mut empty = vec![vec![true; ys.len() as usize]; xs.len() as usize];
+    for g in groups {
+        empty[xs.at(&g.keys[1]) as usize][ys.at(&g.keys[0]) as usize] = false;
+    }
+    for (x, column) in empty.iter().enumerate() {
+        for (y, _) in column.iter().enumerate().filter(|(_, e)| **e) {
+            fill_cell(&mut chart, (x as i32, y as i32), NO_DATA)?;
+        }
+    }
+    for g in groups {
+        let at = (xs.at(&g.keys[1]), ys.at(&g.keys[0]));
+        let fill = drawn_score(g).map_or(FEW_GAMES, score_color);
+        fill_cell(&mut chart, at, fill)?;
+        if written {
+            write_cell(&plot, &chart, at, g, spec)?;
+        }
+    }
+    color_scale(&scale, unit)
+}
+
+/// Builds the chart of the cells and draws its axes.
+fn grid<'a, DB: DrawingBackend>(
+    plot: &'a Area<DB>,
+    xs: &Categories,
+    ys: &Categories,
+    x_desc: &str,
+    y_desc: &str,
+) -> Result<Grid<'a, DB>>
+where
+    DB::ErrorType: 'static,
+{
+    let (nx, ny) = (xs.len(), ys.len());
+    let mut chart = ChartBuilder::on(plot)
+        .margin_right(10)
+        .x_label_area_size(50)
+        .y_label_area_size(80)
+        .build_cartesian_2d((0..nx - 1).into_segmented(), (0..ny - 1).into_segmented())
+        .map_err(plot_error)?;
+    let fx = segment_label(&xs.labels);
+    let fy = segment_label(&ys.labels);
+    chart
+        .configure_mesh()
+        .disable_mesh()
+        .x_labels(xs.labels.len().min(25))
+        .y_labels(ys.labels.len().min(30))
+        .x_label_formatter(&fx)
+        .y_label_formatter(&fy)
+        .x_desc(x_desc)
+        .y_desc(y_desc)
+        .label_style((FONT, 14))
+        .axis_desc_style((FONT, 15))
+        .draw()
+        .map_err(plot_error)?;
+    Ok(chart)
+}
+
+/// Fills the cell at (x, y).
+fn fill_cell<DB: DrawingBackend>(
+    chart: &mut Grid<DB>,
+    (x, y): (i32, i32),
+    fill: RGBColor,
+) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    chart
+        .draw_series([Rectangle::new(
+            [
+                (SegmentValue::Exact(x), SegmentValue::Exact(y)),
+                (SegmentValue::Exact(x + 1), SegmentValue::Exact(y + 1)),
+            ],
+            fill.filled(),
+        )])
+        .map_err(plot_error)?;
+    Ok(())
+}
+
+/// Writes a group's score and units in its cell.
+fn write_cell<DB: DrawingBackend>(
+    plot: &Area<DB>,
+    chart: &Grid<DB>,
+    (x, y): (i32, i32),
+    g: &Group,
+    spec: &Spec,
+) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    let (px, py) = chart.backend_coord(&(SegmentValue::CenterOf(x), SegmentValue::CenterOf(y)));
+    let base = plot.get_base_pixel();
+    let at = (px - base.0, py - base.1);
+    let s = g
+        .totals
+        .white_score()
+        .map_or("-".to_string(), |s| format!("{s:.2}"));
+    // White text on the darkest cells.
+    let dark = drawn_score(g).is_some_and(|s| (s - 0.5).abs() > 0.14);
+    let (ink, ink2) = if dark {
+        (WHITE, WHITE)
+    } else {
+        (BLACK, RGBColor(60, 60, 60))
+    };
+    text(plot, &s, (at.0, at.1 - 14), 14, &ink, HPos::Center)?;
+    let u = short(g.totals.units(spec.per) as f64);
+    text(plot, &u, (at.0, at.1 + 2), 11, &ink2, HPos::Center)
+}
+
+/// The colour scale right of the cells, and what the cells say. The colours vary from 0.3 to
+/// 0.7 and are flat beyond.
+fn color_scale<DB: DrawingBackend>(scale: &Area<DB>, unit: &str) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    let (_, sh) = scale.dim_in_pixel();
+    let (top, bottom) = (35, sh as i32 - 90);
+    text(scale, "White's score", (5, 0), 13, &BLACK, HPos::Left)?;
+    let steps = 40;
+    for i in 0..steps {
+        let s = 0.7 - 0.4 * f64::from(i) / f64::from(steps - 1);
+        let y0 = top + (bottom - top) * i / steps;
+        let y1 = top + (bottom - top) * (i + 1) / steps;
+        scale
+            .draw(&Rectangle::new(
+                [(15, y0), (40, y1)],
+                score_color(s).filled(),
+            ))
+            .map_err(plot_error)?;
+    }
+    for (s, frac) in [
+        ("0.70+", 0.0),
+        ("0.60", 0.25),
+        ("0.50", 0.5),
+        ("0.40", 0.75),
+        ("0.30-", 1.0),
+    ] {
+        let y = top + ((bottom - top) as f64 * frac) as i32 - 7;
+        text(scale, s, (46, y), 13, &BLACK, HPos::Left)?;
+    }
+    let grey = RGBColor(60, 60, 60);
+    let note = |s: &str, dy: i32| text(scale, s, (5, bottom + dy), 11, &grey, HPos::Left);
+    note("cells: score,", 12)?;
+    note(unit, 26)?;
+    swatch(
+        scale,
+        FEW_GAMES,
+        &format!("under {MIN_GAMES_FOR_SCORE} games"),
+        bottom + 46,
+    )?;
+    swatch(scale, NO_DATA, "no data", bottom + 64)
+}
+
+/// A square of `fill` and what it means, at height `y` of the colour scale.
+fn swatch<DB: DrawingBackend>(scale: &Area<DB>, fill: RGBColor, meaning: &str, y: i32) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    scale
+        .draw(&Rectangle::new([(5, y), (17, y + 12)], fill.filled()))
+        .map_err(plot_error)?;
+    let black = RGBColor(60, 60, 60);
+    text(scale, meaning, (21, y), 11, &black, HPos::Left)
+}
+
+/// Red (Black scores) through white to green (White scores).
+fn score_color(s: f64) -> RGBColor {
+    let s = s.clamp(0.0, 1.0);
+    let mix = |a: (f64, f64, f64), b: (f64, f64, f64), t: f64| {
+        RGBColor(
+            (a.0 + (b.0 - a.0) * t).round() as u8,
+            (a.1 + (b.1 - a.1) * t).round() as u8,
+            (a.2 + (b.2 - a.2) * t).round() as u8,
+        )
+    };
+    let (red, white, green) = (
+        (202.0, 0.0, 32.0),
+        (247.0, 247.0, 247.0),
+        (26.0, 150.0, 65.0),
+    );
+    // Scores of real groups sit near 0.5: stretch 0.3..0.7 over the whole scale.
+    let t = ((s - 0.5) / 0.2).clamp(-1.0, 1.0);
+    if t < 0.0 {
+        mix(white, red, -t)
+    } else {
+        mix(white, green, t)
+    }
+}

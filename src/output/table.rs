@@ -1,0 +1,567 @@
+//! Writing query results: an aligned table, CSV, JSON lines, PGN games or FENs, streamed row by
+//! row from a prepared statement (the table waits for its first rows to size its columns).
+
+use std::collections::HashSet;
+use std::io::{self, Write};
+use std::path::PathBuf;
+use std::sync::mpsc::{self, Receiver, SyncSender};
+use std::thread;
+
+use anyhow::{Context, Result, anyhow, bail};
+use clap::{Args, ValueEnum};
+use rusqlite::types::ValueRef;
+use rusqlite::{Connection, Row, Statement};
+
+use crate::output::export::{self, Cursor, StoredGame};
+
+/// How results are written.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// Aligned columns for a terminal
+    Table,
+    /// CSV with a header row (RFC 4180 quoting, LF line ends)
+    Csv,
+    /// One JSON object per line
+    Json,
+    /// Each matched game once, as PGN, its first matched ply marked with a comment
+    Pgn,
+    /// game_id, ply and FEN of each matched position, tab-separated
+    Fen,
+}
+
+/// Options shared by `query` and `find`: where to read and how to write.
+#[derive(Args, Debug, Clone)]
+pub struct OutputArgs {
+    /// Database to read (opened read-only)
+    #[arg(long, default_value = crate::cli::common::DEFAULT_DB, value_name = "PATH")]
+    pub db: PathBuf,
+    /// Output format
+    #[arg(long, short, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// Stop after N rows (N games with --format pgn)
+    #[arg(long, value_name = "N")]
+    pub limit: Option<u64>,
+    /// Print only the number of matching positions (rows; games with `find --per game`)
+    #[arg(long, conflicts_with_all = ["format", "limit"])]
+    pub count: bool,
+    /// Stop the query after SECONDS (exit status 1); Ctrl-C stops it at any time (130)
+    #[arg(long, value_name = "SECONDS", value_parser = parse_timeout)]
+    pub timeout: Option<f64>,
+}
+
+fn parse_timeout(s: &str) -> std::result::Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(t) if t > 0.0 && t <= 1e9 => Ok(t),
+        _ => Err(format!("\"{s}\" is not a number of seconds above 0")),
+    }
+}
+
+/// Rows the table format reads before it fixes its column widths.
+const TABLE_SAMPLE_ROWS: usize = 1000;
+
+/// Receives result rows one at a time.
+trait Sink {
+    /// Handles one row; returns whether it produced an output record (for `--limit`).
+    fn row(&mut self, row: &Row<'_>) -> Result<bool>;
+    fn finish(&mut self) -> Result<()>;
+}
+
+/// Runs a prepared statement (parameters already bound) and writes its rows; returns the
+/// number of records written.
+pub fn write_results(
+    conn: &Connection,
+    stmt: &mut Statement<'_>,
+    format: Format,
+    limit: Option<u64>,
+    out: &mut dyn Write,
+) -> Result<u64> {
+    let columns: Vec<String> = stmt.column_names().iter().map(|s| s.to_string()).collect();
+    let mut sink: Box<dyn Sink + '_> = match format {
+        Format::Table => Box::new(TableSink::new(columns, out)),
+        Format::Csv => Box::new(CsvSink::new(&columns, out)?),
+        Format::Json => Box::new(JsonSink::new(columns, out)),
+        Format::Pgn => Box::new(PgnSink::new(conn, &columns, out)?),
+        Format::Fen => Box::new(FenSink::new(conn, &columns, out)?),
+    };
+    let mut written = 0u64;
+    if limit != Some(0) {
+        let mut rows = stmt.raw_query();
+        while let Some(row) = rows.next()? {
+            if sink.row(row)? {
+                written += 1;
+                if Some(written) == limit {
+                    break;
+                }
+            }
+        }
+    }
+    sink.finish()?;
+    Ok(written)
+}
+
+/// Index of a column by name (case-insensitive).
+fn column_index(columns: &[String], name: &str) -> Option<usize> {
+    columns.iter().position(|c| c.eq_ignore_ascii_case(name))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    let mut s = String::with_capacity(3 + bytes.len() * 2);
+    s.push_str("X'");
+    for b in bytes {
+        s.push_str(&format!("{b:02X}"));
+    }
+    s.push('\'');
+    s
+}
+
+/// A value as text (NULL is empty; a blob is an SQL hex literal).
+fn text(v: ValueRef<'_>) -> String {
+    match v {
+        ValueRef::Null => String::new(),
+        ValueRef::Integer(i) => i.to_string(),
+        ValueRef::Real(f) => f.to_string(),
+        ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned(),
+        ValueRef::Blob(b) => hex(b),
+    }
+}
+
+struct TableSink<'a> {
+    columns: Vec<String>,
+    out: &'a mut dyn Write,
+    sample: Vec<Vec<String>>,
+    numeric: Vec<bool>,
+    widths: Option<Vec<usize>>,
+}
+
+impl<'a> TableSink<'a> {
+    fn new(columns: Vec<String>, out: &'a mut dyn Write) -> Self {
+        let numeric = vec![true; columns.len()];
+        TableSink {
+            columns,
+            out,
+            sample: Vec::new(),
+            numeric,
+            widths: None,
+        }
+    }
+
+    fn print_line(&mut self, cells: &[String], header: bool) -> io::Result<()> {
+        let widths = self.widths.as_ref().expect("widths fixed");
+        let mut line = String::new();
+        for (i, cell) in cells.iter().enumerate() {
+            let w = widths[i];
+            let pad = w.saturating_sub(cell.chars().count());
+            if i > 0 {
+                line.push_str("  ");
+            }
+            let last = i + 1 == cells.len();
+            if self.numeric[i] && !header {
+                line.extend(std::iter::repeat_n(' ', pad));
+                line.push_str(cell);
+            } else {
+                line.push_str(cell);
+                if !last {
+                    line.extend(std::iter::repeat_n(' ', pad));
+                }
+            }
+        }
+        writeln!(self.out, "{line}")
+    }
+
+    /// Fixes the widths from the header and the sampled rows, and prints them.
+    fn flush_sample(&mut self) -> io::Result<()> {
+        let mut widths: Vec<usize> = self.columns.iter().map(|c| c.chars().count()).collect();
+        for row in &self.sample {
+            for (w, cell) in widths.iter_mut().zip(row) {
+                *w = (*w).max(cell.chars().count());
+            }
+        }
+        self.widths = Some(widths.clone());
+        let header = self.columns.clone();
+        self.print_line(&header, true)?;
+        let rule: Vec<String> = widths.iter().map(|&w| "-".repeat(w)).collect();
+        self.print_line(&rule, true)?;
+        for row in std::mem::take(&mut self.sample) {
+            self.print_line(&row, false)?;
+        }
+        Ok(())
+    }
+}
+
+impl Sink for TableSink<'_> {
+    fn row(&mut self, row: &Row<'_>) -> Result<bool> {
+        let mut cells = Vec::with_capacity(self.columns.len());
+        for i in 0..self.columns.len() {
+            let v = row.get_ref(i)?;
+            if self.widths.is_none()
+                && !matches!(v, ValueRef::Null | ValueRef::Integer(_) | ValueRef::Real(_))
+            {
+                self.numeric[i] = false;
+            }
+            cells.push(text(v));
+        }
+        if self.widths.is_some() {
+            self.print_line(&cells, false)?;
+        } else {
+            self.sample.push(cells);
+            if self.sample.len() >= TABLE_SAMPLE_ROWS {
+                self.flush_sample()?;
+            }
+        }
+        Ok(true)
+    }
+
+    fn finish(&mut self) -> Result<()> {
+        if self.widths.is_none() {
+            self.flush_sample()?;
+        }
+        self.out.flush()?;
+        Ok(())
+    }
+}
+
+/// The one CSV dialect of pawndex (`query`, `find` and `stats`): RFC 4180 quoting, a header row,
+/// and LF line ends (what Unix tools expect; every CSV reader accepts them).
+pub fn csv_writer<W: Write>(out: W) -> csv::Writer<W> {
+    csv::WriterBuilder::new()
+        .terminator(csv::Terminator::Any(b'\n'))
+        .from_writer(out)
+}
+
+struct CsvSink<'a> {
+    writer: csv::Writer<&'a mut dyn Write>,
+    record: Vec<String>,
+}
+
+impl<'a> CsvSink<'a> {
+    fn new(columns: &[String], out: &'a mut dyn Write) -> Result<Self> {
+        let mut writer = csv_writer(out);
+        writer.write_record(columns)?;
+        Ok(CsvSink {
+            writer,
+            record: vec![String::new(); columns.len()],
+        })
+    }
+}
+
+impl Sink for CsvSink<'_> {
+    fn row(&mut self, row: &Row<'_>) -> Result<bool> {
+        for (i, cell) in self.record.iter_mut().enumerate() {
+            *cell = text(row.get_ref(i)?);
+        }
+        self.writer.write_record(&self.record)?;
+        Ok(true)
+    }
+
+    fn finish(&mut self) -> Result<()> {
+        self.writer.flush()?;
+        Ok(())
+    }
+}
+
+struct JsonSink<'a> {
+    /// Column names as JSON strings, made unique (`x`, `x_2`, …) so that every key is kept.
+    keys: Vec<String>,
+    out: &'a mut dyn Write,
+    line: String,
+}
+
+impl<'a> JsonSink<'a> {
+    fn new(columns: Vec<String>, out: &'a mut dyn Write) -> Self {
+        let mut seen = HashSet::new();
+        let keys = columns
+            .into_iter()
+            .map(|c| {
+                let mut key = c.clone();
+                let mut n = 1;
+                while !seen.insert(key.clone()) {
+                    n += 1;
+                    key = format!("{c}_{n}");
+                }
+                serde_json::Value::String(key).to_string()
+            })
+            .collect();
+        JsonSink {
+            keys,
+            out,
+            line: String::new(),
+        }
+    }
+}
+
+impl Sink for JsonSink<'_> {
+    fn row(&mut self, row: &Row<'_>) -> Result<bool> {
+        self.line.clear();
+        self.line.push('{');
+        for (i, key) in self.keys.iter().enumerate() {
+            if i > 0 {
+                self.line.push(',');
+            }
+            self.line.push_str(key);
+            self.line.push(':');
+            let value = match row.get_ref(i)? {
+                ValueRef::Null => serde_json::Value::Null,
+                ValueRef::Integer(v) => v.into(),
+                ValueRef::Real(v) => v.into(),
+                ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned().into(),
+                ValueRef::Blob(b) => hex(b).into(),
+            };
+            self.line.push_str(&value.to_string());
+        }
+        self.line.push_str("}\n");
+        self.out.write_all(self.line.as_bytes())?;
+        Ok(true)
+    }
+
+    fn finish(&mut self) -> Result<()> {
+        self.out.flush()?;
+        Ok(())
+    }
+}
+
+/// Reads the integer of a `game_id` or `ply` column.
+fn integer(row: &Row<'_>, i: usize, name: &str) -> Result<i64> {
+    match row.get_ref(i)? {
+        ValueRef::Integer(v) => Ok(v),
+        other => bail!("column {name} holds {other:?}, not an integer"),
+    }
+}
+
+/// Games per batch handed to the PGN formatting thread.
+const PGN_BATCH: usize = 256;
+/// Batches queued per formatting thread (bounds memory).
+const PGN_IN_FLIGHT: usize = 2;
+
+/// A game to write, with its comments.
+type PgnJob = (StoredGame, Vec<(u32, String)>);
+
+/// Formats batches of games on worker threads, so that replaying moves into SAN runs in
+/// parallel with itself and with reading the query's rows and the games (SQLite stays on the
+/// calling thread). Batches go to the workers in turn and come back in the same order.
+struct PgnFormatter {
+    workers: Vec<PgnWorker>,
+    /// Batches sent and not yet written; the oldest went to `next_out`.
+    in_flight: usize,
+    next_in: usize,
+    next_out: usize,
+}
+
+struct PgnWorker {
+    jobs: Option<SyncSender<Vec<PgnJob>>>,
+    texts: Receiver<Result<String>>,
+    thread: Option<thread::JoinHandle<()>>,
+}
+
+impl PgnFormatter {
+    fn start() -> Self {
+        let threads = thread::available_parallelism().map_or(1, |n| n.get().clamp(1, 8));
+        let workers = (0..threads)
+            .map(|_| {
+                let (jobs, batches) = mpsc::sync_channel::<Vec<PgnJob>>(PGN_IN_FLIGHT);
+                let (done, texts) = mpsc::channel();
+                let thread = thread::spawn(move || {
+                    for batch in batches {
+                        let mut text = String::with_capacity(batch.len() * 1024);
+                        let result = batch
+                            .iter()
+                            .try_for_each(|(game, marks)| export::write_pgn(&mut text, game, marks))
+                            .map(|()| text);
+                        if done.send(result).is_err() {
+                            break;
+                        }
+                    }
+                });
+                PgnWorker {
+                    jobs: Some(jobs),
+                    texts,
+                    thread: Some(thread),
+                }
+            })
+            .collect();
+        PgnFormatter {
+            workers,
+            in_flight: 0,
+            next_in: 0,
+            next_out: 0,
+        }
+    }
+
+    /// Writes the oldest batch in flight.
+    fn receive(&mut self, out: &mut dyn Write) -> Result<()> {
+        let worker = &self.workers[self.next_out];
+        let text = worker
+            .texts
+            .recv()
+            .map_err(|_| anyhow!("a PGN formatting thread stopped"))??;
+        self.next_out = (self.next_out + 1) % self.workers.len();
+        self.in_flight -= 1;
+        out.write_all(text.as_bytes())?;
+        Ok(())
+    }
+
+    /// Queues a batch, writing finished batches (in order) while too many are queued.
+    fn send(&mut self, batch: Vec<PgnJob>, out: &mut dyn Write) -> Result<()> {
+        while self.in_flight >= PGN_IN_FLIGHT * self.workers.len() {
+            self.receive(out)?;
+        }
+        self.workers[self.next_in]
+            .jobs
+            .as_ref()
+            .expect("formatter running")
+            .send(batch)
+            .map_err(|_| anyhow!("a PGN formatting thread stopped"))?;
+        self.next_in = (self.next_in + 1) % self.workers.len();
+        self.in_flight += 1;
+        Ok(())
+    }
+
+    /// Writes every queued batch and stops the threads.
+    fn finish(&mut self, out: &mut dyn Write) -> Result<()> {
+        while self.in_flight > 0 {
+            self.receive(out)?;
+        }
+        for w in &mut self.workers {
+            w.jobs = None;
+        }
+        for w in &mut self.workers {
+            if let Some(t) = w.thread.take() {
+                t.join()
+                    .map_err(|_| anyhow!("a PGN formatting thread panicked"))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+struct PgnSink<'a> {
+    conn: &'a Connection,
+    out: &'a mut dyn Write,
+    game_col: usize,
+    ply_col: Option<usize>,
+    /// A `pgn_comment` column: its text (when not NULL) is the comment at the marked ply.
+    comment_col: Option<usize>,
+    /// Games already written (a query need not return a game's rows together).
+    done: HashSet<i64>,
+    last: Option<i64>,
+    batch: Vec<PgnJob>,
+    formatter: PgnFormatter,
+}
+
+impl<'a> PgnSink<'a> {
+    fn new(conn: &'a Connection, columns: &[String], out: &'a mut dyn Write) -> Result<Self> {
+        let game_col = column_index(columns, "game_id").ok_or_else(|| {
+            anyhow!(
+                "--format pgn needs a game_id column in the result (columns: {}); \
+                 e.g. SELECT id AS game_id FROM games ORDER BY id",
+                columns.join(", ")
+            )
+        })?;
+        Ok(PgnSink {
+            conn,
+            out,
+            game_col,
+            ply_col: column_index(columns, "ply"),
+            comment_col: column_index(columns, "pgn_comment"),
+            done: HashSet::new(),
+            last: None,
+            batch: Vec::with_capacity(PGN_BATCH),
+            formatter: PgnFormatter::start(),
+        })
+    }
+}
+
+impl Sink for PgnSink<'_> {
+    fn row(&mut self, row: &Row<'_>) -> Result<bool> {
+        let id = integer(row, self.game_col, "game_id")?;
+        if self.last == Some(id) || !self.done.insert(id) {
+            return Ok(false);
+        }
+        self.last = Some(id);
+        let game =
+            export::load_game(self.conn, id)?.with_context(|| format!("no game with id {id}"))?;
+        let marks = match self.ply_col {
+            Some(i) => {
+                let ply = integer(row, i, "ply")?;
+                if !(0..=i64::from(game.plies())).contains(&ply) {
+                    bail!(
+                        "game {id} has {} plies; there is no ply {ply}",
+                        game.plies()
+                    );
+                }
+                let comment = match self.comment_col.map(|c| row.get_ref(c)).transpose()? {
+                    Some(ValueRef::Text(t)) => String::from_utf8_lossy(t).into_owned(),
+                    _ => format!("pawndex: first match, game {id} ply {ply}"),
+                };
+                vec![(ply as u32, comment)]
+            }
+            None => Vec::new(),
+        };
+        self.batch.push((game, marks));
+        if self.batch.len() >= PGN_BATCH {
+            let batch = std::mem::replace(&mut self.batch, Vec::with_capacity(PGN_BATCH));
+            self.formatter.send(batch, self.out)?;
+        }
+        Ok(true)
+    }
+
+    fn finish(&mut self) -> Result<()> {
+        if !self.batch.is_empty() {
+            let batch = std::mem::take(&mut self.batch);
+            self.formatter.send(batch, self.out)?;
+        }
+        self.formatter.finish(self.out)?;
+        self.out.flush()?;
+        Ok(())
+    }
+}
+
+struct FenSink<'a> {
+    conn: &'a Connection,
+    out: &'a mut dyn Write,
+    game_col: usize,
+    ply_col: usize,
+    cursor: Option<Cursor>,
+}
+
+impl<'a> FenSink<'a> {
+    fn new(conn: &'a Connection, columns: &[String], out: &'a mut dyn Write) -> Result<Self> {
+        let (Some(game_col), Some(ply_col)) = (
+            column_index(columns, "game_id"),
+            column_index(columns, "ply"),
+        ) else {
+            bail!(
+                "--format fen needs game_id and ply columns in the result (columns: {})",
+                columns.join(", ")
+            );
+        };
+        Ok(FenSink {
+            conn,
+            out,
+            game_col,
+            ply_col,
+            cursor: None,
+        })
+    }
+}
+
+impl Sink for FenSink<'_> {
+    fn row(&mut self, row: &Row<'_>) -> Result<bool> {
+        let id = integer(row, self.game_col, "game_id")?;
+        let ply = integer(row, self.ply_col, "ply")?;
+        if self.cursor.as_ref().map(|c| c.game.id) != Some(id) {
+            let game = export::load_game(self.conn, id)?
+                .with_context(|| format!("no game with id {id}"))?;
+            self.cursor = Some(Cursor::new(game)?);
+        }
+        let cursor = self.cursor.as_mut().expect("cursor loaded");
+        let ply = u32::try_from(ply).map_err(|_| anyhow!("game {id}: there is no ply {ply}"))?;
+        let fen = cursor.fen(ply)?;
+        writeln!(self.out, "{id}\t{ply}\t{fen}")?;
+        Ok(true)
+    }
+
+    fn finish(&mut self) -> Result<()> {
+        self.out.flush()?;
+        Ok(())
+    }
+}
