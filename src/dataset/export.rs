@@ -17,7 +17,7 @@ fn narrow<T: TryFrom<i64>>(v: i64, what: &str) -> Result<T> {
 
 /// Writes the database at `db` into the dataset `target`.
 pub fn export(db: &Path, target: &Target, max_file_bytes: u64) -> Result<Written> {
-    let mut conn = crate::cli::common::open_for_reading(db)?;
+    let mut conn = crate::store::open_for_reading(db)?;
     let tx = conn.transaction()?;
     let inputs = [db.display().to_string()];
     let mut w = DatasetWriter::new(target.claim(&inputs)?, false, max_file_bytes)?;

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 
 use super::failed::{self, LostRace, Step};
-use crate::cli::common::usage;
+use crate::model::usage;
 
 /// The four tables of a dataset, in the order a run publishes them (games last: a reader
 /// that starts from the games never sees one whose runs are not there yet).

@@ -4,7 +4,7 @@
 use anyhow::{Result, bail};
 use rusqlite::types::Value;
 
-use crate::cli::common::usage;
+use crate::model::usage;
 use crate::store::search::{Group, Measure, Op, RunCond, Search, SetCond};
 
 macro_rules! named_queries {

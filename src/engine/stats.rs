@@ -14,8 +14,8 @@ use rusqlite::Connection;
 
 use crate::model::outcome::Outcome;
 
-pub use crate::cli::common::Per;
-use crate::cli::common::UsageError;
+pub use crate::model::Per;
+use crate::model::UsageError;
 use crate::model::columns::{self, Cell, Column, Level, OPENING_LAST_PLY, Phase, PieceMasks};
 use crate::store::stats_sql::{self as sql, Joins};
 

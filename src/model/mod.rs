@@ -7,5 +7,11 @@ pub mod features;
 pub mod moves;
 pub mod outcome;
 pub mod pieceset;
+mod scope;
 pub mod similar;
 pub mod structure;
+mod usage;
+
+pub use scope::{Per, ply_range};
+pub use usage::UsageError;
+pub(crate) use usage::usage;

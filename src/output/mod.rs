@@ -2,4 +2,7 @@
 
 pub mod chart;
 pub mod export;
+mod file;
 pub mod table;
+
+pub use file::{check_output_path, write_output};

@@ -33,7 +33,7 @@ pub enum Format {
 #[derive(Args, Debug, Clone)]
 pub struct OutputArgs {
     /// Database to read (opened read-only)
-    #[arg(long, default_value = crate::cli::common::DEFAULT_DB, value_name = "PATH")]
+    #[arg(long, default_value = crate::store::DEFAULT_DB, value_name = "PATH")]
     pub db: PathBuf,
     /// Output format
     #[arg(long, short, value_enum, default_value_t = Format::Table)]

@@ -378,6 +378,18 @@ pub fn tune_for_reading(conn: &Connection) -> Result<()> {
     Ok(())
 }
 
+/// The database every command uses without `--db`.
+pub const DEFAULT_DB: &str = "pawndex.db";
+
+/// Opens a database for a reading command: read-only (no file is created), `query_only`,
+/// memory-mapped, a large page cache, temporary tables in memory.
+pub fn open_for_reading(db: &Path) -> Result<Connection> {
+    let conn = open_read_only(db)?;
+    tune_for_reading(&conn)?;
+    ids::from_one(&conn)?;
+    Ok(conn)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

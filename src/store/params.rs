@@ -4,7 +4,7 @@ use anyhow::Result;
 use rusqlite::Statement;
 use rusqlite::types::Value;
 
-use crate::cli::common::usage;
+use crate::model::usage;
 
 /// Parses a parameter value: an integer (decimal, or hex 0x… up to 64 bits, read as the signed
 /// integer with the same bits, like the stored bitboards), a real number, or text.

@@ -32,9 +32,9 @@ pub use font::load_font;
 use frame::{Area, plot_error, text};
 pub use named::{NamedBar, draw_named};
 
-use crate::cli::common::UsageError;
 use crate::engine::report::ChartKind;
 use crate::engine::stats::{Group, Per};
+use crate::model::UsageError;
 use crate::model::columns::{Cell, Column};
 
 const SIZE: (u32, u32) = (1000, 700);
@@ -125,7 +125,7 @@ fn render_png(
 
 /// Writes a drawn chart; a failure says the path and the system's reason in words.
 fn write_chart(path: &Path, bytes: &[u8]) -> Result<()> {
-    crate::cli::common::write_output(path, "chart", |mut w| {
+    crate::output::write_output(path, "chart", |mut w| {
         use std::io::Write as _;
         w.write_all(bytes)?;
         w.flush()?;
