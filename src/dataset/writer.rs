@@ -22,8 +22,8 @@ use parquet::schema::types::ColumnPath;
 use super::failed::{self, Step};
 use super::layout::{Claim, TABLES};
 use super::tables::{self, ChangeRow, Changes, GameRow, Games, RejectRow, Rejects, RunRow, Runs};
-use crate::ingest::reader::parse_elo;
-use crate::ingest::replay::{GameRecord, Reject, content_check};
+use crate::model::game::parse_elo;
+use crate::model::game::{GameRecord, Reject, content_check};
 use crate::model::structure::{Catalogue, Code};
 use crate::store::Stored;
 

@@ -17,37 +17,10 @@ use pgn_reader::{RawTag, Reader, SanPlus, Skip, Visitor};
 use shakmaty::Outcome;
 use shakmaty::san::San;
 
-/// Games longer than this are rejected rather than held in memory.
-pub const MAX_PLIES: usize = 16_384;
+pub use crate::model::game::{MAX_PLIES, Tags};
 
 /// Longest tag line kept whole (longer ones are reported as a syntax problem).
 const TAG_LINE_BYTES: usize = 256 * 1024;
-
-/// Tags pawndex stores. Values are decoded as UTF-8, or as Latin-1 when they are not UTF-8.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Tags {
-    pub event: Option<String>,
-    pub site: Option<String>,
-    pub date: Option<String>,
-    pub round: Option<String>,
-    pub white: Option<String>,
-    pub black: Option<String>,
-    pub result: Option<String>,
-    pub white_elo: Option<String>,
-    pub black_elo: Option<String>,
-    pub eco: Option<String>,
-    pub fen: Option<String>,
-    pub setup: Option<String>,
-    pub variant: Option<String>,
-    /// Number of tags seen, stored or not.
-    pub count: usize,
-}
-
-/// An Elo tag's value when it is an integer (`"2650"`, `" 2650 "`), else `None` (`"-"`, `"?"`).
-#[must_use]
-pub fn parse_elo(tag: Option<&str>) -> Option<i64> {
-    tag.and_then(|s| s.trim().parse::<i64>().ok())
-}
 
 /// Why a game could not even be read as a list of moves.
 #[derive(Clone, Debug, PartialEq, Eq)]

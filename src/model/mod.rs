@@ -4,6 +4,7 @@
 
 pub mod columns;
 pub mod features;
+pub mod game;
 pub mod moves;
 pub mod outcome;
 pub mod pieceset;

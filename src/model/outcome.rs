@@ -2,7 +2,7 @@
 
 use shakmaty::Color;
 
-use crate::ingest::reader::Tags;
+use crate::model::game::Tags;
 
 /// The result of a game as the totals count it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -51,8 +51,8 @@ use rusqlite::types::ValueRef;
 use rusqlite::{Connection, Row, params};
 
 use super::decode_games;
-use crate::ingest::reader::MAX_PLIES;
 use crate::model::features::SideFeatures;
+use crate::model::game::MAX_PLIES;
 use crate::model::outcome::Outcome;
 use crate::model::structure::Catalogue;
 

@@ -15,7 +15,7 @@ use rusqlite::Connection;
 use rusqlite::types::ValueRef;
 
 use super::derive::{Lag, lag};
-use crate::ingest::replay::RejectCategory;
+use crate::model::game::RejectCategory;
 
 /// Games, plies and rejects of one source (the file name a run was given).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

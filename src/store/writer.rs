@@ -12,9 +12,9 @@ use anyhow::Result;
 use rusqlite::{Connection, ErrorCode, OptionalExtension, ffi, params};
 
 use super::derive;
-use crate::ingest::reader::parse_elo;
-use crate::ingest::replay::{GameRecord, Reject};
 use crate::model::features::SideFeatures;
+use crate::model::game::parse_elo;
+use crate::model::game::{GameRecord, Reject};
 use crate::model::outcome::roster;
 
 /// Pawn sets (of both sides) kept in the id cache at most (about 40 bytes each).

@@ -1,0 +1,262 @@
+//! A game as pawndex keeps it: its tags, the runs of per-ply values its replay produced, its
+//! named-structure changes, and, for a game that could not be indexed, the reject with its
+//! category and reason.
+
+use crate::model::features::SideFeatures;
+use crate::model::outcome::roster;
+use crate::model::structure::Code;
+
+/// Games longer than this are rejected rather than held in memory.
+pub const MAX_PLIES: usize = 16_384;
+
+/// Tags pawndex stores. Values are decoded as UTF-8, or as Latin-1 when they are not UTF-8.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Tags {
+    pub event: Option<String>,
+    pub site: Option<String>,
+    pub date: Option<String>,
+    pub round: Option<String>,
+    pub white: Option<String>,
+    pub black: Option<String>,
+    pub result: Option<String>,
+    pub white_elo: Option<String>,
+    pub black_elo: Option<String>,
+    pub eco: Option<String>,
+    pub fen: Option<String>,
+    pub setup: Option<String>,
+    pub variant: Option<String>,
+    /// Number of tags seen, stored or not.
+    pub count: usize,
+}
+
+/// An Elo tag's value when it is an integer (`"2650"`, `" 2650 "`), else `None` (`"-"`, `"?"`).
+#[must_use]
+pub fn parse_elo(tag: Option<&str>) -> Option<i64> {
+    tag.and_then(|s| s.trim().parse::<i64>().ok())
+}
+
+/// Per-ply values that stay the same for a stretch of plies.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Run {
+    pub first_ply: u32,
+    pub last_ply: u32,
+    pub white_pawns: u64,
+    pub black_pawns: u64,
+    pub pieceset: u32,
+    /// Bit 0: White has the bishop pair; bit 1: Black has it.
+    pub bishop_pairs: u8,
+    /// The named structure of the pawns (0: none), see [`crate::model::structure::Code`].
+    pub structure: Code,
+}
+
+/// A ply where the game's named structure differs from the ply before (ply 0: the game starts
+/// in a named structure).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StructureChange {
+    pub ply: u32,
+    pub from: Code,
+    pub to: Code,
+    /// The move that made the change, in SAN with its check mark; `None` at ply 0.
+    pub san: Option<String>,
+}
+
+/// What a game reached at any ply (the `game_summary` row).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct GameSummary {
+    /// white duo, black duo, white trio, black trio, white quart, black quart,
+    /// white bishop pair, black bishop pair.
+    pub any: [bool; 8],
+    /// white islands, black islands, white dispersion, black dispersion, white distortion,
+    /// black distortion.
+    pub max: [u8; 6],
+}
+
+impl GameSummary {
+    /// Folds in one run's values; `w` and `b` are the features of its White and Black pawns.
+    pub fn add(&mut self, run: &Run, w: &SideFeatures, b: &SideFeatures) {
+        let any = [
+            w.duo != 0,
+            b.duo != 0,
+            w.trio != 0,
+            b.trio != 0,
+            w.quart != 0,
+            b.quart != 0,
+            run.bishop_pairs & 1 != 0,
+            run.bishop_pairs & 2 != 0,
+        ];
+        for (a, v) in self.any.iter_mut().zip(any) {
+            *a |= v;
+        }
+        let max = [
+            w.islands,
+            b.islands,
+            w.dispersion,
+            b.dispersion,
+            w.distortion,
+            b.distortion,
+        ];
+        for (m, v) in self.max.iter_mut().zip(max) {
+            *m = (*m).max(v);
+        }
+    }
+}
+
+/// A replayed game, ready to store.
+#[derive(Clone, Debug)]
+pub struct GameRecord {
+    pub offset: u64,
+    pub tags: Tags,
+    /// The start position as a normalised FEN, `None` for the standard start.
+    pub fen: Option<String>,
+    pub chess960: bool,
+    pub plies: u32,
+    /// Two bytes per ply, see [`crate::model::moves`].
+    pub moves: Vec<u8>,
+    pub runs: Vec<Run>,
+    /// The features of each run's White and Black pawns, one entry per run.
+    pub run_features: Vec<[SideFeatures; 2]>,
+    pub summary: GameSummary,
+    /// The plies where the named structure changes, in order.
+    pub changes: Vec<StructureChange>,
+    /// Hash of the seven-tag roster, start position and moves (duplicate detection).
+    pub hash: i64,
+}
+
+/// Why a game was not indexed, in a word: groups rejects in the end summary and in `pawndex
+/// info`. The database stores only the full reason text ([`Reject::reason`]), which starts with
+/// the category's [`RejectCategory::reason_prefix`]; [`RejectCategory::of_reason`] reads the
+/// category back from it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum RejectCategory {
+    /// pgn-reader gave up on the text (a tag line too long, an unterminated comment).
+    Syntax,
+    /// The stream broke inside the game.
+    CutOff,
+    /// More plies than [`crate::model::game::MAX_PLIES`].
+    TooLong,
+    /// Neither tags nor moves.
+    NotAGame,
+    UnsupportedVariant,
+    InvalidFen,
+    IllegalMove,
+    AmbiguousMove,
+    NullMove,
+    PieceDrop,
+    /// A movetext token that is no move, number, result, NAG, comment or variation.
+    UnknownToken,
+}
+
+impl RejectCategory {
+    /// Every category, in the order of the summary.
+    pub const ALL: [RejectCategory; 11] = [
+        RejectCategory::Syntax,
+        RejectCategory::CutOff,
+        RejectCategory::TooLong,
+        RejectCategory::NotAGame,
+        RejectCategory::UnsupportedVariant,
+        RejectCategory::InvalidFen,
+        RejectCategory::IllegalMove,
+        RejectCategory::AmbiguousMove,
+        RejectCategory::NullMove,
+        RejectCategory::PieceDrop,
+        RejectCategory::UnknownToken,
+    ];
+
+    /// How every reason of this category starts (`illegal move` in `illegal move Qd8 at ply
+    /// 23 (12. White to move)`). Reasons are built from it (see `reject`) and classified by it
+    /// ([`RejectCategory::of_reason`]); no prefix starts another.
+    pub fn reason_prefix(self) -> &'static str {
+        match self {
+            RejectCategory::Syntax => "PGN syntax error",
+            RejectCategory::CutOff => "game cut off",
+            RejectCategory::TooLong => "game longer than",
+            RejectCategory::NotAGame => "no tags and no moves",
+            RejectCategory::UnsupportedVariant => "unsupported variant",
+            RejectCategory::InvalidFen => "invalid FEN",
+            RejectCategory::IllegalMove => "illegal move",
+            RejectCategory::AmbiguousMove => "ambiguous move",
+            RejectCategory::NullMove => "null move",
+            RejectCategory::PieceDrop => "piece drop",
+            RejectCategory::UnknownToken => "unknown token",
+        }
+    }
+
+    /// The category of a stored reject reason (the `rejects` table keeps only the reason);
+    /// `None` for a reason no category starts with.
+    #[must_use]
+    pub fn of_reason(reason: &str) -> Option<RejectCategory> {
+        Self::ALL
+            .into_iter()
+            .find(|c| reason.starts_with(c.reason_prefix()))
+    }
+
+    /// The stable name shown in the summary (`rejected, illegal move: 3`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RejectCategory::Syntax => "PGN syntax error",
+            RejectCategory::CutOff => "cut off by a read error",
+            RejectCategory::TooLong => "game too long",
+            RejectCategory::NotAGame => "not a game",
+            RejectCategory::UnsupportedVariant => "unsupported variant",
+            RejectCategory::InvalidFen => "invalid FEN",
+            RejectCategory::IllegalMove => "illegal move",
+            RejectCategory::AmbiguousMove => "ambiguous move",
+            RejectCategory::NullMove => "null move",
+            RejectCategory::PieceDrop => "piece drop",
+            RejectCategory::UnknownToken => "unknown token",
+        }
+    }
+}
+
+impl std::fmt::Display for RejectCategory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Why a game was not indexed. `category` groups reasons in the end summary.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reject {
+    pub offset: u64,
+    pub event: Option<String>,
+    pub white: Option<String>,
+    pub black: Option<String>,
+    /// The half-move (1-based) that could not be played, when replay got that far.
+    pub ply: Option<u32>,
+    pub category: RejectCategory,
+    pub reason: String,
+}
+
+/// What replay made of one game.
+#[derive(Clone, Debug)]
+pub enum Replayed {
+    Game(Box<GameRecord>),
+    Rejected(Reject),
+}
+
+/// A second hash of what [`GameRecord::hash`] covers, by another method (a multiply-fold over
+/// 8-byte words instead of FNV over bytes): a writer that cannot read back the games it wrote
+/// (the Parquet dataset) calls two games the same only when both hashes agree.
+#[must_use]
+pub fn content_check(g: &GameRecord) -> u64 {
+    let mut h: u64 = 0x243F_6A88_85A3_08D3;
+    let mut mix = |v: u64| {
+        let m = u128::from(h ^ v) * 0x9E37_79B9_7F4A_7C15_u128;
+        h = (m as u64) ^ ((m >> 64) as u64);
+    };
+    let mut eat = |bytes: &[u8]| {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            mix(u64::from_le_bytes(word));
+        }
+        // The length ends each field, so "ab" + "c" and "a" + "bc" differ.
+        mix(bytes.len() as u64 | 1 << 63);
+    };
+    for t in roster(&g.tags) {
+        eat(t.unwrap_or("").as_bytes());
+    }
+    eat(g.fen.as_deref().unwrap_or("").as_bytes());
+    eat(&g.moves);
+    h
+}
