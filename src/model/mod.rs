@@ -10,6 +10,7 @@ pub mod outcome;
 pub mod pieceset;
 mod scope;
 pub mod similar;
+pub mod stored;
 pub mod structure;
 mod usage;
 

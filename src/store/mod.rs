@@ -16,6 +16,7 @@ pub mod count;
 mod derive;
 pub mod dialect;
 pub mod dump;
+pub mod games;
 pub mod ids;
 pub mod info;
 pub mod params;

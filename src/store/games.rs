@@ -1,0 +1,35 @@
+//! Loading one stored game by id.
+
+use anyhow::Result;
+use rusqlite::{Connection, OptionalExtension};
+
+use crate::model::stored::StoredGame;
+
+const GAME_SQL: &str = "SELECT event, site, date, round, white, black, result, white_elo,
+    black_elo, eco, fen, chess960, moves FROM games WHERE id = ?1";
+
+/// Loads one game by id, `None` when there is no such game.
+pub fn load_game(conn: &Connection, id: i64) -> Result<Option<StoredGame>> {
+    let mut st = conn.prepare_cached(GAME_SQL)?;
+    let game = st
+        .query_row([id], |r| {
+            Ok(StoredGame {
+                id,
+                event: r.get(0)?,
+                site: r.get(1)?,
+                date: r.get(2)?,
+                round: r.get(3)?,
+                white: r.get(4)?,
+                black: r.get(5)?,
+                result: r.get(6)?,
+                white_elo: r.get(7)?,
+                black_elo: r.get(8)?,
+                eco: r.get(9)?,
+                fen: r.get(10)?,
+                chess960: r.get(11)?,
+                moves: r.get(12)?,
+            })
+        })
+        .optional()?;
+    Ok(game)
+}
