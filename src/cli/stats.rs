@@ -9,8 +9,9 @@ use std::path::{Path, PathBuf};
 use anyhow::{Result, bail};
 use clap::Args;
 
-use crate::engine::{report, stats as engine};
+use crate::engine::stats as engine;
 use crate::model::columns::{self, Column};
+use crate::model::report;
 use crate::output::chart;
 pub use engine::PlyRange;
 

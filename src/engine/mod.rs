@@ -2,5 +2,4 @@
 //! line, a web server) can call: the named queries, statistics and their reports.
 
 pub mod queries;
-pub mod report;
 pub mod stats;

@@ -8,10 +8,12 @@ pub mod game;
 pub mod moves;
 pub mod outcome;
 pub mod pieceset;
+pub mod report;
 mod scope;
 pub mod similar;
 pub mod stored;
 pub mod structure;
+pub mod tally;
 mod usage;
 
 pub use scope::{Per, ply_range};

@@ -10,7 +10,7 @@ use super::frame::{
 };
 use super::lines::line_with_markers;
 use super::{Spec, drawn_score};
-use crate::engine::stats::Group;
+use crate::model::tally::Group;
 
 /// Bars of units per value, over a line of White's score.
 pub(super) fn bars<DB: DrawingBackend>(

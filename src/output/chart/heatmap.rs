@@ -9,7 +9,7 @@ use plotters::style::text_anchor::HPos;
 use super::font::FONT;
 use super::frame::{Area, Categories, plot_error, segment_label, short, text};
 use super::{MIN_GAMES_FOR_SCORE, Spec, drawn_score};
-use crate::engine::stats::Group;
+use crate::model::tally::Group;
 
 /// A chart with categories along both axes.
 type Grid<'a, DB> = ChartContext<

@@ -32,10 +32,10 @@ pub use font::load_font;
 use frame::{Area, plot_error, text};
 pub use named::{NamedBar, draw_named};
 
-use crate::engine::report::ChartKind;
-use crate::engine::stats::{Group, Per};
 use crate::model::UsageError;
 use crate::model::columns::{Cell, Column};
+use crate::model::report::ChartKind;
+use crate::model::{Per, tally::Group};
 
 const SIZE: (u32, u32) = (1000, 700);
 /// Scores of groups with fewer games are too noisy to draw (they stay in the CSV).

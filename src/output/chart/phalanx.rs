@@ -10,8 +10,8 @@ use super::frame::{
     plot_error, short,
 };
 use super::lines::line_with_markers;
-use crate::engine::stats::Group;
 use crate::model::columns::Cell;
+use crate::model::tally::Group;
 
 /// Per bucket: its units, and the units with at least one duo, trio and quart.
 struct Counts {

@@ -12,8 +12,8 @@ use super::frame::{
 };
 use super::lines::line_with_markers;
 use super::{Spec, drawn_score};
-use crate::engine::stats::Group;
 use crate::model::columns::Cell;
+use crate::model::tally::Group;
 
 /// One line of a series chart: its legend title, its points above (x index, share or count)
 /// and below (x index, score).

@@ -7,8 +7,8 @@ use plotters::style::text_anchor::HPos;
 
 use super::frame::{Area, bar_axes, color, label, plot_error, short, text};
 use super::{MIN_GAMES_FOR_SCORE, Spec, drawn_score};
-use crate::engine::stats::Group;
 use crate::model::columns::Column;
+use crate::model::tally::Group;
 
 pub(super) fn structures<DB: DrawingBackend>(
     body: &Area<DB>,

@@ -2,8 +2,9 @@
 
 use clap::ValueEnum;
 
-use crate::engine::stats::{Per, PlyRange};
+use crate::model::Per;
 use crate::model::columns::{Column, Side};
+use crate::model::tally::PlyRange;
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Report {
