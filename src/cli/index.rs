@@ -4,13 +4,16 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
 
 use crate::cli::common::{DEFAULT_DB, EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK, usage};
 use crate::cli::export::DatasetArgs;
-use crate::ingest::{IndexOptions, ParquetOutput};
+use crate::dataset::{DatasetWriter, Target, Written};
+use crate::ingest::{ReadOptions, Summary, drive, phase_spinner};
+use crate::store::{self, Writer};
 
 #[derive(Args, Debug)]
 pub struct IndexArgs {
@@ -97,17 +100,17 @@ pub fn run(args: IndexArgs) -> Result<i32> {
             .map(|n| n.get())
             .unwrap_or(1)
     });
-    let opts = IndexOptions {
-        db: args.db,
+    let read = ReadOptions {
         files: args.files,
         threads,
         quiet: args.quiet,
-        keep_duplicates: args.keep_duplicates,
-        parquet,
     };
-    let summary = crate::ingest::run(&opts, stop)?;
-    if !opts.quiet {
-        eprint!("{}", summary.render());
+    let (summary, end) = match &parquet {
+        Some(out) => to_dataset(&read, args.keep_duplicates, out, stop)?,
+        None => to_database(&read, &args.db, args.keep_duplicates, stop)?,
+    };
+    if !read.quiet {
+        eprint!("{}{}", summary.render(), end.render(summary.interrupted));
     }
     Ok(if summary.interrupted {
         EXIT_INTERRUPTED
@@ -116,4 +119,112 @@ pub fn run(args: IndexArgs) -> Result<i32> {
     } else {
         EXIT_ERROR
     })
+}
+
+/// Where and how `pawndex index --parquet` writes.
+#[derive(Clone, Debug)]
+struct ParquetOutput {
+    target: Target,
+    max_file_bytes: u64,
+}
+
+/// How a run ended for its destination: the last line of the end summary.
+enum End {
+    Database,
+    /// Interrupted: the dataset files written were removed, nothing was published.
+    Discarded,
+    Published {
+        written: Written,
+        shard: u32,
+    },
+}
+
+impl End {
+    fn render(&self, interrupted: bool) -> String {
+        match self {
+            End::Database if interrupted => "  interrupted: every game committed so far is stored; run the same command again to finish\n".to_owned(),
+            End::Database => String::new(),
+            End::Discarded => "  interrupted: nothing was published (a dataset partition is written whole or not at all); run the same command again\n".to_owned(),
+            End::Published { written, shard } => format!(
+                "  dataset: {} games, {} runs, {} rejects in {} file(s), {:.1} MB, shard {shard}\n",
+                written.games,
+                written.runs,
+                written.rejects,
+                written.files,
+                written.bytes as f64 / 1e6
+            ),
+        }
+    }
+}
+
+/// Runs the pipeline into the database `db`. `stop` is set by Ctrl-C: reading stops; what was
+/// read is stored.
+fn to_database(
+    read: &ReadOptions,
+    db: &std::path::Path,
+    keep_duplicates: bool,
+    stop: Arc<AtomicBool>,
+) -> Result<(Summary, End)> {
+    let start = Instant::now();
+    let _lock = store::lock_for_indexing(db)?;
+    let conn = store::open_for_writing(db)?;
+    let mut writer = Writer::new(conn, keep_duplicates)?;
+    let (mut summary, result) = drive(read, &mut writer, &stop, start)?;
+    result.with_context(|| {
+        format!(
+            "writing to the database {} failed; the last transaction was rolled back and the games committed before it are kept",
+            db.display()
+        )
+    })?;
+    let t_finish = Instant::now();
+    let spinner = phase_spinner(read.quiet);
+    let finished = writer.finish_with(false, |phase| spinner.set_message(phase.describe()));
+    spinner.finish_and_clear();
+    finished?;
+    if std::env::var_os("PAWNDEX_TIMINGS").is_some() {
+        eprintln!(
+            "timings: load {:.1} s, finish {:.1} s",
+            (t_finish - start).as_secs_f64(),
+            t_finish.elapsed().as_secs_f64()
+        );
+    }
+    summary.interrupted = stop.load(Ordering::Relaxed);
+    summary.elapsed = start.elapsed();
+    Ok((summary, End::Database))
+}
+
+/// Runs the pipeline into a dataset; an interrupted run publishes nothing.
+fn to_dataset(
+    read: &ReadOptions,
+    keep_duplicates: bool,
+    out: &ParquetOutput,
+    stop: Arc<AtomicBool>,
+) -> Result<(Summary, End)> {
+    let start = Instant::now();
+    let claim = out.target.claim(&read.files)?;
+    let mut writer = DatasetWriter::new(claim, keep_duplicates, out.max_file_bytes)?;
+    let shard = writer.shard();
+    let (mut summary, result) = drive(read, &mut writer, &stop, start)?;
+    summary.interrupted = stop.load(Ordering::Relaxed);
+    let dir = out.target.dir.display();
+    if let Err(e) = result {
+        let _ = writer.discard();
+        return Err(e.context(format!(
+            "writing the dataset {dir} failed; nothing was published"
+        )));
+    }
+    if summary.interrupted {
+        writer
+            .discard()
+            .with_context(|| format!("removing the unpublished files of {dir}"))?;
+        summary.elapsed = start.elapsed();
+        return Ok((summary, End::Discarded));
+    }
+    let spinner = phase_spinner(read.quiet);
+    spinner.set_message("closing and publishing the Parquet files");
+    let written = writer.finish();
+    spinner.finish_and_clear();
+    let written = written.with_context(|| format!("writing the dataset {dir} failed"))?;
+    summary.elapsed = start.elapsed();
+    Ok((summary, End::Published { written, shard }))
 }

@@ -24,8 +24,8 @@ use super::layout::{Claim, TABLES};
 use super::tables::{self, ChangeRow, Changes, GameRow, Games, RejectRow, Rejects, RunRow, Runs};
 use crate::model::game::parse_elo;
 use crate::model::game::{GameRecord, Reject, content_check};
+use crate::model::sink::{Sink, Stored};
 use crate::model::structure::{Catalogue, Code};
-use crate::store::Stored;
 
 /// Rows per row group of `runs`: large groups compress better, and engines read the groups
 /// in parallel. The encoder holds a whole group (compressed) in memory.
@@ -589,5 +589,17 @@ impl DatasetWriter {
             e.abandon();
         }
         claim.discard()
+    }
+}
+
+impl Sink for DatasetWriter {
+    fn add_game(&mut self, g: &GameRecord, source: &str) -> Result<Stored> {
+        DatasetWriter::add_game(self, g, source)
+    }
+    fn add_reject(&mut self, r: &Reject, source: &str) -> Result<()> {
+        DatasetWriter::add_reject(self, r, source)
+    }
+    fn commit(&mut self) -> Result<()> {
+        Ok(())
     }
 }

@@ -10,4 +10,4 @@ mod pipeline;
 pub mod reader;
 pub mod replay;
 
-pub use pipeline::{IndexOptions, ParquetOutput, run};
+pub use pipeline::{ReadOptions, Summary, drive, phase_spinner};

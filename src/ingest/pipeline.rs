@@ -11,7 +11,6 @@
 
 use std::collections::BTreeMap;
 use std::io::{self, IsTerminal, Read};
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread;
@@ -22,11 +21,10 @@ use crossbeam_channel::{Receiver, Sender, bounded};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 
-use crate::dataset::{DatasetWriter, Target, Written};
 use crate::ingest::input;
 use crate::ingest::reader::{PgnGames, RawGame, StrayText};
-use crate::ingest::replay::{GameRecord, Reject, RejectCategory, Replayed, replay};
-use crate::store::{self, Stored, Writer};
+use crate::ingest::replay::{RejectCategory, Replayed, replay};
+use crate::model::sink::{Sink, Stored};
 
 /// Games per batch handed between stages.
 const BATCH: usize = 512;
@@ -35,23 +33,12 @@ const COMMIT_EVERY: u64 = 20_000;
 /// Time between commits, at most: readers see progress, an interruption loses little.
 const COMMIT_INTERVAL: Duration = Duration::from_secs(1);
 
-/// Options of one `pawndex index` run.
+/// What the pipeline reads, and how.
 #[derive(Clone, Debug)]
-pub struct IndexOptions {
-    pub db: PathBuf,
+pub struct ReadOptions {
     pub files: Vec<String>,
     pub threads: usize,
     pub quiet: bool,
-    pub keep_duplicates: bool,
-    /// Write a Parquet dataset there instead of the database `db`.
-    pub parquet: Option<ParquetOutput>,
-}
-
-/// Where and how `pawndex index --parquet` writes.
-#[derive(Clone, Debug)]
-pub struct ParquetOutput {
-    pub target: Target,
-    pub max_file_bytes: u64,
 }
 
 /// Counts of one run, printed as the end summary.
@@ -68,19 +55,6 @@ pub struct Summary {
     pub file_warnings: Vec<String>,
     pub interrupted: bool,
     pub elapsed: Duration,
-    /// What became of a `--parquet` run's dataset.
-    pub dataset: Option<DatasetNote>,
-}
-
-/// The end of a `--parquet` run.
-#[derive(Clone, Debug)]
-pub enum DatasetNote {
-    Published {
-        written: Written,
-        shard: u32,
-    },
-    /// Interrupted: the files written were removed, nothing was published.
-    Discarded,
 }
 
 impl Summary {
@@ -108,25 +82,6 @@ impl Summary {
                 self.file_errors.len(),
                 self.file_warnings.len()
             );
-        }
-        match &self.dataset {
-            None if self.interrupted => {
-                s += "  interrupted: every game committed so far is stored; run the same command again to finish\n";
-            }
-            None => {}
-            Some(DatasetNote::Discarded) => {
-                s += "  interrupted: nothing was published (a dataset partition is written whole or not at all); run the same command again\n";
-            }
-            Some(DatasetNote::Published { written, shard }) => {
-                s += &format!(
-                    "  dataset: {} games, {} runs, {} rejects in {} file(s), {:.1} MB, shard {shard}\n",
-                    written.games,
-                    written.runs,
-                    written.rejects,
-                    written.files,
-                    written.bytes as f64 / 1e6
-                );
-            }
         }
         s
     }
@@ -338,7 +293,7 @@ fn progress_bar(total: Option<u64>, quiet: bool) -> ProgressBar {
 
 /// The spinner shown while [`Writer::finish_with`] runs, naming its phase (hidden like the
 /// progress bar when quiet or when stderr is not a terminal).
-fn phase_spinner(quiet: bool) -> ProgressBar {
+pub fn phase_spinner(quiet: bool) -> ProgressBar {
     let spinner = ProgressBar::new_spinner();
     if quiet || !std::io::stderr().is_terminal() {
         spinner.set_draw_target(ProgressDrawTarget::hidden());
@@ -393,39 +348,6 @@ impl CommitPolicy {
     }
 }
 
-/// Where the pipeline's replayed games go: the SQLite writer or a Parquet dataset.
-trait Sink {
-    fn add_game(&mut self, g: &GameRecord, source: &str) -> Result<Stored>;
-    fn add_reject(&mut self, r: &Reject, source: &str) -> Result<()>;
-    /// Makes what was added so far durable and visible (SQLite commits; a dataset publishes
-    /// only at the end, so it has nothing to do).
-    fn commit(&mut self) -> Result<()>;
-}
-
-impl Sink for Writer {
-    fn add_game(&mut self, g: &GameRecord, source: &str) -> Result<Stored> {
-        Writer::add_game(self, g, source)
-    }
-    fn add_reject(&mut self, r: &Reject, source: &str) -> Result<()> {
-        Writer::add_reject(self, r, source)
-    }
-    fn commit(&mut self) -> Result<()> {
-        Writer::commit(self)
-    }
-}
-
-impl Sink for DatasetWriter {
-    fn add_game(&mut self, g: &GameRecord, source: &str) -> Result<Stored> {
-        DatasetWriter::add_game(self, g, source)
-    }
-    fn add_reject(&mut self, r: &Reject, source: &str) -> Result<()> {
-        DatasetWriter::add_reject(self, r, source)
-    }
-    fn commit(&mut self) -> Result<()> {
-        Ok(())
-    }
-}
-
 /// Hands one replayed batch to the sink and counts what became of each game.
 fn store_games(
     sink: &mut impl Sink,
@@ -453,85 +375,10 @@ fn store_games(
     Ok(())
 }
 
-/// Runs the whole pipeline into the database or, with `opts.parquet`, into a dataset.
-/// `stop` is set by Ctrl-C: reading stops; what was read is stored in the database (a
-/// dataset publishes nothing).
-pub fn run(opts: &IndexOptions, stop: Arc<AtomicBool>) -> Result<Summary> {
-    match &opts.parquet {
-        Some(out) => run_to_dataset(opts, out, stop),
-        None => run_to_database(opts, stop),
-    }
-}
-
-fn run_to_database(opts: &IndexOptions, stop: Arc<AtomicBool>) -> Result<Summary> {
-    let start = Instant::now();
-    let _lock = store::lock_for_indexing(&opts.db)?;
-    let conn = store::open_for_writing(&opts.db)?;
-    let mut writer = Writer::new(conn, opts.keep_duplicates)?;
-    let (mut summary, result) = drive(opts, &mut writer, &stop, start)?;
-    result.with_context(|| {
-        format!(
-            "writing to the database {} failed; the last transaction was rolled back and the games committed before it are kept",
-            opts.db.display()
-        )
-    })?;
-    let t_finish = Instant::now();
-    let spinner = phase_spinner(opts.quiet);
-    let finished = writer.finish_with(false, |phase| spinner.set_message(phase.describe()));
-    spinner.finish_and_clear();
-    finished?;
-    if std::env::var_os("PAWNDEX_TIMINGS").is_some() {
-        eprintln!(
-            "timings: load {:.1} s, finish {:.1} s",
-            (t_finish - start).as_secs_f64(),
-            t_finish.elapsed().as_secs_f64()
-        );
-    }
-    summary.interrupted = stop.load(Ordering::Relaxed);
-    summary.elapsed = start.elapsed();
-    Ok(summary)
-}
-
-fn run_to_dataset(
-    opts: &IndexOptions,
-    out: &ParquetOutput,
-    stop: Arc<AtomicBool>,
-) -> Result<Summary> {
-    let start = Instant::now();
-    let claim = out.target.claim(&opts.files)?;
-    let mut writer = DatasetWriter::new(claim, opts.keep_duplicates, out.max_file_bytes)?;
-    let shard = writer.shard();
-    let (mut summary, result) = drive(opts, &mut writer, &stop, start)?;
-    summary.interrupted = stop.load(Ordering::Relaxed);
-    let dir = out.target.dir.display();
-    if let Err(e) = result {
-        let _ = writer.discard();
-        return Err(e.context(format!(
-            "writing the dataset {dir} failed; nothing was published"
-        )));
-    }
-    if summary.interrupted {
-        writer
-            .discard()
-            .with_context(|| format!("removing the unpublished files of {dir}"))?;
-        summary.elapsed = start.elapsed();
-        summary.dataset = Some(DatasetNote::Discarded);
-        return Ok(summary);
-    }
-    let spinner = phase_spinner(opts.quiet);
-    spinner.set_message("closing and publishing the Parquet files");
-    let written = writer.finish();
-    spinner.finish_and_clear();
-    let written = written.with_context(|| format!("writing the dataset {dir} failed"))?;
-    summary.elapsed = start.elapsed();
-    summary.dataset = Some(DatasetNote::Published { written, shard });
-    Ok(summary)
-}
-
 /// Reads, replays and hands every game to `sink`, with the progress bar. The outer error is
 /// a failure to start; the inner one a failure of the sink (the caller says what it means).
-fn drive(
-    opts: &IndexOptions,
+pub fn drive(
+    opts: &ReadOptions,
     sink: &mut impl Sink,
     stop: &Arc<AtomicBool>,
     start: Instant,

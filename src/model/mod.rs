@@ -11,6 +11,7 @@ pub mod pieceset;
 pub mod report;
 mod scope;
 pub mod similar;
+pub mod sink;
 pub mod stored;
 pub mod structure;
 pub mod tally;

@@ -35,7 +35,7 @@ use anyhow::{Context, Result, bail};
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
 pub use derive::{SetAggregate, TAIL_MAX_GAMES, decode_games, lag, tail_sets};
-pub use writer::{Stored, WriteFailed, Writer};
+pub use writer::{WriteFailed, Writer};
 
 /// A way of reading forced from outside, for tests and measurements: `PAWNDEX_PLAN=scan`
 /// (scan the runs, never the game lists or the top-sets shortcut) or `PAWNDEX_PLAN=lists`

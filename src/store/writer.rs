@@ -16,18 +16,12 @@ use crate::model::features::SideFeatures;
 use crate::model::game::parse_elo;
 use crate::model::game::{GameRecord, Reject};
 use crate::model::outcome::roster;
+use crate::model::sink::{Sink, Stored};
 
 /// Pawn sets (of both sides) kept in the id cache at most (about 40 bytes each).
 const SET_CACHE: usize = 2_000_000;
 /// Game hashes kept in the duplicate cache at most (about 16 bytes each).
 const HASH_CACHE: usize = 4_000_000;
-
-/// What happened to one game handed to the writer.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Stored {
-    Indexed,
-    Duplicate,
-}
 
 /// A hasher for the caches' integer keys (pawn bitboards, game hashes): one multiply per
 /// word, folded, instead of SipHash (a fifth of the writer's time went to hashing). The keys
@@ -674,6 +668,18 @@ impl Writer {
             .conn
             .query_row("PRAGMA journal_mode = DELETE", [], |_| Ok(()));
         Ok(())
+    }
+}
+
+impl Sink for Writer {
+    fn add_game(&mut self, g: &GameRecord, source: &str) -> Result<Stored> {
+        Writer::add_game(self, g, source)
+    }
+    fn add_reject(&mut self, r: &Reject, source: &str) -> Result<()> {
+        Writer::add_reject(self, r, source)
+    }
+    fn commit(&mut self) -> Result<()> {
+        Writer::commit(self)
     }
 }
 
