@@ -14,6 +14,7 @@ pub mod similar;
 pub mod sink;
 pub mod stored;
 pub mod structure;
+mod structure_file;
 pub mod tally;
 mod usage;
 
