@@ -253,6 +253,26 @@ pub fn statement(
         flag(options.colour_reversed, "--colour-reversed"),
         max_distance.map_or(String::new(), |d| format!(" --max-distance {d}")),
     );
+    sets_cte(&mut s, &forms, &p, options.ignore_wings, max_distance);
+    let pair = least(
+        &p.iter()
+            .map(|x| format!("w.{x} + b.{x}"))
+            .collect::<Vec<_>>(),
+    );
+    candidates_cte(&mut s, &p, max_distance);
+    counts_cte(&mut s, &pair, sql_min_games, max_distance);
+    ranked_select(&mut s, sql_limit);
+    s
+}
+
+/// 1. The `sets` CTE: each pawn set's part of the distance for each form of the target.
+fn sets_cte(
+    s: &mut String,
+    forms: &[Pawns],
+    p: &[String],
+    ignore_wings: bool,
+    max_distance: Option<u32>,
+) {
     // 1. The parts of each set.
     s.push_str(
         "-- 1. Each pawn set's part of the distance for each form of the target (p0: the target; \
@@ -271,9 +291,9 @@ pub fn statement(
         }
         let _ = writeln!(s, "  -- {name}'s sets");
         s.push_str("  SELECT id, side, pawns");
-        for f in &forms {
+        for f in forms {
             let t = if side == 0 { f.white } else { f.black };
-            let _ = write!(s, ",\n      {}", part(t, options.ignore_wings));
+            let _ = write!(s, ",\n      {}", part(t, ignore_wings));
         }
         let _ = write!(s, "\n  FROM pawn_sets WHERE side = {side}");
         if let Some(d) = max_distance {
@@ -285,24 +305,23 @@ pub fn statement(
                 s,
                 "\n    -- only sets that can be within --max-distance: the centre's part first\n    \
                  AND ({})",
-                prefilter(&targets, options.ignore_wings, d)
+                prefilter(&targets, ignore_wings, d)
             );
         }
         s.push('\n');
     }
     s.push_str("),\n");
-    let least_part = least(&p);
-    let pair = least(
-        &p.iter()
-            .map(|x| format!("w.{x} + b.{x}"))
-            .collect::<Vec<_>>(),
-    );
+}
+
+/// 2 and 3. The candidate sets and the runs of their pairs.
+fn candidates_cte(s: &mut String, p: &[String], max_distance: Option<u32>) {
+    let least_part = least(p);
     // 2 and 3. Candidates and their runs.
     match max_distance {
         Some(d) => {
             let least_s = least(&p.iter().map(|x| format!("s.{x}")).collect::<Vec<_>>());
             let _ = write!(
-                s,
+                *s,
                 "-- 2. Each side's best part (of the sets within {d}: the best if any is), and the sets \
                  that can be in a pair\n--    within --max-distance: their least part plus the \
                  other side's best part is at most {d}.\n\
@@ -327,11 +346,15 @@ pub fn statement(
             );
         }
     }
+}
+
+/// 4. The counts per structure: positions, games, White's points and its distance.
+fn counts_cte(s: &mut String, pair: &str, sql_min_games: i64, max_distance: Option<u32>) {
     // 4. Counts.
     let result_points =
         "CASE g.result WHEN '1-0' THEN 2 WHEN '1/2-1/2' THEN 1 WHEN '0-1' THEN 0 END";
     let _ = write!(
-        s,
+        *s,
         "-- 4. Per structure and game its plies; then per structure its positions, games (a game \
          once), White's\n--    points (a win 2, a draw 1) and games with a result, and its \
          distance: the least over the forms\n--    of White's part plus Black's part.\n\
@@ -347,9 +370,13 @@ pub fn statement(
          JOIN cand AS w ON w.id = q.white_set\n  JOIN cand AS b ON b.id = q.black_set{}\n),\n",
         max_distance.map_or(String::new(), |d| format!("\n  WHERE {pair} <= {d}")),
     );
+}
+
+/// 5. The command's order and `--limit`, and the output columns.
+fn ranked_select(s: &mut String, sql_limit: i64) {
     // 5. Ranking and output.
     let _ = write!(
-        s,
+        *s,
         "-- 5. The command's order and --limit; White's score in tenths of a percent, with the \
          remainder.\n\
          ranked AS (\n  SELECT *, (500 * points) / scored AS tenths, (500 * points) % scored AS \
@@ -357,7 +384,7 @@ pub fn statement(
          LIMIT {sql_limit}\n)\n"
     );
     let _ = write!(
-        s,
+        *s,
         "-- The structure as a FEN board part; White's score in percent with one decimal, \
          rounded half to even.\n\
          SELECT distance,\n  {} AS structure,\n  positions, games,\n  \
@@ -366,7 +393,6 @@ pub fn statement(
         board("white_pawns", "black_pawns"),
         score("tenths", "rest", "scored"),
     );
-    s
 }
 
 /// The SQL expression of White's score as the command writes it (percent, one decimal, the
