@@ -216,117 +216,170 @@ fn skip_move_number(text: &[u8], mut i: usize) -> usize {
 /// [`Tee`]), so it separates tokens like one: `e4\x00e5` is two moves, and only one inside a
 /// token (`e\x005`, two tokens that are no moves) makes an unknown token, shown with it.
 pub fn first_unknown_token(text: &[u8]) -> Option<(usize, String)> {
-    let mut plies = 0usize;
-    let mut i = skip_tags(text);
-    let eat = |i: &mut usize, bytes: &[u8]| {
-        let hit = text[*i..].starts_with(bytes);
-        if hit {
-            *i += bytes.len();
-        }
-        hit
+    let mut scan = Scan {
+        text,
+        i: skip_tags(text),
+        plies: 0,
     };
-    let eat_dash = |i: &mut usize| ["-", "–", "—"].iter().any(|d| eat(i, d.as_bytes()));
-    while let Some(&b) = text.get(i) {
-        let start = i;
-        match b {
-            b'{' => {
-                i = text[i..]
-                    .iter()
-                    .position(|&b| b == b'}')
-                    .map_or(text.len(), |e| i + e + 1);
-            }
-            b'\n' => {
-                i += 1;
-                match text.get(i) {
-                    Some(b'%') => i = line_end(text, i),
-                    Some(b'[' | b'\n') => break,
-                    _ => {}
-                }
-            }
-            b';' => i = line_end(text, i),
-            b'0' => {
-                i += 1;
-                let known = eat_dash(&mut i)
-                    && if eat(&mut i, b"1") {
-                        return None;
-                    } else if eat(&mut i, b"0") {
-                        if eat_dash(&mut i) {
-                            eat(&mut i, b"0");
-                        }
-                        if matches!(text.get(i), Some(b'+' | b'#')) {
-                            i += 1;
-                        }
-                        plies += 1;
-                        true
-                    } else {
-                        false
-                    };
-                if !known {
-                    return Some((plies, token_at(&text[start..])));
-                }
-            }
-            b'1' => {
-                i += 1;
-                let known = if eat_dash(&mut i) {
-                    if eat(&mut i, b"0") {
-                        return None;
-                    }
-                    false
-                } else if eat(&mut i, b"/2") {
-                    if eat_dash(&mut i) && eat(&mut i, b"1/2") {
-                        return None;
-                    }
-                    false
-                } else {
-                    i = skip_move_number(text, i);
-                    true
-                };
-                if !known {
-                    return Some((plies, token_at(&text[start..])));
-                }
-            }
-            b'\xc2' => {
-                i += 1;
-                if eat(&mut i, b"\xbd") && eat_dash(&mut i) && eat(&mut i, "½".as_bytes()) {
-                    return None;
-                }
-                return Some((plies, token_at(&text[start..])));
-            }
-            b'2'..=b'9' => {
-                i = skip_move_number(text, i + 1);
-            }
-            b'(' => i = skip_variation(text, i + 1),
-            b'*' => return None,
-            b')' | b' ' | b'\t' | b'\r' | b'.' => i += 1,
-            b'$' => {
-                i += 1;
-                let end = text[i..]
-                    .iter()
-                    .position(|&b| is_token_end(b))
-                    .map_or(text.len(), |e| i + e);
-                let digits = &text[i..end];
-                if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
-                    return Some((plies, token_at(&text[start..])));
-                }
-                i = end;
-            }
-            b'!' | b'?' => {
-                i += 1;
-                if matches!(text.get(i), Some(b'!' | b'?')) {
-                    i += 1;
-                }
-            }
-            _ if is_stray_control(b) => i += 1,
-            _ => match SanPlus::from_ascii_prefix(&text[i..]) {
-                Ok((_, n)) if text.get(i + n).is_none_or(|&b| is_token_end(b)) => {
-                    i += n;
-                    plies += 1;
-                }
-                _ => return Some((plies, token_at(&text[start..]))),
-            },
+    while let Some(&b) = text.get(scan.i) {
+        let start = scan.i;
+        match scan.step(b) {
+            Step::Go => {}
+            Step::End => return None,
+            Step::Unknown => return Some((scan.plies, token_at(&text[start..]))),
         }
     }
     None
+}
+
+/// What one token of [`first_unknown_token`]'s scan was.
+enum Step {
+    /// A known token (or a comment, a variation, a NAG): go on after it.
+    Go,
+    /// The game's end: a result, or a blank or tag line.
+    End,
+    /// A token pgn-reader would drop.
+    Unknown,
+}
+
+/// The scan of a game's movetext: where it is and how many moves it passed.
+struct Scan<'a> {
+    text: &'a [u8],
+    i: usize,
+    plies: usize,
+}
+
+impl Scan<'_> {
+    /// Steps over `bytes` when the text goes on with them.
+    fn eat(&mut self, bytes: &[u8]) -> bool {
+        let hit = self.text[self.i..].starts_with(bytes);
+        if hit {
+            self.i += bytes.len();
+        }
+        hit
+    }
+
+    /// Steps over a hyphen or a dash (en, em).
+    fn eat_dash(&mut self) -> bool {
+        ["-", "–", "—"].iter().any(|d| self.eat(d.as_bytes()))
+    }
+
+    /// Reads the token starting with `b` at `self.i`.
+    fn step(&mut self, b: u8) -> Step {
+        let text = self.text;
+        match b {
+            b'{' => {
+                self.i = text[self.i..]
+                    .iter()
+                    .position(|&b| b == b'}')
+                    .map_or(text.len(), |e| self.i + e + 1);
+            }
+            b'\n' => {
+                self.i += 1;
+                match text.get(self.i) {
+                    Some(b'%') => self.i = line_end(text, self.i),
+                    Some(b'[' | b'\n') => return Step::End,
+                    _ => {}
+                }
+            }
+            b';' => self.i = line_end(text, self.i),
+            b'0' => return self.zero(),
+            b'1' => return self.one(),
+            b'\xc2' => {
+                self.i += 1;
+                return if self.eat(b"\xbd") && self.eat_dash() && self.eat("½".as_bytes()) {
+                    Step::End
+                } else {
+                    Step::Unknown
+                };
+            }
+            b'2'..=b'9' => self.i = skip_move_number(text, self.i + 1),
+            b'(' => self.i = skip_variation(text, self.i + 1),
+            b'*' => return Step::End,
+            b')' | b' ' | b'\t' | b'\r' | b'.' => self.i += 1,
+            b'$' => return self.nag(),
+            b'!' | b'?' => {
+                self.i += 1;
+                if matches!(text.get(self.i), Some(b'!' | b'?')) {
+                    self.i += 1;
+                }
+            }
+            _ if is_stray_control(b) => self.i += 1,
+            _ => return self.san(),
+        }
+        Step::Go
+    }
+
+    /// A token starting with `0`: `0-1`, or castling written with zeros (`0-0`, `0-0-0+`).
+    fn zero(&mut self) -> Step {
+        self.i += 1;
+        if !self.eat_dash() {
+            return Step::Unknown;
+        }
+        if self.eat(b"1") {
+            return Step::End;
+        }
+        if !self.eat(b"0") {
+            return Step::Unknown;
+        }
+        if self.eat_dash() {
+            self.eat(b"0");
+        }
+        if matches!(self.text.get(self.i), Some(b'+' | b'#')) {
+            self.i += 1;
+        }
+        self.plies += 1;
+        Step::Go
+    }
+
+    /// A token starting with `1`: `1-0`, `1/2-1/2`, or a move number.
+    fn one(&mut self) -> Step {
+        self.i += 1;
+        if self.eat_dash() {
+            return if self.eat(b"0") {
+                Step::End
+            } else {
+                Step::Unknown
+            };
+        }
+        if self.eat(b"/2") {
+            return if self.eat_dash() && self.eat(b"1/2") {
+                Step::End
+            } else {
+                Step::Unknown
+            };
+        }
+        self.i = skip_move_number(self.text, self.i);
+        Step::Go
+    }
+
+    /// A NAG: `$` and digits.
+    fn nag(&mut self) -> Step {
+        let text = self.text;
+        self.i += 1;
+        let end = text[self.i..]
+            .iter()
+            .position(|&b| is_token_end(b))
+            .map_or(text.len(), |e| self.i + e);
+        let digits = &text[self.i..end];
+        if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+            return Step::Unknown;
+        }
+        self.i = end;
+        Step::Go
+    }
+
+    /// A move in SAN, ending where a token ends.
+    fn san(&mut self) -> Step {
+        match SanPlus::from_ascii_prefix(&self.text[self.i..]) {
+            Ok((_, n)) if self.text.get(self.i + n).is_none_or(|&b| is_token_end(b)) => {
+                self.i += n;
+                self.plies += 1;
+                Step::Go
+            }
+            _ => Step::Unknown,
+        }
+    }
 }
 
 /// Decodes a tag value: UTF-8 when valid, else Latin-1 (each byte one code point).
