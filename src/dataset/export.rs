@@ -24,72 +24,13 @@ pub fn export(db: &Path, target: &Target, max_file_bytes: u64) -> Result<Written
     // What the export was reading, for the message when it fails.
     let mut step = "reading the games";
     let result = (|| -> Result<()> {
-        dump::games(&tx, |g| {
-            let id = w.id_for(g.id)?;
-            let t = &g.tags;
-            w.push_game_row(&GameRow {
-                id,
-                tags: std::array::from_fn(|i| t[i].as_deref()),
-                white_elo: g.white_elo,
-                black_elo: g.black_elo,
-                eco: g.eco.as_deref(),
-                plies: narrow(g.plies, "plies")?,
-                source: &g.source,
-                offset: g.offset,
-                fen: g.fen.as_deref(),
-                chess960: g.chess960,
-                moves: &g.moves,
-                hash: g.hash,
-            })
-            .with_context(|| format!("game {}", g.id))
-        })?;
+        copy_games(&tx, &mut w)?;
         step = "reading the runs";
-        dump::runs(&tx, |r| {
-            let row = RunRow {
-                game_id: w.id_for(r.game_id)?,
-                first_ply: narrow(r.first_ply, "first_ply")?,
-                last_ply: narrow(r.last_ply, "last_ply")?,
-                white_pawns: r.white_pawns as u64,
-                black_pawns: r.black_pawns as u64,
-                white: r.white,
-                black: r.black,
-                bishop_pairs: narrow(r.bishop_pairs, "bishop_pairs")?,
-                pieceset: narrow(r.pieceset, "pieceset")?,
-                structure: r.structure.as_deref(),
-                structure_reversed: r.structure_reversed,
-            };
-            w.push_run_row(&row)
-                .with_context(|| format!("a run of game {}", r.game_id))
-        })?;
+        copy_runs(&tx, &mut w)?;
         step = "reading the structure changes";
-        dump::changes(&tx, |c| {
-            let row = ChangeRow {
-                game_id: w.id_for(c.game_id)?,
-                ply: narrow(c.ply, "ply")?,
-                from: c.from.as_deref(),
-                from_reversed: c.from_reversed,
-                to: c.to.as_deref(),
-                to_reversed: c.to_reversed,
-                san: c.san.as_deref(),
-            };
-            w.push_change_row(&row)
-                .with_context(|| format!("a structure change of game {}", c.game_id))
-        })?;
+        copy_changes(&tx, &mut w)?;
         step = "reading the rejects";
-        dump::rejects(&tx, |r| {
-            let id = w.id_for(r.id)?;
-            w.push_reject_row(&RejectRow {
-                id,
-                source: &r.source,
-                offset: r.offset,
-                event: r.event.as_deref(),
-                white: r.white.as_deref(),
-                black: r.black.as_deref(),
-                ply: r.ply.map(|p| narrow(p, "ply")).transpose()?,
-                reason: &r.reason,
-            })
-        })?;
-        Ok(())
+        copy_rejects(&tx, &mut w)
     })();
     match result {
         Ok(()) => w.finish(),
@@ -108,4 +49,82 @@ pub fn export(db: &Path, target: &Target, max_file_bytes: u64) -> Result<Written
             )))
         }
     }
+}
+
+/// Copies every game row.
+fn copy_games(tx: &rusqlite::Transaction<'_>, w: &mut DatasetWriter) -> Result<()> {
+    dump::games(tx, |g| {
+        let id = w.id_for(g.id)?;
+        let t = &g.tags;
+        w.push_game_row(&GameRow {
+            id,
+            tags: std::array::from_fn(|i| t[i].as_deref()),
+            white_elo: g.white_elo,
+            black_elo: g.black_elo,
+            eco: g.eco.as_deref(),
+            plies: narrow(g.plies, "plies")?,
+            source: &g.source,
+            offset: g.offset,
+            fen: g.fen.as_deref(),
+            chess960: g.chess960,
+            moves: &g.moves,
+            hash: g.hash,
+        })
+        .with_context(|| format!("game {}", g.id))
+    })
+}
+
+/// Copies every run.
+fn copy_runs(tx: &rusqlite::Transaction<'_>, w: &mut DatasetWriter) -> Result<()> {
+    dump::runs(tx, |r| {
+        let row = RunRow {
+            game_id: w.id_for(r.game_id)?,
+            first_ply: narrow(r.first_ply, "first_ply")?,
+            last_ply: narrow(r.last_ply, "last_ply")?,
+            white_pawns: r.white_pawns as u64,
+            black_pawns: r.black_pawns as u64,
+            white: r.white,
+            black: r.black,
+            bishop_pairs: narrow(r.bishop_pairs, "bishop_pairs")?,
+            pieceset: narrow(r.pieceset, "pieceset")?,
+            structure: r.structure.as_deref(),
+            structure_reversed: r.structure_reversed,
+        };
+        w.push_run_row(&row)
+            .with_context(|| format!("a run of game {}", r.game_id))
+    })
+}
+
+/// Copies every structure change.
+fn copy_changes(tx: &rusqlite::Transaction<'_>, w: &mut DatasetWriter) -> Result<()> {
+    dump::changes(tx, |c| {
+        let row = ChangeRow {
+            game_id: w.id_for(c.game_id)?,
+            ply: narrow(c.ply, "ply")?,
+            from: c.from.as_deref(),
+            from_reversed: c.from_reversed,
+            to: c.to.as_deref(),
+            to_reversed: c.to_reversed,
+            san: c.san.as_deref(),
+        };
+        w.push_change_row(&row)
+            .with_context(|| format!("a structure change of game {}", c.game_id))
+    })
+}
+
+/// Copies every reject.
+fn copy_rejects(tx: &rusqlite::Transaction<'_>, w: &mut DatasetWriter) -> Result<()> {
+    dump::rejects(tx, |r| {
+        let id = w.id_for(r.id)?;
+        w.push_reject_row(&RejectRow {
+            id,
+            source: &r.source,
+            offset: r.offset,
+            event: r.event.as_deref(),
+            white: r.white.as_deref(),
+            black: r.black.as_deref(),
+            ply: r.ply.map(|p| narrow(p, "ply")).transpose()?,
+            reason: &r.reason,
+        })
+    })
 }

@@ -19,7 +19,7 @@ use crate::model::features::{self, SideFeatures};
 use crate::model::moves;
 use crate::model::outcome::roster;
 use crate::model::pieceset::{NO_SLOT, initial_slots, move_slots};
-use crate::model::structure::Catalogue;
+use crate::model::structure::{Catalogue, Code};
 
 pub use crate::model::game::{
     GameRecord, GameSummary, Reject, RejectCategory, Replayed, Run, StructureChange,
@@ -330,15 +330,7 @@ fn play(
     let (wp, bp, pairs) = snapshot(pos.board());
     let mut runs = Vec::with_capacity(game.moves.len() / 2 + 1);
     let mut changes = Vec::new();
-    let mut run = Run {
-        first_ply: 0,
-        last_ply: 0,
-        white_pawns: wp,
-        black_pawns: bp,
-        pieceset,
-        bishop_pairs: pairs,
-        structure: catalogue.classify(wp, bp),
-    };
+    let mut run = run_from(0, (wp, bp, pairs), pieceset, catalogue.classify(wp, bp));
     if run.structure != 0 {
         changes.push(StructureChange {
             ply: 0,
@@ -391,15 +383,7 @@ fn play(
                     });
                 }
                 runs.push(run);
-                run = Run {
-                    first_ply: ply,
-                    last_ply: ply,
-                    white_pawns: wp,
-                    black_pawns: bp,
-                    pieceset,
-                    bishop_pairs: pairs,
-                    structure,
-                };
+                run = run_from(ply, (wp, bp, pairs), pieceset, structure);
                 continue;
             }
         }
@@ -407,6 +391,26 @@ fn play(
     }
     runs.push(run);
     Ok((moves, runs, changes, pos))
+}
+
+/// A run starting (and, so far, ending) at `ply`, of the pawns and bishop pairs of
+/// [`snapshot`], the piece-set and the named structure.
+#[inline]
+fn run_from(
+    ply: u32,
+    (white_pawns, black_pawns, bishop_pairs): (u64, u64, u8),
+    pieceset: u32,
+    structure: Code,
+) -> Run {
+    Run {
+        first_ply: ply,
+        last_ply: ply,
+        white_pawns,
+        black_pawns,
+        pieceset,
+        bishop_pairs,
+        structure,
+    }
 }
 
 /// The reject of a move that is illegal or ambiguous in `pos`.
