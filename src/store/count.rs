@@ -103,81 +103,92 @@ pub fn positions(
     open: &(dyn Fn() -> Result<Connection> + Sync),
     search: &Search,
 ) -> Result<u64> {
-    let params = search.params();
     match search.count_plan() {
-        CountPlan::Totals(side) => {
-            let sets = search
-                .sets_sql(side)
-                .ok_or_else(|| anyhow!("a totals count needs set conditions"))?;
-            let stored = single(
-                conn,
-                &format!(
-                    "SELECT sum(t.positions) FROM set_totals AS t WHERE t.set_id IN (\n{sets}\n)"
-                ),
-                &params,
-            )?;
-            // The games not yet in the totals (an unfinished run), read from their runs.
-            let tail = single(
-                conn,
-                &format!(
-                    "SELECT sum(r.last_ply - r.first_ply + 1) FROM runs AS r
-                     WHERE r.game_id > (SELECT through FROM derived)
-                       AND r.{}_set IN (\n{sets}\n)",
-                    side.name()
-                ),
-                &params,
-            )?;
-            Ok((stored + tail) as u64)
-        }
-        CountPlan::Bishops => {
-            let mut total = 0i64;
-            let mut st = conn.prepare("SELECT bishop_pairs, positions FROM bishop_totals")?;
-            let mut rows = st.query([])?;
-            while let Some(r) = rows.next()? {
-                if search.bishops_pass(r.get(0)?) {
-                    total += r.get::<_, i64>(1)?;
-                }
-            }
-            // The games not yet in the totals, from their runs.
-            let mut st = conn.prepare(
-                "SELECT bishop_pairs, sum(last_ply - first_ply + 1) FROM runs
-                 WHERE game_id > (SELECT through FROM derived) GROUP BY bishop_pairs",
-            )?;
-            let mut rows = st.query([])?;
-            while let Some(r) = rows.next()? {
-                if search.bishops_pass(r.get(0)?) {
-                    total += r.get::<_, i64>(1)?;
-                }
-            }
-            Ok(total.max(0) as u64)
-        }
-        CountPlan::Runs => {
-            let timings = std::env::var_os("PAWNDEX_TIMINGS").is_some();
-            let t = std::time::Instant::now();
-            let sets = search.matching_sets(conn)?;
-            let filter = filter(conn, search, &sets)?;
-            let t_sets = t.elapsed();
-            let games = search.candidate_games(conn, &sets)?;
-            let t_lists = t.elapsed() - t_sets;
-            let n = match &games {
-                Some(games) => candidates(conn, open, &filter, games)?,
-                None => scan(conn, open, &filter)?,
-            };
-            if timings {
-                eprintln!(
-                    "timings: matching sets {:.3} s (white {:?}, black {:?}), game lists {:.3} s \
-                     ({:?} candidate games), runs {:.3} s",
-                    t_sets.as_secs_f64(),
-                    sets.white.as_ref().map(Vec::len),
-                    sets.black.as_ref().map(Vec::len),
-                    t_lists.as_secs_f64(),
-                    games.as_ref().map(Vec::len),
-                    (t.elapsed() - t_sets - t_lists).as_secs_f64()
-                );
-            }
-            Ok(n)
+        CountPlan::Totals(side) => from_totals(conn, search, side),
+        CountPlan::Bishops => from_bishop_totals(conn, search),
+        CountPlan::Runs => from_runs(conn, open, search),
+    }
+}
+
+/// One side's set conditions: the aggregates of the matching sets, plus the unmerged tail.
+fn from_totals(conn: &Connection, search: &Search, side: Side) -> Result<u64> {
+    let params = search.params();
+    let sets = search
+        .sets_sql(side)
+        .ok_or_else(|| anyhow!("a totals count needs set conditions"))?;
+    let stored = single(
+        conn,
+        &format!("SELECT sum(t.positions) FROM set_totals AS t WHERE t.set_id IN (\n{sets}\n)"),
+        &params,
+    )?;
+    // The games not yet in the totals (an unfinished run), read from their runs.
+    let tail = single(
+        conn,
+        &format!(
+            "SELECT sum(r.last_ply - r.first_ply + 1) FROM runs AS r
+             WHERE r.game_id > (SELECT through FROM derived)
+               AND r.{}_set IN (\n{sets}\n)",
+            side.name()
+        ),
+        &params,
+    )?;
+    Ok((stored + tail) as u64)
+}
+
+/// Only bishop-pair conditions: `bishop_totals`, plus the unmerged tail.
+fn from_bishop_totals(conn: &Connection, search: &Search) -> Result<u64> {
+    let mut total = 0i64;
+    let mut st = conn.prepare("SELECT bishop_pairs, positions FROM bishop_totals")?;
+    let mut rows = st.query([])?;
+    while let Some(r) = rows.next()? {
+        if search.bishops_pass(r.get(0)?) {
+            total += r.get::<_, i64>(1)?;
         }
     }
+    // The games not yet in the totals, from their runs.
+    let mut st = conn.prepare(
+        "SELECT bishop_pairs, sum(last_ply - first_ply + 1) FROM runs
+         WHERE game_id > (SELECT through FROM derived) GROUP BY bishop_pairs",
+    )?;
+    let mut rows = st.query([])?;
+    while let Some(r) = rows.next()? {
+        if search.bishops_pass(r.get(0)?) {
+            total += r.get::<_, i64>(1)?;
+        }
+    }
+    Ok(total.max(0) as u64)
+}
+
+/// Run conditions: the matching runs of the candidate games (or of every game).
+fn from_runs(
+    conn: &Connection,
+    open: &(dyn Fn() -> Result<Connection> + Sync),
+    search: &Search,
+) -> Result<u64> {
+    let timings = std::env::var_os("PAWNDEX_TIMINGS").is_some();
+    let t = std::time::Instant::now();
+    let sets = search.matching_sets(conn)?;
+    let filter = filter(conn, search, &sets)?;
+    let t_sets = t.elapsed();
+    let games = search.candidate_games(conn, &sets)?;
+    let t_lists = t.elapsed() - t_sets;
+    let n = match &games {
+        Some(games) => candidates(conn, open, &filter, games)?,
+        None => scan(conn, open, &filter)?,
+    };
+    if timings {
+        eprintln!(
+            "timings: matching sets {:.3} s (white {:?}, black {:?}), game lists {:.3} s \
+             ({:?} candidate games), runs {:.3} s",
+            t_sets.as_secs_f64(),
+            sets.white.as_ref().map(Vec::len),
+            sets.black.as_ref().map(Vec::len),
+            t_lists.as_secs_f64(),
+            games.as_ref().map(Vec::len),
+            (t.elapsed() - t_sets - t_lists).as_secs_f64()
+        );
+    }
+    Ok(n)
 }
 
 /// The plies of the matching runs of `games`: a lookup per game in the key of `runs`, the
