@@ -2,23 +2,24 @@
 //! process. Each command's options struct lives with the command (`ingest::command`,
 //! `store::command`, `query`, `query::find`, `stats`, `info`).
 
+pub mod check;
 pub mod common;
 pub mod export;
 pub mod find;
 pub mod index;
 pub mod info;
+pub mod migrate;
 pub mod query;
 pub mod similar;
 pub mod similar_games;
 pub mod stats;
-pub mod store;
 pub mod structures;
 
 use std::path::{Path, PathBuf};
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
-use crate::cli::common::{EXIT_ERROR, EXIT_OK};
+use crate::cli::common::EXIT_ERROR;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -89,7 +90,7 @@ enum Command {
                       before adding games.\n\nExit status: 0 success, 1 error.",
         after_help = "Example:\n  pawndex migrate --db masters.db"
     )]
-    Migrate(crate::cli::store::MigrateArgs),
+    Migrate(crate::cli::migrate::MigrateArgs),
     /// Verify a database: SQLite's integrity check and pawndex's own invariants (read-only).
     #[command(
         long_about = "Opens a database read-only and verifies it in one read transaction: \
@@ -104,7 +105,7 @@ enum Command {
                       pawndex database.",
         after_help = "Example:\n  pawndex check --db masters.db"
     )]
-    Check(crate::cli::store::CheckArgs),
+    Check(crate::cli::check::CheckArgs),
     /// What a database holds: games, plies, sources, rejects, schema, size, state (read-only).
     #[command(
         long_about = "Describes a database without changing it (opened read-only; no file is \
@@ -148,9 +149,8 @@ pub fn main_with_args() -> i32 {
         Command::Similar(args) => crate::cli::similar::run(args),
         Command::Stats(args) => crate::cli::stats::run(args),
         Command::Structures(args) => crate::cli::structures::run(args),
-        Command::Migrate(args) => crate::cli::store::run_migrate(args),
-        Command::Check(args) => crate::store::check::run_to_stdout(&args.db)
-            .map(|ok| if ok { EXIT_OK } else { EXIT_ERROR }),
+        Command::Migrate(args) => crate::cli::migrate::run(args),
+        Command::Check(args) => crate::cli::check::run(args),
         Command::Info(args) => crate::cli::info::run(args),
         Command::Export(args) => crate::cli::export::run(args),
     });

@@ -1,4 +1,4 @@
-//! `pawndex check` and `pawndex migrate`: their options and how they report.
+//! `pawndex migrate`: its options, and what it says when it has upgraded a database.
 
 use std::path::PathBuf;
 
@@ -8,20 +8,13 @@ use clap::Args;
 use crate::cli::common::{DEFAULT_DB, EXIT_OK};
 
 #[derive(Args, Debug)]
-pub struct CheckArgs {
-    /// Database file to verify (it is not modified)
-    #[arg(long, default_value = DEFAULT_DB, value_name = "PATH")]
-    pub db: PathBuf,
-}
-
-#[derive(Args, Debug)]
 pub struct MigrateArgs {
     /// Database file to upgrade
     #[arg(long, default_value = DEFAULT_DB, value_name = "PATH")]
     pub db: PathBuf,
 }
 
-pub fn run_migrate(args: MigrateArgs) -> Result<i32> {
+pub fn run(args: MigrateArgs) -> Result<i32> {
     let (before, merged) = crate::store::upgrade(&args.db)?;
     let now = crate::store::SCHEMA_VERSION;
     if merged > 0 {

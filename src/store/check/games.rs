@@ -1,0 +1,165 @@
+//! The game rows: `games` (ids, plies, moves), one `game_summary` row and at least one run per
+//! game, `ply_numbers` covering the longest game, and ids that do not run far past the rows.
+
+use anyhow::Result;
+use rusqlite::Connection;
+
+use super::{Kind, Report, offending, show};
+use crate::model::game::MAX_PLIES;
+
+/// Game ids are at most this (the derived tables hold them as 32-bit numbers).
+const MAX_GAME_ID: i64 = u32::MAX as i64;
+
+/// Checks of `games`, `game_summary` and `ply_numbers`; returns the number of games.
+pub(super) fn games(conn: &Connection, f: &mut Report) -> Result<i64> {
+    let games: i64 = conn.query_row("SELECT count(*) FROM games", [], |r| r.get(0))?;
+    game_rows(conn, f)?;
+    summaries_and_runs(conn, f)?;
+    ply_numbers(conn, f)?;
+    Ok(games)
+}
+
+/// Games whose id, plies or moves are out of range.
+fn game_rows(conn: &Connection, f: &mut Report) -> Result<()> {
+    offending(
+        conn,
+        f,
+        Kind::GameIds,
+        &format!("SELECT id FROM games WHERE id < 1 OR id > {MAX_GAME_ID} ORDER BY id"),
+        |r| {
+            let id: i64 = r.get(0)?;
+            Ok(format!(
+                "games: game {id}: id out of range (1 to {MAX_GAME_ID})"
+            ))
+        },
+    )?;
+    offending(
+        conn,
+        f,
+        Kind::GamePlies,
+        &format!(
+            "SELECT id, plies FROM games
+             WHERE typeof(plies) != 'integer' OR plies < 0 OR plies > {MAX_PLIES} ORDER BY id"
+        ),
+        |r| {
+            let id: i64 = r.get(0)?;
+            Ok(format!(
+                "games: game {id}: plies is {}, not 0 to {MAX_PLIES}",
+                show(r.get_ref(1)?)
+            ))
+        },
+    )?;
+    offending(
+        conn,
+        f,
+        Kind::GamePlies,
+        "SELECT id, plies, typeof(moves), length(moves) FROM games
+         WHERE typeof(plies) = 'integer'
+           AND (typeof(moves) != 'blob' OR length(moves) != 2 * plies)
+         ORDER BY id",
+        |r| {
+            let id: i64 = r.get(0)?;
+            let plies = show(r.get_ref(1)?);
+            let kind: String = r.get(2)?;
+            let len = show(r.get_ref(3)?);
+            Ok(if kind == "blob" {
+                format!(
+                    "games: game {id}: moves holds {len} bytes, not 2 per ply for {plies} plies"
+                )
+            } else {
+                format!("games: game {id}: moves is a {kind} value, not a blob")
+            })
+        },
+    )
+}
+
+/// A check of offending ids: its kind, the query for them, the line for one.
+type IdCheck = (Kind, &'static str, fn(i64) -> String);
+
+/// Games without a summary or runs, and summaries without a game.
+fn summaries_and_runs(conn: &Connection, f: &mut Report) -> Result<()> {
+    let checks: [IdCheck; 3] = [
+        (
+            Kind::GameSummary,
+            "SELECT g.id FROM games AS g
+             WHERE NOT EXISTS (SELECT 1 FROM game_summary AS s WHERE s.game_id = g.id)
+             ORDER BY g.id",
+            |id| format!("game_summary: game {id} has no row"),
+        ),
+        (
+            Kind::GameSummary,
+            "SELECT s.game_id FROM game_summary AS s
+             WHERE NOT EXISTS (SELECT 1 FROM games AS g WHERE g.id = s.game_id)
+             ORDER BY s.game_id",
+            |id| format!("game_summary: row for game {id}, which is not in games"),
+        ),
+        (
+            Kind::GameRuns,
+            "SELECT g.id FROM games AS g
+             WHERE NOT EXISTS (SELECT 1 FROM runs AS r WHERE r.game_id = g.id)
+             ORDER BY g.id",
+            |id| format!("runs: game {id} has no runs"),
+        ),
+    ];
+    for (kind, sql, line) in checks {
+        offending(conn, f, kind, sql, |r| Ok(line(r.get(0)?)))?;
+    }
+    Ok(())
+}
+
+/// `ply_numbers` holds 0..=the longest game (the view expands runs through it).
+fn ply_numbers(conn: &Connection, f: &mut Report) -> Result<()> {
+    let (count, min, max, longest): (i64, Option<i64>, Option<i64>, Option<i64>) = conn.query_row(
+        "SELECT (SELECT count(*) FROM ply_numbers), (SELECT min(n) FROM ply_numbers),
+                    (SELECT max(n) FROM ply_numbers),
+                    (SELECT max(plies) FROM games WHERE typeof(plies) = 'integer')",
+        [],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+    )?;
+    // `n` is the INTEGER PRIMARY KEY: distinct integers, so 0..=max exactly when min is 0
+    // and there are max + 1 of them.
+    let contiguous = min == Some(0) && max.and_then(|m| m.checked_add(1)) == Some(count);
+    let enough = longest.is_none_or(|l| max.is_some_and(|m| m >= l));
+    if count > 0 && !contiguous {
+        f.problem(Kind::PlyNumbers, || {
+            format!(
+                "ply_numbers: holds {count} numbers from {} to {}, not 0, 1, 2, … without gaps",
+                min.unwrap_or(0),
+                max.unwrap_or(0)
+            )
+        });
+    }
+    if !enough {
+        f.problem(Kind::PlyNumbers, || {
+            format!(
+                "ply_numbers: goes to {} but the longest game has {} plies (ply_features \
+                 would miss its last positions)",
+                max.map_or_else(|| "nothing".to_owned(), |m| m.to_string()),
+                longest.unwrap_or(0)
+            )
+        });
+    }
+    Ok(())
+}
+
+/// Games and pawn sets whose ids run far past their rows
+/// ([`crate::store::ids::dense`]): the readers that keep a slot per id (`similar`, `stats`)
+/// refuse such a database and name this check.
+pub(super) fn id_spans(conn: &Connection, f: &mut Report) -> Result<()> {
+    for (table, what) in [("games", "games"), ("pawn_sets", "pawn sets")] {
+        let (hi, rows): (i64, i64) = conn.query_row(
+            &format!("SELECT coalesce(max(id), 0), count(*) FROM {table}"),
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?;
+        if !crate::store::ids::dense(1, hi, rows) {
+            f.problem(Kind::IdSpans, || {
+                format!(
+                    "{table}: ids run up to {hi} for {rows} {what}; pawndex numbers them from 1 \
+                     without gaps (similar and stats refuse the database)"
+                )
+            });
+        }
+    }
+    Ok(())
+}
