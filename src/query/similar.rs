@@ -120,7 +120,7 @@ impl Similar {
     /// White's score in percent over the games with a result, `None` without one.
     #[must_use]
     pub fn white_score(&self) -> Option<f64> {
-        (self.scored > 0).then(|| 50.0 * self.points as f64 / self.scored as f64)
+        crate::query::output::white_score(self.points, self.scored)
     }
 }
 
@@ -919,7 +919,7 @@ fn cells(s: &Similar) -> [String; 6] {
         pawn_board(s.pawns),
         s.positions.to_string(),
         s.games.to_string(),
-        s.white_score().map_or(String::new(), |v| format!("{v:.1}")),
+        crate::query::output::score_text(s.white_score()),
         s.differs.clone(),
     ]
 }
@@ -979,10 +979,10 @@ fn write(out: &mut dyn Write, found: &[Similar], format: SimilarFormat) -> Resul
                     "structure": pawn_board(s.pawns),
                     "positions": s.positions,
                     "games": s.games,
-                    "white_score": s.white_score(),
+                    "white_score": crate::query::output::score_json(s.white_score()),
                     "differs": s.differs,
-                    "white_pawns": similar::square_list(s.pawns.white),
-                    "black_pawns": similar::square_list(s.pawns.black),
+                    "white_pawns": similar::square_names(s.pawns.white),
+                    "black_pawns": similar::square_names(s.pawns.black),
                 });
                 writeln!(out, "{v}")?;
             }

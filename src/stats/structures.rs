@@ -16,6 +16,7 @@ use clap::{Args, ValueEnum};
 use serde_json::{Value, json};
 
 use crate::command::{self, DEFAULT_DB, UsageError, usage};
+use crate::query::output::{score_json, score_text};
 use crate::store::structure_report::{self, Change, GameRow, NameRow};
 
 use super::chart;
@@ -109,8 +110,7 @@ impl Results {
 
     /// White's score in percent, None without a result.
     pub fn white_score(&self) -> Option<f64> {
-        let n = self.games();
-        (n > 0).then(|| 100.0 * (self.white_wins as f64 + 0.5 * self.draws as f64) / n as f64)
+        crate::query::output::white_score(2 * self.white_wins + self.draws, self.games())
     }
 }
 
@@ -515,7 +515,7 @@ fn next_item(n: &Next) -> String {
 /// `c5 1894 (57.1%)`: count and White's score (no score without a result).
 fn move_item(m: &Move) -> String {
     match m.results.white_score() {
-        Some(s) => format!("{} {} ({s:.1}%)", m.san, m.count),
+        Some(s) => format!("{} {} ({}%)", m.san, m.count, score_text(Some(s))),
         None => format!("{} {}", m.san, m.count),
     }
 }
@@ -550,7 +550,7 @@ fn write_csv(out: &mut dyn Write, rows: &[Row]) -> Result<()> {
             u8::from(r.form.reversed).to_string(),
             r.positions.to_string(),
             r.games.to_string(),
-            opt(r.results.white_score(), 2),
+            score_text(r.results.white_score()),
             r.stays.to_string(),
             opt(r.avg_stay(), 2),
             join(r.eco.iter().map(eco_item).collect()),
@@ -579,7 +579,7 @@ fn write_json(out: &mut dyn Write, rows: &[Row]) -> Result<()> {
                 "white_wins": r.results.white_wins,
                 "draws": r.results.draws,
                 "black_wins": r.results.black_wins,
-                "white_score": r.results.white_score(),
+                "white_score": score_json(r.results.white_score()),
                 "stays": r.stays,
                 "avg_stay": r.avg_stay(),
                 "eco": r.eco.iter().map(|e| json!({
@@ -592,7 +592,7 @@ fn write_json(out: &mut dyn Write, rows: &[Row]) -> Result<()> {
                     "move": m.san,
                     "count": m.count,
                     "games_with_result": m.results.games(),
-                    "white_score": m.results.white_score(),
+                    "white_score": score_json(m.results.white_score()),
                 })).collect::<Vec<_>>(),
             })
         })
@@ -723,7 +723,7 @@ fn write_table(out: &mut dyn Write, rows: &[Row]) -> Result<()> {
                 thousands(r.games),
                 r.results
                     .white_score()
-                    .map_or_else(|| "-".into(), |s| format!("{s:.1}")),
+                    .map_or_else(|| "-".into(), |s| score_text(Some(s))),
                 r.avg_stay()
                     .map_or_else(|| "-".into(), |s| format!("{s:.1}")),
                 fit_list(&eco, " ", TABLE[5].1),
@@ -744,7 +744,7 @@ fn draw_chart(path: &Path, png: bool, args: &StructuresArgs, rows: &[Row]) -> Re
             label: r.form.display(),
             games: r.games,
             results: r.results.games(),
-            score: r.results.white_score().map(|s| s / 100.0),
+            score: r.results.white_score(),
         })
         .collect();
     let mut parts = vec!["games that reach each form".to_string()];

@@ -334,7 +334,7 @@ where
 /// plotters' number of y labels when a chart does not choose.
 pub(super) const Y_LABELS: usize = 11;
 
-/// The lower panel: categories along x, a score from 0 to 1 up, a grey line at 0.5.
+/// The lower panel: categories along x, a score from 0% to 100% up, a grey line at 50%.
 pub(super) fn score_axes<'a, DB: DrawingBackend>(
     area: &'a Area<DB>,
     labels: &[String],
@@ -345,15 +345,15 @@ where
     DB::ErrorType: 'static,
 {
     let y = YAxis {
-        range: 0.0..1.0,
+        range: 0.0..100.0,
         labels: 6,
-        format: &|v| format!("{v:.1}"),
+        format: &|v| format!("{v:.0}%"),
         desc: y_desc,
     };
     let mut chart = category_chart(area, labels, Panel::Lower { x_desc }, y)?;
     chart
         .draw_series(LineSeries::new(
-            [(SegmentValue::Exact(0), 0.5), (SegmentValue::Last, 0.5)],
+            [(SegmentValue::Exact(0), 50.0), (SegmentValue::Last, 50.0)],
             RGBColor(150, 150, 150).stroke_width(1),
         ))
         .map_err(plot_error)?;

@@ -9,6 +9,7 @@ use plotters::style::text_anchor::HPos;
 use super::font::FONT;
 use super::frame::{Area, Categories, plot_error, segment_label, short, text};
 use super::{MIN_GAMES_FOR_SCORE, Spec, drawn_score};
+use crate::query::output::score_text;
 use crate::stats::engine::Group;
 
 /// A chart with categories along both axes.
@@ -137,9 +138,9 @@ where
     let s = g
         .totals
         .white_score()
-        .map_or("-".to_string(), |s| format!("{s:.2}"));
+        .map_or("-".to_string(), |s| format!("{}%", score_text(Some(s))));
     // White text on the darkest cells.
-    let dark = drawn_score(g).is_some_and(|s| (s - 0.5).abs() > 0.14);
+    let dark = drawn_score(g).is_some_and(|s| (s - 50.0).abs() > 14.0);
     let (ink, ink2) = if dark {
         (WHITE, WHITE)
     } else {
@@ -161,7 +162,7 @@ where
     text(scale, "White's score", (5, 0), 13, &BLACK, HPos::Left)?;
     let steps = 40;
     for i in 0..steps {
-        let s = 0.7 - 0.4 * f64::from(i) / f64::from(steps - 1);
+        let s = 70.0 - 40.0 * f64::from(i) / f64::from(steps - 1);
         let y0 = top + (bottom - top) * i / steps;
         let y1 = top + (bottom - top) * (i + 1) / steps;
         scale
@@ -172,11 +173,11 @@ where
             .map_err(plot_error)?;
     }
     for (s, frac) in [
-        ("0.70+", 0.0),
-        ("0.60", 0.25),
-        ("0.50", 0.5),
-        ("0.40", 0.75),
-        ("0.30-", 1.0),
+        ("70%+", 0.0),
+        ("60%", 0.25),
+        ("50%", 0.5),
+        ("40%", 0.75),
+        ("30%-", 1.0),
     ] {
         let y = top + ((bottom - top) as f64 * frac) as i32 - 7;
         text(scale, s, (46, y), 13, &BLACK, HPos::Left)?;
@@ -208,7 +209,7 @@ where
 
 /// Red (Black scores) through white to green (White scores).
 fn score_color(s: f64) -> RGBColor {
-    let s = s.clamp(0.0, 1.0);
+    let s = s.clamp(0.0, 100.0);
     let mix = |a: (f64, f64, f64), b: (f64, f64, f64), t: f64| {
         RGBColor(
             (a.0 + (b.0 - a.0) * t).round() as u8,
@@ -221,8 +222,8 @@ fn score_color(s: f64) -> RGBColor {
         (247.0, 247.0, 247.0),
         (26.0, 150.0, 65.0),
     );
-    // Scores of real groups sit near 0.5: stretch 0.3..0.7 over the whole scale.
-    let t = ((s - 0.5) / 0.2).clamp(-1.0, 1.0);
+    // Scores of real groups sit near 50%: stretch 30%..70% over the whole scale.
+    let t = ((s - 50.0) / 20.0).clamp(-1.0, 1.0);
     if t < 0.0 {
         mix(white, red, -t)
     } else {

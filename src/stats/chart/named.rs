@@ -11,6 +11,7 @@ use plotters::style::text_anchor::HPos;
 
 use super::MIN_GAMES_FOR_SCORE;
 use super::frame::{Area, bar_axes, plot_error, short, text};
+use crate::query::output::score_text;
 
 /// One bar: a structure form.
 #[derive(Clone, Debug)]
@@ -20,7 +21,7 @@ pub struct NamedBar {
     pub games: u64,
     /// Of them, games with a result.
     pub results: u64,
-    /// White's score from 0 to 1, None without a result.
+    /// White's score in percent, None without a result.
     pub score: Option<f64>,
 }
 
@@ -28,8 +29,8 @@ pub struct NamedBar {
 const WIDTH: u32 = 1000;
 /// Pixels per bar.
 const ROW: u32 = 26;
-/// A score this far from 0.5 takes the full colour.
-const FULL: f64 = 0.1;
+/// A score this far from 50% takes the full colour.
+const FULL: f64 = 10.0;
 /// A score of 50%.
 const NEUTRAL: RGBColor = RGBColor(200, 200, 200);
 /// A score of 60% or more.
@@ -39,9 +40,9 @@ const BLACK_BETTER: RGBColor = RGBColor(31, 119, 180);
 /// No score drawn (no result, or too few).
 const NO_SCORE: RGBColor = RGBColor(235, 235, 235);
 
-/// The colour of a score from 0 to 1.
+/// The colour of a score in percent.
 fn score_color(score: f64) -> RGBColor {
-    let t = ((score - 0.5) / FULL).clamp(-1.0, 1.0);
+    let t = ((score - 50.0) / FULL).clamp(-1.0, 1.0);
     let (to, t) = if t >= 0.0 {
         (WHITE_BETTER, t)
     } else {
@@ -134,10 +135,10 @@ where
         ))
         .map_err(plot_error)?;
         let score = match (b.score, drawn) {
-            (_, Some(s)) => format!("White {:.1}%", 100.0 * s),
+            (_, Some(s)) => format!("White {}%", score_text(Some(s))),
             (Some(s), None) => format!(
-                "White {:.1}% (under {MIN_GAMES_FOR_SCORE} results)",
-                100.0 * s
+                "White {}% (under {MIN_GAMES_FOR_SCORE} results)",
+                score_text(Some(s))
             ),
             (None, _) => "no result".to_string(),
         };
@@ -160,7 +161,7 @@ where
     DB::ErrorType: 'static,
 {
     let (w, _) = head.dim_in_pixel();
-    let steps = [0.40, 0.45, 0.50, 0.55, 0.60];
+    let steps = [40.0, 45.0, 50.0, 55.0, 60.0];
     let box_w = 44;
     let x0 = w as i32 - 20 - box_w * steps.len() as i32;
     text(
@@ -180,7 +181,7 @@ where
         .map_err(plot_error)?;
         text(
             head,
-            &format!("{:.0}%", s * 100.0),
+            &format!("{s:.0}%"),
             (x + (box_w - 4) / 2, 48),
             11,
             &BLACK,
@@ -196,10 +197,10 @@ mod tests {
 
     #[test]
     fn scores_take_colours() {
-        assert_eq!(score_color(0.5), NEUTRAL);
-        assert_eq!(score_color(0.7), WHITE_BETTER);
-        assert_eq!(score_color(0.3), BLACK_BETTER);
-        let c = score_color(0.55);
+        assert_eq!(score_color(50.0), NEUTRAL);
+        assert_eq!(score_color(70.0), WHITE_BETTER);
+        assert_eq!(score_color(30.0), BLACK_BETTER);
+        let c = score_color(55.0);
         assert!(c.0 > NEUTRAL.0 && c.2 < NEUTRAL.2);
     }
 }

@@ -110,7 +110,13 @@ fn line(spec: &Spec, name: &Cell, members: &[&Group], axis: &Categories, pair: b
                 100.0 * u / total.max(1) as f64
             },
         ));
-        let score = drawn_score(g).map(|s| if pair && !white_has_pair { 1.0 - s } else { s });
+        let score = drawn_score(g).map(|s| {
+            if pair && !white_has_pair {
+                100.0 - s
+            } else {
+                s
+            }
+        });
         if let Some(s) = score {
             down.push((x, s));
         }

@@ -7,6 +7,7 @@ use plotters::style::text_anchor::HPos;
 
 use super::frame::{Area, bar_axes, color, label, plot_error, short, text};
 use super::{MIN_GAMES_FOR_SCORE, Spec, drawn_score};
+use crate::query::output::score_text;
 use crate::stats::columns::Column;
 use crate::stats::engine::Group;
 
@@ -61,10 +62,13 @@ where
         .map_err(plot_error)?;
         let score = drawn_score(g).map_or_else(
             || match g.totals.white_score() {
-                Some(s) => format!("score {s:.2} (under {MIN_GAMES_FOR_SCORE} games)"),
+                Some(s) => format!(
+                    "White {}% (under {MIN_GAMES_FOR_SCORE} games)",
+                    score_text(Some(s))
+                ),
                 None => "no result".to_string(),
             },
-            |s| format!("score {s:.2}"),
+            |s| format!("White {}%", score_text(Some(s))),
         );
         let (px, py) = chart.backend_coord(&(u, SegmentValue::CenterOf(row)));
         text(

@@ -1,0 +1,242 @@
+//! One voice for White's score and for lists of squares (issue 24, "One voice", points 1 and
+//! 2): every command writes White's score as a percent (0 to 100) with one decimal in tables
+//! and CSV and as a JSON number of that precision; JSON lists squares as arrays, file by file
+//! (a2 a3 b2); every chart colours White's score with one palette around 50%.
+//!
+//! The test writes its own catalogue and PGN: three Carlsbad games, two won by White and one
+//! by Black (White's score 66.7 %, a number with more decimals than one), and one game of the
+//! reversed form lost by White.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::stats::{parse_csv, stats_csv};
+use common::{BIN, Run};
+use serde_json::Value;
+
+const CARLSBAD: &str = r#"
+name = "Carlsbad"
+family = "d4-d5"
+description = "White d4+e3 without a c-pawn against Black c6+d5 without an e-pawn."
+source = "test"
+reversed = true
+[white]
+pawns = ["d4", "e3"]
+none = ["c"]
+[black]
+pawns = ["c6", "d5"]
+none = ["e"]
+"#;
+
+/// A Carlsbad at plies 11 and 12, left by 7. e4 (ply 13).
+const CARLSBAD_MOVES: &str =
+    "1. d4 d5 2. c4 e6 3. Nc3 Nf6 4. cxd5 exd5 5. Bg5 c6 6. e3 Be7 7. e4 dxe4";
+
+/// The reversed Carlsbad from 4... e6 (ply 8) to the end.
+const REVERSED_MOVES: &str = "1. e4 c6 2. d4 d5 3. exd5 cxd5 4. c3 e6 5. Bd3 Nc6 6. Nf3 Bd6";
+
+/// The Carlsbad's pawns: White a2 b2 d4 e3 f2 g2 h2, Black a7 b7 c6 d5 f7 g7 h7.
+const CARLSBAD_BOARD: &str = "8/pp3ppp/2p5/3p4/3P4/4P3/PP3PPP/8";
+
+fn pgn() -> String {
+    let mut text = String::new();
+    for (i, result) in ["1-0", "1-0", "0-1"].iter().enumerate() {
+        text.push_str(&format!(
+            "[Event \"carlsbad {i}\"]\n[Result \"{result}\"]\n[ECO \"D36\"]\n\n\
+             {CARLSBAD_MOVES} {result}\n\n"
+        ));
+    }
+    text.push_str(&format!(
+        "[Event \"reversed\"]\n[Result \"0-1\"]\n[ECO \"B13\"]\n\n{REVERSED_MOVES} 0-1\n\n"
+    ));
+    text
+}
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    db: PathBuf,
+}
+
+fn fixture() -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let catalogue = dir.path().join("catalogue");
+    std::fs::create_dir(&catalogue).unwrap();
+    std::fs::write(catalogue.join("carlsbad.toml"), CARLSBAD).unwrap();
+    let games = dir.path().join("games.pgn");
+    std::fs::write(&games, pgn()).unwrap();
+    let db = dir.path().join("t.db");
+    let mut cmd = Command::new(BIN);
+    cmd.env("PAWNDEX_STRUCTURES", &catalogue)
+        .arg("index")
+        .arg("--db")
+        .arg(&db)
+        .arg(&games);
+    Run::of(cmd, "index").expect_code(0, "index");
+    Fixture { _dir: dir, db }
+}
+
+fn pawndex(db: &Path, command: &str, args: &[&str]) -> Run {
+    let mut cmd = Command::new(BIN);
+    cmd.arg(command).arg("--db").arg(db).args(args);
+    let run = Run::of(cmd, &format!("{command} {args:?}"));
+    run.expect_code(0, &format!("{command} {args:?}"));
+    run
+}
+
+/// A score cell: a percent with one decimal.
+fn assert_score_text(s: &str, what: &str) {
+    let (whole, decimals) = s
+        .split_once('.')
+        .unwrap_or_else(|| panic!("{what}: {s:?} has no decimal point"));
+    assert!(
+        decimals.len() == 1 && decimals.bytes().all(|b| b.is_ascii_digit()),
+        "{what}: {s:?} should have one decimal"
+    );
+    let v: f64 = s.parse().unwrap();
+    assert!(
+        !whole.is_empty() && (0.0..=100.0).contains(&v),
+        "{what}: {s:?} is not a percent"
+    );
+}
+
+/// A JSON score: a number that prints with at most one decimal and equals `text`.
+fn assert_score_json(v: &Value, text: &str, what: &str) {
+    assert!(v.is_number(), "{what}: {v} is not a number");
+    let printed = v.to_string();
+    let decimals = printed.split_once('.').map_or(0, |(_, d)| d.len());
+    assert!(decimals <= 1, "{what}: {printed} has more than one decimal");
+    assert_eq!(v.as_f64().unwrap(), text.parse::<f64>().unwrap(), "{what}");
+}
+
+/// `stats`: White's score is the percent of the points with one decimal, in every row.
+#[test]
+fn stats_writes_white_score_as_a_percent_with_one_decimal() {
+    let db = common::stats::fixture_db();
+    for args in [
+        vec!["--by", "white_islands"],
+        vec!["--by", "phase,white_islands", "--per", "game"],
+    ] {
+        let csv = stats_csv(&db.path, &args);
+        let col = |name: &str| csv.header.iter().position(|h| h == name).unwrap();
+        let (w, d, b, s) = (
+            col("white_wins"),
+            col("draws"),
+            col("black_wins"),
+            col("white_score"),
+        );
+        let mut seen = 0;
+        for row in &csv.rows {
+            let n = |i: usize| row[i].parse::<u64>().unwrap();
+            let scored = n(w) + n(d) + n(b);
+            if scored == 0 {
+                assert_eq!(row[s], "", "{args:?}: {row:?}");
+                continue;
+            }
+            assert_score_text(&row[s], &format!("{args:?}: {row:?}"));
+            let want = 100.0 * (n(w) as f64 + n(d) as f64 / 2.0) / scored as f64;
+            assert_eq!(row[s], format!("{want:.1}"), "{args:?}: {row:?}");
+            seen += 1;
+        }
+        assert!(seen > 2, "{args:?}: too few rows with a score");
+    }
+}
+
+/// `structures`: the table, the CSV and the JSON show the same score, to one decimal.
+#[test]
+fn structures_scores_agree_in_every_format() {
+    let f = fixture();
+    let csv = parse_csv(
+        pawndex(&f.db, "structures", &["--format", "csv"])
+            .stdout
+            .as_bytes(),
+    );
+    let json: Value =
+        serde_json::from_str(&pawndex(&f.db, "structures", &["--format", "json"]).stdout).unwrap();
+    let table = pawndex(&f.db, "structures", &[]).stdout;
+    let score = csv.header.iter().position(|h| h == "white_score").unwrap();
+    let moves = csv
+        .header
+        .iter()
+        .position(|h| h == "leaving_moves")
+        .unwrap();
+
+    // The Carlsbad: 2 of 3 (66.7); the reversed form: 0 of 1.
+    assert_eq!(csv.rows[0][score], "66.7", "{:?}", csv.rows[0]);
+    assert_eq!(csv.rows[1][score], "0.0", "{:?}", csv.rows[1]);
+    assert_eq!(csv.rows[0][moves], "e4 3 (66.7%)", "{:?}", csv.rows[0]);
+    for (i, row) in csv.rows.iter().enumerate() {
+        assert_score_text(&row[score], &format!("csv row {i}"));
+        assert_score_json(
+            &json[i]["white_score"],
+            &row[score],
+            &format!("json row {i}"),
+        );
+    }
+    assert_score_json(
+        &json[0]["leaving_moves"][0]["white_score"],
+        "66.7",
+        "json leaving move",
+    );
+    let carlsbad: Vec<&str> = table.lines().nth(1).unwrap().split_whitespace().collect();
+    assert_eq!(carlsbad[..4], ["Carlsbad", "6", "3", "66.7"], "{table}");
+}
+
+/// `similar`: the table, the CSV and the JSON show the same score to one decimal, and JSON
+/// lists each side's pawns as an array of squares, file by file (a2 before a3 before b2).
+#[test]
+fn similar_scores_agree_and_squares_are_arrays_by_file() {
+    let f = fixture();
+    let args = ["--structure", CARLSBAD_BOARD, "--max-distance", "0"];
+    let with = |format: &str| {
+        let mut a = args.to_vec();
+        a.extend(["--format", format]);
+        pawndex(&f.db, "similar", &a).stdout
+    };
+    let csv = parse_csv(with("csv").as_bytes());
+    assert_eq!(csv.rows.len(), 1, "{csv:?}");
+    assert_eq!(csv.rows[0][4], "66.7");
+    let table = with("table");
+    let row: Vec<&str> = table.lines().nth(1).unwrap().split_whitespace().collect();
+    assert_eq!(row[4], "66.7", "{table}");
+    let json: Value = serde_json::from_str(with("json").lines().next().unwrap()).unwrap();
+    assert_score_json(&json["white_score"], "66.7", "json");
+    assert_eq!(
+        json["white_pawns"],
+        serde_json::json!(["a2", "b2", "d4", "e3", "f2", "g2", "h2"])
+    );
+    assert_eq!(
+        json["black_pawns"],
+        serde_json::json!(["a7", "b7", "c6", "d5", "f7", "g7", "h7"])
+    );
+
+    // Two pawns on one file: the ranks in order within the file, before the next file.
+    let doubled = "8/8/8/8/8/1P6/PP6/8";
+    let out = pawndex(
+        &f.db,
+        "similar",
+        &["--structure", doubled, "--limit", "1", "--format", "json"],
+    );
+    let v: Value = serde_json::from_str(out.stdout.lines().next().unwrap()).unwrap();
+    let squares: Vec<String> = v["white_pawns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap().to_string())
+        .collect();
+    let mut sorted = squares.clone();
+    sorted.sort();
+    assert_eq!(squares, sorted, "file by file, rank by rank: {squares:?}");
+
+    // The --sql statement's first line names the target's squares in the same order.
+    let sql = pawndex(&f.db, "similar", &["--structure", doubled, "--sql"]).stdout;
+    assert!(
+        sql.lines()
+            .next()
+            .unwrap()
+            .contains("(White a2 b2 b3, Black"),
+        "{}",
+        sql.lines().next().unwrap()
+    );
+}
