@@ -40,32 +40,41 @@ const REVERSED_MOVES: &str = "1. e4 c6 2. d4 d5 3. exd5 cxd5 4. c3 e6 5. Bd3 Nc6
 /// The Carlsbad's pawns: White a2 b2 d4 e3 f2 g2 h2, Black a7 b7 c6 d5 f7 g7 h7.
 const CARLSBAD_BOARD: &str = "8/pp3ppp/2p5/3p4/3P4/4P3/PP3PPP/8";
 
-fn pgn() -> String {
+/// The Carlsbad games with `carlsbad` results, then the reversed form's with `reversed`.
+fn pgn(carlsbad: &[&str], reversed: &[&str]) -> String {
     let mut text = String::new();
-    for (i, result) in ["1-0", "1-0", "0-1"].iter().enumerate() {
+    for (i, result) in carlsbad.iter().enumerate() {
         text.push_str(&format!(
             "[Event \"carlsbad {i}\"]\n[Result \"{result}\"]\n[ECO \"D36\"]\n\n\
              {CARLSBAD_MOVES} {result}\n\n"
         ));
     }
-    text.push_str(&format!(
-        "[Event \"reversed\"]\n[Result \"0-1\"]\n[ECO \"B13\"]\n\n{REVERSED_MOVES} 0-1\n\n"
-    ));
+    for (i, result) in reversed.iter().enumerate() {
+        text.push_str(&format!(
+            "[Event \"reversed {i}\"]\n[Result \"{result}\"]\n[ECO \"B13\"]\n\n\
+             {REVERSED_MOVES} {result}\n\n"
+        ));
+    }
     text
 }
 
 struct Fixture {
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
     db: PathBuf,
 }
 
+/// Three Carlsbad games (1-0, 1-0, 0-1) and one of the reversed form (0-1).
 fn fixture() -> Fixture {
+    fixture_with(&pgn(&["1-0", "1-0", "0-1"], &["0-1"]))
+}
+
+fn fixture_with(games_pgn: &str) -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let catalogue = dir.path().join("catalogue");
     std::fs::create_dir(&catalogue).unwrap();
     std::fs::write(catalogue.join("carlsbad.toml"), CARLSBAD).unwrap();
     let games = dir.path().join("games.pgn");
-    std::fs::write(&games, pgn()).unwrap();
+    std::fs::write(&games, games_pgn).unwrap();
     let db = dir.path().join("t.db");
     let mut cmd = Command::new(BIN);
     cmd.env("PAWNDEX_STRUCTURES", &catalogue)
@@ -74,7 +83,7 @@ fn fixture() -> Fixture {
         .arg(&db)
         .arg(&games);
     Run::of(cmd, "index").expect_code(0, "index");
-    Fixture { _dir: dir, db }
+    Fixture { dir, db }
 }
 
 fn pawndex(db: &Path, command: &str, args: &[&str]) -> Run {
@@ -239,4 +248,162 @@ fn similar_scores_agree_and_squares_are_arrays_by_file() {
         "{}",
         sql.lines().next().unwrap()
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Point 2: one palette for White's score in every chart.
+
+/// What every legend of the score colours says (SVG escapes the apostrophe).
+const LEGEND: &str = "White&apos;s score: above 50% = White does better";
+
+/// The palette of docs/conventions.md: near white (#F7F7F7) at 50%, green (#1B7837) at 65% and
+/// above, purple (#762A83) at 35% and below, linear in between.
+fn palette(score: f64) -> String {
+    let even = [247.0, 247.0, 247.0];
+    let t = ((score - 50.0) / 15.0).clamp(-1.0, 1.0);
+    let (to, t) = if t >= 0.0 {
+        ([27.0, 120.0, 55.0], t)
+    } else {
+        ([118.0, 42.0, 131.0], -t)
+    };
+    let c: Vec<u8> = (0..3)
+        .map(|i| (even[i] + (to[i] - even[i]) * t).round() as u8)
+        .collect();
+    format!("#{:02X}{:02X}{:02X}", c[0], c[1], c[2])
+}
+
+/// The texts of an SVG, and the fills of its rectangles in document order.
+fn svg_parts(svg: &str) -> (Vec<String>, Vec<String>) {
+    let mut texts = Vec::new();
+    for part in svg.split("<text").skip(1) {
+        let start = part.find('>').unwrap() + 1;
+        let end = part.find("</text>").unwrap();
+        texts.push(part[start..end].trim().to_string());
+    }
+    let fills = svg
+        .lines()
+        .filter(|l| l.trim_start().starts_with("<rect"))
+        .filter_map(|l| {
+            let at = l.find(" fill=\"")? + 7;
+            Some(l[at..].split('"').next()?.to_string())
+        })
+        .collect();
+    (texts, fills)
+}
+
+/// 40 Carlsbad games that White scores 75% in, and 35 games of the reversed form that White
+/// loses: enough games (30) for every chart to colour their scores.
+fn chart_fixture() -> Fixture {
+    let carlsbad: Vec<&str> = (0..40)
+        .map(|i| if i < 30 { "1-0" } else { "0-1" })
+        .collect();
+    fixture_with(&pgn(&carlsbad, &["0-1"; 35]))
+}
+
+fn chart_svg(f: &Fixture, command: &str, args: &[&str], name: &str) -> String {
+    let path = f.dir.path().join(name);
+    let mut all = args.to_vec();
+    all.extend(["--chart", path.to_str().unwrap()]);
+    let csv = f.dir.path().join(format!("{name}.csv"));
+    if command == "stats" {
+        all.extend(["-o", csv.to_str().unwrap()]);
+    }
+    pawndex(&f.db, command, &all);
+    std::fs::read_to_string(&path).unwrap()
+}
+
+/// `structures --chart` and `stats --report top-structures`: a bar per structure coloured by
+/// White's score, green where White does better, purple where Black does, and the one legend.
+#[test]
+fn bars_of_structures_take_the_one_palette() {
+    let f = chart_fixture();
+    assert_eq!(
+        (palette(75.0), palette(0.0)),
+        ("#1B7837".into(), "#762A83".into())
+    );
+    for (command, args, name) in [
+        ("structures", vec![], "named.svg"),
+        ("stats", vec!["--report", "top-structures"], "top.svg"),
+    ] {
+        let svg = chart_svg(&f, command, &args, name);
+        let (texts, fills) = svg_parts(&svg);
+        assert!(texts.iter().any(|t| t == LEGEND), "{name}: {texts:?}");
+        // The Carlsbad (75%): full green; its reversed form (0%): full purple; the legend's
+        // swatches from 35% to 65% come first, so count the bars after them.
+        let legend_end = fills.iter().position(|c| c == "#1B7837").unwrap();
+        let bars = &fills[legend_end + 1..];
+        assert!(bars.iter().any(|c| c == "#1B7837"), "{name}: {fills:?}");
+        assert!(bars.iter().any(|c| c == "#762A83"), "{name}: {fills:?}");
+        assert!(
+            texts.iter().any(|t| t.contains("White 75.0%")),
+            "{name}: {texts:?}"
+        );
+    }
+}
+
+/// `stats --report islands-vs-score`: each cell with 30 games or more is filled with the
+/// palette's colour of its score; the legend is the one of every chart, from 35% to 65%.
+#[test]
+fn heat_map_cells_take_the_one_palette() {
+    let f = chart_fixture();
+    let svg = chart_svg(&f, "stats", &["--report", "islands-vs-score"], "h.svg");
+    let (texts, fills) = svg_parts(&svg);
+    let legend: Vec<&str> = LEGEND.splitn(2, ": ").collect();
+    assert!(
+        texts.iter().any(|t| *t == format!("{}:", legend[0])),
+        "{texts:?}"
+    );
+    assert!(texts.iter().any(|t| t == "above 50% ="), "{texts:?}");
+    assert!(texts.iter().any(|t| t == "White does better"), "{texts:?}");
+    for label in ["65%+", "50%", "35%-"] {
+        assert!(texts.iter().any(|t| t == label), "{label}: {texts:?}");
+    }
+    let csv = parse_csv(&std::fs::read(f.dir.path().join("h.svg.csv")).unwrap());
+    let col = |name: &str| csv.header.iter().position(|h| h == name).unwrap();
+    let mut drawn = 0;
+    for row in &csv.rows {
+        let games: u64 = row[col("games")].parse().unwrap();
+        if games < 30 || row[col("white_score")].is_empty() {
+            continue;
+        }
+        let w: f64 = row[col("white_wins")].parse().unwrap();
+        let d: f64 = row[col("draws")].parse().unwrap();
+        let b: f64 = row[col("black_wins")].parse().unwrap();
+        let score = 100.0 * (w + d / 2.0) / (w + d + b);
+        let want = palette(score);
+        assert!(
+            fills.contains(&want),
+            "{row:?}: no cell in {want}: {fills:?}"
+        );
+        assert!(
+            texts
+                .iter()
+                .any(|t| *t == format!("{}%", row[col("white_score")])),
+            "{row:?}: the cell's text: {texts:?}"
+        );
+        drawn += 1;
+    }
+    assert!(drawn >= 2, "too few cells drawn: {:?}", csv.rows);
+}
+
+/// The charts that draw White's score as a line: an axis in percent, the legend's words, and
+/// the areas above and under 50% tinted with the palette's two ends.
+#[test]
+fn score_lines_are_in_percent_with_the_one_legend() {
+    let f = chart_fixture();
+    for (args, name) in [
+        (vec!["--by", "white_islands"], "bars.svg"),
+        (vec!["--by", "phase,black_islands"], "series.svg"),
+    ] {
+        let svg = chart_svg(&f, "stats", &args, name);
+        let (texts, fills) = svg_parts(&svg);
+        for label in ["0%", "100%", LEGEND] {
+            assert!(
+                texts.iter().any(|t| t == label),
+                "{name}: {label}: {texts:?}"
+            );
+        }
+        assert!(fills.iter().any(|c| c == "#1B7837"), "{name}: {fills:?}");
+        assert!(fills.iter().any(|c| c == "#762A83"), "{name}: {fills:?}");
+    }
 }
