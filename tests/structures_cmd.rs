@@ -376,7 +376,7 @@ fn the_table_fits_in_100_columns() {
     let hedgehog: Vec<&str> = lines[3].split_whitespace().collect();
     assert_eq!(hedgehog, ["Hedgehog", "0", "0", "-", "-"]);
     assert!(
-        lines[5].contains("carlsbad 1") && lines[5].contains("b5 1"),
+        lines[5].contains("Carlsbad 1") && lines[5].contains("b5 1"),
         "{}",
         lines[5]
     );

@@ -1,7 +1,8 @@
-//! One voice for White's score and for lists of squares (issue 24, "One voice", points 1 and
-//! 2): every command writes White's score as a percent (0 to 100) with one decimal in tables
-//! and CSV and as a JSON number of that precision; JSON lists squares as arrays, file by file
-//! (a2 a3 b2); every chart colours White's score with one palette around 50%.
+//! One voice in every answer (issue 24, "One voice", points 1, 2 and 9): every command writes
+//! White's score as a percent (0 to 100) with one decimal in tables and CSV and as a JSON number
+//! of that precision; JSON lists squares as arrays, file by file (a2 a3 b2); every chart colours
+//! White's score with one palette around 50%; tables keep what matters (the "(rev.)" of a
+//! long name, names where names are meant) and an empty result says so.
 //!
 //! The test writes its own catalogue and PGN: three Carlsbad games, two won by White and one
 //! by Black (White's score 66.7 %, a number with more decimals than one), and one game of the
@@ -69,10 +70,17 @@ fn fixture() -> Fixture {
 }
 
 fn fixture_with(games_pgn: &str) -> Fixture {
+    fixture_of(&[("carlsbad", CARLSBAD)], games_pgn)
+}
+
+/// A database of `games_pgn` classified with the catalogue `definitions` (key, TOML).
+fn fixture_of(definitions: &[(&str, &str)], games_pgn: &str) -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let catalogue = dir.path().join("catalogue");
     std::fs::create_dir(&catalogue).unwrap();
-    std::fs::write(catalogue.join("carlsbad.toml"), CARLSBAD).unwrap();
+    for (key, text) in definitions {
+        std::fs::write(catalogue.join(format!("{key}.toml")), text).unwrap();
+    }
     let games = dir.path().join("games.pgn");
     std::fs::write(&games, games_pgn).unwrap();
     let db = dir.path().join("t.db");
@@ -406,4 +414,145 @@ fn score_lines_are_in_percent_with_the_one_legend() {
         assert!(fills.iter().any(|c| c == "#1B7837"), "{name}: {fills:?}");
         assert!(fills.iter().any(|c| c == "#762A83"), "{name}: {fills:?}");
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Point 9: tables that keep what matters.
+
+/// The structures `pawndex structures` names the forms it turns into: the Carlsbad with a name
+/// longer than the table's column, and a minority attack (a Carlsbad with White's b-pawn on b4).
+const LONG_CARLSBAD: &str = r#"
+name = "Carlsbad of the Exchange Variation"
+family = "d4-d5"
+description = "White d4+e3 without a c-pawn against Black c6+d5 without an e-pawn."
+source = "test"
+reversed = true
+[white]
+pawns = ["d4", "e3"]
+none = ["c"]
+[black]
+pawns = ["c6", "d5"]
+none = ["e"]
+"#;
+
+const MINORITY: &str = r#"
+name = "Minority attack"
+family = "Soltis"
+description = "A Carlsbad with White's b-pawn on b4."
+source = "test"
+[white]
+pawns = ["b4", "d4", "e3"]
+none = ["c"]
+[black]
+pawns = ["c6", "d5"]
+none = ["e"]
+"#;
+
+/// A Carlsbad from ply 11, the minority attack from 12. b4 (ply 23), a Carlsbad again from
+/// 14. b5 (27), no name from 15... cxb5 (30).
+const MINORITY_MOVES: &str = "1. d4 d5 2. c4 e6 3. Nc3 Nf6 4. cxd5 exd5 5. Bg5 c6 6. e3 Be7 \
+    7. Bd3 Nbd7 8. Qc2 O-O 9. Nge2 Re8 10. O-O Nf8 11. Rab1 a6 12. b4 Ne6 13. a4 g6 14. b5 axb5 \
+    15. axb5 cxb5";
+
+/// `structures`: a long name keeps its "(rev.)" (the middle of the name gives way), and the
+/// "turns into" column names the forms as the first column does.
+#[test]
+fn the_structures_table_keeps_rev_and_shows_names() {
+    let games = format!(
+        "{}[Event \"minority\"]\n[Result \"1-0\"]\n\n{MINORITY_MOVES} 1-0\n\n",
+        pgn(&[], &["0-1"])
+    );
+    let f = fixture_of(
+        &[("carlsbad", LONG_CARLSBAD), ("minority", MINORITY)],
+        &games,
+    );
+    let table = pawndex(&f.db, "structures", &[]).stdout;
+    let lines: Vec<&str> = table.lines().collect();
+    assert_eq!(lines.len(), 4, "{table}");
+    // The first column ends where "positions" (right-aligned) begins.
+    let width = lines[0].find("positions").unwrap();
+    let first = |l: &str| {
+        l.chars()
+            .take(width)
+            .collect::<String>()
+            .trim_end()
+            .to_string()
+    };
+    let (normal, reversed, minority) = (first(lines[1]), first(lines[2]), first(lines[3]));
+    assert!(
+        normal.starts_with("Carlsbad") && normal.ends_with("Variation") && normal.contains('…'),
+        "{normal:?}\n{table}"
+    );
+    assert!(
+        reversed.starts_with("Carlsbad") && reversed.ends_with(" (rev.)"),
+        "{reversed:?}\n{table}"
+    );
+    assert_eq!(minority, "Minority attack", "{table}");
+    for l in &lines {
+        assert!(l.chars().count() <= 100, "{l:?}");
+    }
+    // Turns into: names (as in the first column), never keys.
+    assert!(
+        lines[1].contains("Minority attack 1"),
+        "the Carlsbad turns into the minority attack once:\n{table}"
+    );
+    assert!(
+        lines[3].contains("Carlsbad"),
+        "the minority attack turns into the Carlsbad:\n{table}"
+    );
+    assert!(
+        !lines
+            .iter()
+            .any(|l| l.contains("carlsbad") || l.contains("minority ")),
+        "a key in the table:\n{table}"
+    );
+}
+
+/// `similar` with nothing within reach keeps the output scripts expect (the table's and the
+/// CSV's header, no JSON line) and says so on stderr, as `stats` does.
+#[test]
+fn an_empty_similar_result_says_so() {
+    let f = fixture();
+    let far = ["--structure", "8/8/8/8/8/8/8/8", "--max-distance", "0"];
+    let run = |format: &str| {
+        let mut args = far.to_vec();
+        args.extend(["--format", format]);
+        pawndex(&f.db, "similar", &args)
+    };
+    let table = run("table");
+    assert_eq!(table.stdout.lines().count(), 1, "{}", table.stdout);
+    assert!(table.stdout.starts_with("distance"), "{}", table.stdout);
+    let csv = run("csv");
+    assert_eq!(
+        csv.stdout,
+        "distance,structure,positions,games,white_score,differs\n"
+    );
+    let json = run("json");
+    assert_eq!(json.stdout, "");
+    for (format, r) in [("table", &table), ("csv", &csv), ("json", &json)] {
+        assert_eq!(
+            r.stderr.lines().count(),
+            1,
+            "{format}: one line on stderr: {}",
+            r.stderr
+        );
+        assert!(
+            r.stderr.starts_with("pawndex: no structure matched"),
+            "{format}: {}",
+            r.stderr
+        );
+    }
+    // --games: no structure, so no game either.
+    let mut args = far.to_vec();
+    args.extend(["--games", "--format", "csv"]);
+    let games = pawndex(&f.db, "similar", &args);
+    assert_eq!(games.stdout.lines().count(), 1, "{}", games.stdout);
+    assert!(
+        games.stderr.starts_with("pawndex: no structure matched"),
+        "{}",
+        games.stderr
+    );
+    // A result says nothing on stderr.
+    let found = pawndex(&f.db, "similar", &["--structure", CARLSBAD_BOARD]);
+    assert_eq!(found.stderr, "");
 }
