@@ -896,12 +896,38 @@ pub fn run(args: SimilarArgs) -> Result<i32> {
     let mut out = BufWriter::new(io::stdout().lock());
     if args.games {
         crate::query::similar_games::write(&conn, &found, args.format, args.games_limit, &mut out)?;
-        out.flush()?;
-        return Ok(command::EXIT_OK);
+    } else {
+        write(&mut out, &found, args.format)?;
     }
-    write(&mut out, &found, args.format)?;
     out.flush()?;
+    if found.is_empty() {
+        eprintln!("{}", empty_note(&args));
+    }
     Ok(command::EXIT_OK)
+}
+
+/// The stderr line of an empty result (as `stats` says "no positions matched"): what left
+/// every structure out, and what standard output holds.
+fn empty_note(args: &SimilarArgs) -> String {
+    let mut limits = Vec::new();
+    if let Some(d) = args.max_distance {
+        limits.push(format!("--max-distance {d}"));
+    }
+    if args.min_games > 1 {
+        limits.push(format!("--min-games {}", args.min_games));
+    }
+    let limits = if limits.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", limits.join(", "))
+    };
+    let output = match args.format {
+        SimilarFormat::Table => "the table has its header only",
+        SimilarFormat::Csv => "the CSV has its header only",
+        SimilarFormat::Json => "no JSON line",
+        SimilarFormat::Pgn | SimilarFormat::Fen => "no game",
+    };
+    format!("pawndex: no structure matched{limits}; {output}")
 }
 
 const HEADER: [&str; 6] = [
