@@ -105,10 +105,11 @@ fn similar_env(db: &Db, args: &[&str], env: &[(&str, &str)]) -> Vec<Row> {
             let v: serde_json::Value = serde_json::from_str(line).unwrap();
             let bits = |key: &str| -> u64 {
                 v[key]
-                    .as_str()
+                    .as_array()
                     .unwrap()
-                    .split_whitespace()
+                    .iter()
                     .map(|sq| {
+                        let sq = sq.as_str().unwrap();
                         let b = sq.as_bytes();
                         1u64 << ((b[1] - b'1') as u32 * 8 + (b[0] - b'a') as u32)
                     })

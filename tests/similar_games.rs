@@ -50,10 +50,11 @@ fn pawns_of_board(board: &str) -> (u64, u64) {
 }
 
 fn squares(v: &serde_json::Value) -> u64 {
-    v.as_str()
+    v.as_array()
         .unwrap()
-        .split_whitespace()
+        .iter()
         .map(|sq| {
+            let sq = sq.as_str().unwrap();
             let b = sq.as_bytes();
             1u64 << ((b[1] - b'1') as u32 * 8 + (b[0] - b'a') as u32)
         })

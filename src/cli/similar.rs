@@ -120,7 +120,7 @@ impl Similar {
     /// White's score in percent over the games with a result, `None` without one.
     #[must_use]
     pub fn white_score(&self) -> Option<f64> {
-        (self.scored > 0).then(|| 50.0 * self.points as f64 / self.scored as f64)
+        crate::output::table::white_score(self.points, self.scored)
     }
 }
 
@@ -896,12 +896,38 @@ pub fn run(args: SimilarArgs) -> Result<i32> {
     let mut out = BufWriter::new(io::stdout().lock());
     if args.games {
         crate::cli::similar_games::write(&conn, &found, args.format, args.games_limit, &mut out)?;
-        out.flush()?;
-        return Ok(command::EXIT_OK);
+    } else {
+        write(&mut out, &found, args.format)?;
     }
-    write(&mut out, &found, args.format)?;
     out.flush()?;
+    if found.is_empty() {
+        eprintln!("{}", empty_note(&args));
+    }
     Ok(command::EXIT_OK)
+}
+
+/// The stderr line of an empty result (as `stats` says "no positions matched"): what left
+/// every structure out, and what standard output holds.
+fn empty_note(args: &SimilarArgs) -> String {
+    let mut limits = Vec::new();
+    if let Some(d) = args.max_distance {
+        limits.push(format!("--max-distance {d}"));
+    }
+    if args.min_games > 1 {
+        limits.push(format!("--min-games {}", args.min_games));
+    }
+    let limits = if limits.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", limits.join(", "))
+    };
+    let output = match args.format {
+        SimilarFormat::Table => "the table has its header only",
+        SimilarFormat::Csv => "the CSV has its header only",
+        SimilarFormat::Json => "no JSON line",
+        SimilarFormat::Pgn | SimilarFormat::Fen => "no game",
+    };
+    format!("pawndex: no structure matched{limits}; {output}")
 }
 
 const HEADER: [&str; 6] = [
@@ -919,7 +945,7 @@ fn cells(s: &Similar) -> [String; 6] {
         pawn_board(s.pawns),
         s.positions.to_string(),
         s.games.to_string(),
-        s.white_score().map_or(String::new(), |v| format!("{v:.1}")),
+        crate::output::table::score_text(s.white_score()),
         s.differs.clone(),
     ]
 }
@@ -979,10 +1005,10 @@ fn write(out: &mut dyn Write, found: &[Similar], format: SimilarFormat) -> Resul
                     "structure": pawn_board(s.pawns),
                     "positions": s.positions,
                     "games": s.games,
-                    "white_score": s.white_score(),
+                    "white_score": crate::output::table::score_json(s.white_score()),
                     "differs": s.differs,
-                    "white_pawns": similar::square_list(s.pawns.white),
-                    "black_pawns": similar::square_list(s.pawns.black),
+                    "white_pawns": similar::square_names(s.pawns.white),
+                    "black_pawns": similar::square_names(s.pawns.black),
                 });
                 writeln!(out, "{v}")?;
             }

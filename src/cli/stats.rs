@@ -40,9 +40,9 @@ Columns (--by): game_id, ply, white_pawns, black_pawns, white_islands, black_isl
   white_elo, black_elo, eco, plies, source, fen, chess960.
 
 CSV columns: the --by columns, positions, games, white_wins, draws, black_wins,
-  white_score, avg_white_elo, avg_black_elo. Results count positions (--per position) or
-  games (--per game); games without a 1-0, 0-1 or 1/2-1/2 result count in positions and
-  games only.
+  white_score (White's score in percent, one decimal), avg_white_elo, avg_black_elo.
+  Results count positions (--per position) or games (--per game); games without a 1-0,
+  0-1 or 1/2-1/2 result count in positions and games only.
 
 Examples:
   pawndex stats --by white_islands
@@ -310,7 +310,7 @@ fn write_csv(out: impl Write, q: &engine::Query, groups: &[engine::Group]) -> Re
             t.white_wins.to_string(),
             t.draws.to_string(),
             t.black_wins.to_string(),
-            opt(t.white_score(), 4),
+            crate::output::table::score_text(t.white_score()),
             opt(t.avg_white_elo(), 1),
             opt(t.avg_black_elo(), 1),
         ]);

@@ -16,6 +16,7 @@ use clap::{Args, ValueEnum};
 use serde_json::{Value, json};
 
 use crate::cli::common::{self as command, DEFAULT_DB, UsageError, usage};
+use crate::output::table::{score_json, score_text};
 use crate::store::structure_report::{self, Change, GameRow, NameRow};
 
 use crate::output::chart;
@@ -109,8 +110,7 @@ impl Results {
 
     /// White's score in percent, None without a result.
     pub fn white_score(&self) -> Option<f64> {
-        let n = self.games();
-        (n > 0).then(|| 100.0 * (self.white_wins as f64 + 0.5 * self.draws as f64) / n as f64)
+        crate::output::table::white_score(2 * self.white_wins + self.draws, self.games())
     }
 }
 
@@ -263,6 +263,8 @@ struct EcoShare {
 struct Next {
     /// None: no named structure.
     key: Option<String>,
+    /// The structure's name (its key when the catalogue does not know it).
+    name: String,
     reversed: bool,
     count: u64,
 }
@@ -364,12 +366,17 @@ fn rows(all: &[Form], chosen: &[Form], gathered: &mut Gathered, top_n: usize) ->
                     .into_iter()
                     .map(|(code, count)| {
                         let form = by_code.get(&code);
+                        let key = match (code, form) {
+                            (0, _) => None,
+                            (_, Some(f)) => Some(f.key.clone()),
+                            (c, None) => Some(format!("#{c}")),
+                        };
                         Next {
-                            key: match (code, form) {
-                                (0, _) => None,
-                                (_, Some(f)) => Some(f.key.clone()),
-                                (c, None) => Some(format!("#{c}")),
-                            },
+                            name: form.map_or_else(
+                                || key.clone().unwrap_or_default(),
+                                |f| f.name.clone(),
+                            ),
+                            key,
                             reversed: form.is_some_and(|f| f.reversed),
                             count,
                         }
@@ -515,7 +522,7 @@ fn next_item(n: &Next) -> String {
 /// `c5 1894 (57.1%)`: count and White's score (no score without a result).
 fn move_item(m: &Move) -> String {
     match m.results.white_score() {
-        Some(s) => format!("{} {} ({s:.1}%)", m.san, m.count),
+        Some(s) => format!("{} {} ({}%)", m.san, m.count, score_text(Some(s))),
         None => format!("{} {}", m.san, m.count),
     }
 }
@@ -550,7 +557,7 @@ fn write_csv(out: &mut dyn Write, rows: &[Row]) -> Result<()> {
             u8::from(r.form.reversed).to_string(),
             r.positions.to_string(),
             r.games.to_string(),
-            opt(r.results.white_score(), 2),
+            score_text(r.results.white_score()),
             r.stays.to_string(),
             opt(r.avg_stay(), 2),
             join(r.eco.iter().map(eco_item).collect()),
@@ -579,7 +586,7 @@ fn write_json(out: &mut dyn Write, rows: &[Row]) -> Result<()> {
                 "white_wins": r.results.white_wins,
                 "draws": r.results.draws,
                 "black_wins": r.results.black_wins,
-                "white_score": r.results.white_score(),
+                "white_score": score_json(r.results.white_score()),
                 "stays": r.stays,
                 "avg_stay": r.avg_stay(),
                 "eco": r.eco.iter().map(|e| json!({
@@ -592,7 +599,7 @@ fn write_json(out: &mut dyn Write, rows: &[Row]) -> Result<()> {
                     "move": m.san,
                     "count": m.count,
                     "games_with_result": m.results.games(),
-                    "white_score": m.results.white_score(),
+                    "white_score": score_json(m.results.white_score()),
                 })).collect::<Vec<_>>(),
             })
         })
@@ -649,16 +656,51 @@ fn thousands(n: u64) -> String {
     out
 }
 
-/// Widths of the table's columns (with one space between them: 100 characters).
+/// Cuts `name` in the middle ("King's…ndian III") so that it and `tail` (" (rev.)", " 51")
+/// fit in `width` characters; `tail` is never cut (unless it alone is too wide).
+fn fit_name(name: &str, tail: &str, width: usize) -> String {
+    let whole = format!("{name}{tail}");
+    let room = width.saturating_sub(tail.chars().count());
+    if whole.chars().count() <= width {
+        whole
+    } else if room < 3 {
+        fit(&whole, width)
+    } else {
+        let keep = room - 1;
+        let chars: Vec<char> = name.chars().collect();
+        let head: String = chars[..keep.div_ceil(2)].iter().collect();
+        let end: String = chars[chars.len() - keep / 2..].iter().collect();
+        format!("{}…{}{tail}", head.trim_end(), end.trim_start())
+    }
+}
+
+/// A form as the table names it: its name, "(rev.)" after the colour-reversed one.
+fn table_name(name: &str, reversed: bool) -> (String, &'static str) {
+    (name.to_string(), if reversed { " (rev.)" } else { "" })
+}
+
+/// [`fit_list`] of names with their tails (`(name, tail)`): when even the first item does not
+/// fit whole, its name is cut in the middle ([`fit_name`]) and its tail kept.
+fn fit_names(items: &[(String, String)], sep: &str, width: usize) -> String {
+    let whole: Vec<String> = items.iter().map(|(n, t)| format!("{n}{t}")).collect();
+    let s = fit_list(&whole, sep, width);
+    match items.first() {
+        Some((name, tail)) if !s.starts_with(&whole[0]) => fit_name(name, tail, width),
+        _ => s,
+    }
+}
+
+/// Widths of the table's columns (with one space between them: 100 characters). The first
+/// holds every built-in name with its "(rev.)".
 const TABLE: [(&str, usize); 8] = [
-    ("structure", 20),
+    ("structure", 24),
     ("positions", 9),
     ("games", 7),
     ("White%", 6),
     ("stay", 5),
-    ("ECO", 11),
-    ("turns into", 18),
-    ("leaves by", 17),
+    ("ECO", 9),
+    ("turns into", 20),
+    ("leaves by", 13),
 ];
 
 /// A count in at most 4 characters or so: 987, 1.2k, 12k, 1.2M.
@@ -696,13 +738,16 @@ fn write_table(out: &mut dyn Write, rows: &[Row]) -> Result<()> {
     )?;
     for r in rows {
         let eco: Vec<String> = r.eco.iter().map(|e| e.eco.clone()).collect();
-        let next: Vec<String> = r
+        // Named as the first column names them.
+        let next: Vec<(String, String)> = r
             .turns_into
             .iter()
-            .map(|n| match (&n.key, n.reversed) {
-                (None, _) => format!("none {}", compact(n.count)),
-                (Some(k), false) => format!("{k} {}", compact(n.count)),
-                (Some(k), true) => format!("{k} rev. {}", compact(n.count)),
+            .map(|n| match &n.key {
+                None => ("none".to_string(), format!(" {}", compact(n.count))),
+                Some(_) => {
+                    let (name, rev) = table_name(&n.name, n.reversed);
+                    (name, format!("{rev} {}", compact(n.count)))
+                }
             })
             .collect();
         let moves: Vec<String> = r
@@ -714,20 +759,19 @@ fn write_table(out: &mut dyn Write, rows: &[Row]) -> Result<()> {
             out,
             "{}",
             line([
-                if r.form.reversed {
-                    format!("{} (rev.)", r.form.name)
-                } else {
-                    r.form.name.clone()
+                {
+                    let (name, rev) = table_name(&r.form.name, r.form.reversed);
+                    fit_name(&name, rev, TABLE[0].1)
                 },
                 thousands(r.positions),
                 thousands(r.games),
                 r.results
                     .white_score()
-                    .map_or_else(|| "-".into(), |s| format!("{s:.1}")),
+                    .map_or_else(|| "-".into(), |s| score_text(Some(s))),
                 r.avg_stay()
                     .map_or_else(|| "-".into(), |s| format!("{s:.1}")),
                 fit_list(&eco, " ", TABLE[5].1),
-                fit_list(&next, ", ", TABLE[6].1),
+                fit_names(&next, ", ", TABLE[6].1),
                 fit_list(&moves, ", ", TABLE[7].1),
             ])
         )?;
@@ -744,7 +788,7 @@ fn draw_chart(path: &Path, png: bool, args: &StructuresArgs, rows: &[Row]) -> Re
             label: r.form.display(),
             games: r.games,
             results: r.results.games(),
-            score: r.results.white_score().map(|s| s / 100.0),
+            score: r.results.white_score(),
         })
         .collect();
     let mut parts = vec!["games that reach each form".to_string()];
@@ -813,6 +857,32 @@ mod tests {
         assert_eq!(compact(2_316_114), "2.3M");
         let width: usize = TABLE.iter().map(|(_, w)| w).sum::<usize>() + 7;
         assert_eq!(width, 100);
+    }
+
+    #[test]
+    fn long_names_give_way_in_the_middle() {
+        assert_eq!(fit_name("Carlsbad", " (rev.)", 24), "Carlsbad (rev.)");
+        let cut = fit_name("Carlsbad of the Exchange Variation", " (rev.)", 24);
+        assert_eq!(cut, "Carlsbad…ariation (rev.)");
+        assert_eq!(fit_name("King's Indian Complex", "", 12), "King's…mplex");
+        assert_eq!(
+            fit_name("King's Indian Complex", "", 14),
+            "King's…omplex",
+            "spaces at the cut are dropped"
+        );
+        assert_eq!(
+            fit_name("Maroczy Bind", " (rev.) 51", 20),
+            "Maroc…Bind (rev.) 51"
+        );
+        // A tail wider than the cell: cut at the end, as any cell.
+        assert_eq!(fit_name("Isolani", " (rev.) 12k", 9), "Isolani …");
+        let items = [
+            ("King's Indian I".to_string(), " 6.3k".to_string()),
+            ("none".to_string(), " 12".to_string()),
+        ];
+        assert_eq!(fit_names(&items, ", ", 30), "King's Indian I 6.3k, none 12");
+        assert_eq!(fit_names(&items, ", ", 20), "King's Indian I 6.3k");
+        assert_eq!(fit_names(&items, ", ", 16), "King'…ian I 6.3k");
     }
 
     #[test]

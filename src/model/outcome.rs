@@ -64,3 +64,12 @@ pub fn roster(tags: &Tags) -> [Option<&str>; 7] {
         tags.result.as_deref(),
     ]
 }
+
+/// White's score, the one unit of every command, table, CSV, JSON and chart (see "Conventions"
+/// in docs/features.md): the percent, 0 to 100, of the points White took in the `scored` games
+/// (or positions) with a result, from White's `half_points` (a win 2, a draw 1); `None`
+/// without a result.
+#[must_use]
+pub fn white_score(half_points: u64, scored: u64) -> Option<f64> {
+    (scored > 0).then(|| 50.0 * half_points as f64 / scored as f64)
+}

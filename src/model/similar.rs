@@ -383,14 +383,21 @@ fn square_name(file: u32, rank: u8) -> String {
     format!("{}{}", (b'a' + file as u8) as char, rank + 1)
 }
 
-/// The squares of a bitboard, a1 first, rank by rank: "a2 b2 d4".
+/// The squares of a bitboard in the one order pawndex lists squares in: file by file (a to h),
+/// each file from rank 1 to 8: `["a2", "a3", "b2", "d4"]`.
+#[must_use]
+pub fn square_names(bb: u64) -> Vec<String> {
+    (0..8u32)
+        .flat_map(|file| (0..8u8).map(move |rank| (file, rank)))
+        .filter(|&(file, rank)| bb >> (u32::from(rank) * 8 + file) & 1 == 1)
+        .map(|(file, rank)| square_name(file, rank))
+        .collect()
+}
+
+/// [`square_names`] joined by spaces: "a2 a3 b2 d4".
 #[must_use]
 pub fn square_list(bb: u64) -> String {
-    (0..64u32)
-        .filter(|sq| bb >> sq & 1 == 1)
-        .map(|sq| square_name(sq % 8, (sq / 8) as u8))
-        .collect::<Vec<_>>()
-        .join(" ")
+    square_names(bb).join(" ")
 }
 
 /// What [`explain`] says when the pawns differ only on wings that `ignore_wings` leaves out.

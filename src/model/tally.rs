@@ -54,10 +54,11 @@ pub struct Totals {
 }
 
 impl Totals {
-    /// White's points per unit with a result: (wins + draws / 2) / (wins + draws + losses).
+    /// White's score in percent over the units with a result: 100 × (wins + draws / 2) /
+    /// (wins + draws + losses).
     pub fn white_score(&self) -> Option<f64> {
         let n = self.white_wins + self.draws + self.black_wins;
-        (n > 0).then(|| (self.white_wins as f64 + self.draws as f64 / 2.0) / n as f64)
+        crate::model::outcome::white_score(2 * self.white_wins + self.draws, n)
     }
 
     pub fn avg_white_elo(&self) -> Option<f64> {

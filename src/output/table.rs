@@ -228,6 +228,26 @@ pub fn csv_writer<W: Write>(out: W) -> csv::Writer<W> {
         .from_writer(out)
 }
 
+pub use crate::model::outcome::white_score;
+
+/// Decimals of White's score in tables, CSV and JSON.
+pub const SCORE_DECIMALS: usize = 1;
+
+/// White's score as tables and CSV write it: one decimal (`57.5`), empty without a score.
+#[must_use]
+pub fn score_text(score: Option<f64>) -> String {
+    score.map_or(String::new(), |s| format!("{s:.SCORE_DECIMALS$}"))
+}
+
+/// White's score as JSON writes it: a number with the decimals of the table (the same value
+/// as [`score_text`]), `null` without a score.
+#[must_use]
+pub fn score_json(score: Option<f64>) -> serde_json::Value {
+    score
+        .and_then(|s| score_text(Some(s)).parse::<f64>().ok())
+        .map_or(serde_json::Value::Null, serde_json::Value::from)
+}
+
 struct CsvSink<'a> {
     writer: csv::Writer<&'a mut dyn Write>,
     record: Vec<String>,

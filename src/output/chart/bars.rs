@@ -54,7 +54,7 @@ where
         .enumerate()
         .filter_map(|(i, g)| Some((i as i32, drawn_score(g)?)))
         .collect();
-    let mut bottom = score_axes(&lower, &axis.labels, &col.name(), SCORE_DESC)?;
+    let mut bottom = score_axes(&lower, &axis.labels, &col.name(), SCORE_DESC, true)?;
     line_with_markers(&mut bottom, &scores, &axis, color(1))?;
     tail_note(&lower, spec, &all[groups.len()..], unit)
 }

@@ -22,6 +22,151 @@ pub(super) type CategoryChart<'a, DB> =
 
 pub(super) const SCORE_DESC: &str = "White's score";
 
+// White's score in colour: one diverging palette for every chart (docs/conventions.md).
+
+/// What every legend of the score colours says.
+pub(super) const SCORE_LEGEND: &str = "White's score: above 50% = White does better";
+/// The midpoint of the palette: an even score.
+const SCORE_MID: f64 = 50.0;
+/// A score this many points from 50% takes the full colour (35% and 65%).
+const SCORE_SPAN: f64 = 15.0;
+/// White does better (the full colour at 65% and above).
+pub(super) const WHITE_BETTER: RGBColor = RGBColor(27, 120, 55);
+/// An even score (50%).
+pub(super) const EVEN: RGBColor = RGBColor(247, 247, 247);
+/// Black does better (the full colour at 35% and below).
+pub(super) const BLACK_BETTER: RGBColor = RGBColor(118, 42, 131);
+/// No score drawn: no result, or too few games with one.
+pub(super) const NO_SCORE: RGBColor = RGBColor(210, 210, 210);
+/// The scores of the legends' swatches.
+pub(super) const LEGEND_SCORES: [f64; 7] = [35.0, 40.0, 45.0, 50.0, 55.0, 60.0, 65.0];
+
+/// The colour of White's score (in percent): purple under 50%, near white at 50%, green above.
+pub(super) fn score_color(score: f64) -> RGBColor {
+    let t = ((score - SCORE_MID) / SCORE_SPAN).clamp(-1.0, 1.0);
+    let (to, t) = if t >= 0.0 {
+        (WHITE_BETTER, t)
+    } else {
+        (BLACK_BETTER, -t)
+    };
+    let mix = |a: u8, b: u8| (f64::from(a) + (f64::from(b) - f64::from(a)) * t).round() as u8;
+    RGBColor(mix(EVEN.0, to.0), mix(EVEN.1, to.1), mix(EVEN.2, to.2))
+}
+
+/// Black or white, whichever reads better on `fill`.
+pub(super) fn ink_on(fill: RGBColor) -> RGBColor {
+    let luma = 0.299 * f64::from(fill.0) + 0.587 * f64::from(fill.1) + 0.114 * f64::from(fill.2);
+    if luma < 140.0 { WHITE } else { BLACK }
+}
+
+/// A swatch's label: `35%-`, `50%`, `65%+`.
+fn swatch_label(s: f64) -> String {
+    let edge = if s <= SCORE_MID - SCORE_SPAN {
+        "-"
+    } else if s >= SCORE_MID + SCORE_SPAN {
+        "+"
+    } else {
+        ""
+    };
+    format!("{s:.0}%{edge}")
+}
+
+/// The legend of the score colours in one row, its right edge at `right`, its top at `top`:
+/// [`SCORE_LEGEND`], then a swatch per score of [`LEGEND_SCORES`] and one for "no score"
+/// (`no_score` says why), each labelled under it.
+pub(super) fn score_legend_row<DB: DrawingBackend>(
+    area: &Area<DB>,
+    right: i32,
+    top: i32,
+    no_score: &str,
+) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    let box_w = 40;
+    let n = LEGEND_SCORES.len() as i32;
+    let x0 = right - box_w * n;
+    text(area, SCORE_LEGEND, (right, top), 13, &BLACK, HPos::Right)?;
+    for (i, s) in LEGEND_SCORES.iter().enumerate() {
+        let x = x0 + box_w * i as i32;
+        swatch(area, (x, top + 20), (box_w - 4, 14), score_color(*s))?;
+        outline(area, (x, top + 20), (box_w - 4, 14))?;
+        let at = (x + (box_w - 4) / 2, top + 37);
+        text(area, &swatch_label(*s), at, 11, &BLACK, HPos::Center)?;
+    }
+    let y = top + 54;
+    swatch(area, (right - 12, y), (12, 12), NO_SCORE)?;
+    let grey = RGBColor(60, 60, 60);
+    text(area, no_score, (right - 16, y), 11, &grey, HPos::Right)
+}
+
+/// The legend of the score colours in a column `width` wide from `top` to `bottom`, for the
+/// right of a heat map: [`SCORE_LEGEND`] in three lines, then a bar from 65% (top) to 35%.
+pub(super) fn score_legend_column<DB: DrawingBackend>(
+    area: &Area<DB>,
+    top: i32,
+    bottom: i32,
+) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    let (title, meaning) = SCORE_LEGEND.split_once(": ").unwrap_or((SCORE_LEGEND, ""));
+    text(area, &format!("{title}:"), (5, top), 13, &BLACK, HPos::Left)?;
+    let (first, second) = meaning.split_once(" = ").unwrap_or((meaning, ""));
+    text(
+        area,
+        &format!("{first} ="),
+        (5, top + 17),
+        11,
+        &BLACK,
+        HPos::Left,
+    )?;
+    text(area, second, (5, top + 31), 11, &BLACK, HPos::Left)?;
+    let (top, steps) = (top + 55, 42);
+    let (hi, lo) = (SCORE_MID + SCORE_SPAN, SCORE_MID - SCORE_SPAN);
+    for i in 0..steps {
+        let s = hi - (hi - lo) * f64::from(i) / f64::from(steps - 1);
+        let y0 = top + (bottom - top) * i / steps;
+        let y1 = top + (bottom - top) * (i + 1) / steps;
+        swatch(area, (15, y0), (25, y1 - y0), score_color(s))?;
+    }
+    let n = LEGEND_SCORES.len() - 1;
+    for (i, s) in LEGEND_SCORES.iter().rev().enumerate() {
+        let y = top + (bottom - top) * i as i32 / n as i32 - 7;
+        text(area, &swatch_label(*s), (46, y), 12, &BLACK, HPos::Left)?;
+    }
+    Ok(())
+}
+
+/// A thin grey frame around the rectangle at `at` of `size` pixels (a swatch near white).
+fn outline<DB: DrawingBackend>(area: &Area<DB>, at: (i32, i32), size: (i32, i32)) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    area.draw(&Rectangle::new(
+        [at, (at.0 + size.0, at.1 + size.1)],
+        RGBColor(160, 160, 160).stroke_width(1),
+    ))
+    .map_err(plot_error)
+}
+
+/// A filled rectangle at `at` of `size` pixels.
+pub(super) fn swatch<DB: DrawingBackend>(
+    area: &Area<DB>,
+    at: (i32, i32),
+    size: (i32, i32),
+    fill: RGBColor,
+) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    area.draw(&Rectangle::new(
+        [at, (at.0 + size.0, at.1 + size.1)],
+        fill.filled(),
+    ))
+    .map_err(plot_error)
+}
+
 /// A chart of horizontal bars: a number along x, one row per category (the first of `rows`
 /// at the bottom).
 pub(super) type BarChart<'a, DB> =
@@ -334,26 +479,52 @@ where
 /// plotters' number of y labels when a chart does not choose.
 pub(super) const Y_LABELS: usize = 11;
 
-/// The lower panel: categories along x, a score from 0 to 1 up, a grey line at 0.5.
+/// The lower panel: categories along x, a score from 0% to 100% up, a grey line at 50%. When
+/// the score is White's (`whites`), the area above the line is tinted with the colour of
+/// [`WHITE_BETTER`], the area under it with that of [`BLACK_BETTER`], and [`SCORE_LEGEND`] is
+/// written top left.
 pub(super) fn score_axes<'a, DB: DrawingBackend>(
     area: &'a Area<DB>,
     labels: &[String],
     x_desc: &str,
     y_desc: &str,
+    whites: bool,
 ) -> Result<CategoryChart<'a, DB>>
 where
     DB::ErrorType: 'static,
 {
     let y = YAxis {
-        range: 0.0..1.0,
+        range: 0.0..100.0,
         labels: 6,
-        format: &|v| format!("{v:.1}"),
+        format: &|v| format!("{v:.0}%"),
         desc: y_desc,
     };
     let mut chart = category_chart(area, labels, Panel::Lower { x_desc }, y)?;
+    if whites {
+        let (first, last) = (SegmentValue::Exact(0), SegmentValue::Last);
+        for (from, to, c) in [(50.0, 100.0, WHITE_BETTER), (0.0, 50.0, BLACK_BETTER)] {
+            chart
+                .draw_series([Rectangle::new(
+                    [(first.clone(), to), (last.clone(), from)],
+                    c.mix(0.07).filled(),
+                )])
+                .map_err(plot_error)?;
+        }
+        let (x, y) = chart.backend_coord(&(SegmentValue::Exact(0), 100.0));
+        let base = area.get_base_pixel();
+        let at = (x - base.0 + 8, y - base.1 + 5);
+        text(
+            area,
+            SCORE_LEGEND,
+            at,
+            12,
+            &RGBColor(60, 60, 60),
+            HPos::Left,
+        )?;
+    }
     chart
         .draw_series(LineSeries::new(
-            [(SegmentValue::Exact(0), 0.5), (SegmentValue::Last, 0.5)],
+            [(SegmentValue::Exact(0), 50.0), (SegmentValue::Last, 50.0)],
             RGBColor(150, 150, 150).stroke_width(1),
         ))
         .map_err(plot_error)?;

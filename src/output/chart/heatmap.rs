@@ -7,9 +7,13 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::HPos;
 
 use super::font::FONT;
-use super::frame::{Area, Categories, plot_error, segment_label, short, text};
+use super::frame::{
+    Area, Categories, NO_SCORE, ink_on, plot_error, score_color, score_legend_column,
+    segment_label, short, text,
+};
 use super::{MIN_GAMES_FOR_SCORE, Spec, drawn_score};
 use crate::model::tally::Group;
+use crate::output::table::score_text;
 
 /// A chart with categories along both axes.
 type Grid<'a, DB> = ChartContext<
@@ -19,7 +23,7 @@ type Grid<'a, DB> = ChartContext<
 >;
 
 /// The fill of a cell whose score is not drawn (too few games).
-const FEW_GAMES: RGBColor = RGBColor(210, 210, 210);
+const FEW_GAMES: RGBColor = NO_SCORE;
 
 /// The fill of a cell without any group.
 const NO_DATA: RGBColor = RGBColor(150, 150, 150);
@@ -42,7 +46,8 @@ where
     let (pw, ph) = plot.dim_in_pixel();
     let cell_w = (pw as i32 - 90) / xs.len().max(1);
     let cell_h = (ph as i32 - 60) / ys.len().max(1);
-    let written = cell_w >= 44 && cell_h >= 30;
+    // Room for "66.7%" and the units under it.
+    let written = cell_w >= 52 && cell_h >= 30;
     let mut empty = vec![vec![true; ys.len() as usize]; xs.len() as usize];
     for g in groups {
         empty[xs.at(&g.keys[1]) as usize][ys.at(&g.keys[0]) as usize] = false;
@@ -57,7 +62,7 @@ where
         let fill = drawn_score(g).map_or(FEW_GAMES, score_color);
         fill_cell(&mut chart, at, fill)?;
         if written {
-            write_cell(&plot, &chart, at, g, spec)?;
+            write_cell(&plot, &chart, at, g, spec, fill)?;
         }
     }
     color_scale(&scale, unit)
@@ -120,13 +125,14 @@ where
     Ok(())
 }
 
-/// Writes a group's score and units in its cell.
+/// Writes a group's score and units in its cell (filled with `fill`).
 fn write_cell<DB: DrawingBackend>(
     plot: &Area<DB>,
     chart: &Grid<DB>,
     (x, y): (i32, i32),
     g: &Group,
     spec: &Spec,
+    fill: RGBColor,
 ) -> Result<()>
 where
     DB::ErrorType: 'static,
@@ -137,53 +143,31 @@ where
     let s = g
         .totals
         .white_score()
-        .map_or("-".to_string(), |s| format!("{s:.2}"));
+        .map_or("-".to_string(), |s| format!("{}%", score_text(Some(s))));
     // White text on the darkest cells.
-    let dark = drawn_score(g).is_some_and(|s| (s - 0.5).abs() > 0.14);
-    let (ink, ink2) = if dark {
-        (WHITE, WHITE)
+    let ink = ink_on(fill);
+    let ink2 = if ink == WHITE {
+        WHITE
     } else {
-        (BLACK, RGBColor(60, 60, 60))
+        RGBColor(60, 60, 60)
     };
     text(plot, &s, (at.0, at.1 - 14), 14, &ink, HPos::Center)?;
     let u = short(g.totals.units(spec.per) as f64);
     text(plot, &u, (at.0, at.1 + 2), 11, &ink2, HPos::Center)
 }
 
-/// The colour scale right of the cells, and what the cells say. The colours vary from 0.3 to
-/// 0.7 and are flat beyond.
+/// The colour scale right of the cells (the palette and legend of every chart), and what the
+/// cells say.
 fn color_scale<DB: DrawingBackend>(scale: &Area<DB>, unit: &str) -> Result<()>
 where
     DB::ErrorType: 'static,
 {
     let (_, sh) = scale.dim_in_pixel();
-    let (top, bottom) = (35, sh as i32 - 90);
-    text(scale, "White's score", (5, 0), 13, &BLACK, HPos::Left)?;
-    let steps = 40;
-    for i in 0..steps {
-        let s = 0.7 - 0.4 * f64::from(i) / f64::from(steps - 1);
-        let y0 = top + (bottom - top) * i / steps;
-        let y1 = top + (bottom - top) * (i + 1) / steps;
-        scale
-            .draw(&Rectangle::new(
-                [(15, y0), (40, y1)],
-                score_color(s).filled(),
-            ))
-            .map_err(plot_error)?;
-    }
-    for (s, frac) in [
-        ("0.70+", 0.0),
-        ("0.60", 0.25),
-        ("0.50", 0.5),
-        ("0.40", 0.75),
-        ("0.30-", 1.0),
-    ] {
-        let y = top + ((bottom - top) as f64 * frac) as i32 - 7;
-        text(scale, s, (46, y), 13, &BLACK, HPos::Left)?;
-    }
+    let bottom = sh as i32 - 90;
+    score_legend_column(scale, 0, bottom)?;
     let grey = RGBColor(60, 60, 60);
     let note = |s: &str, dy: i32| text(scale, s, (5, bottom + dy), 11, &grey, HPos::Left);
-    note("cells: score,", 12)?;
+    note("cells: White's score,", 12)?;
     note(unit, 26)?;
     swatch(
         scale,
@@ -204,28 +188,4 @@ where
         .map_err(plot_error)?;
     let black = RGBColor(60, 60, 60);
     text(scale, meaning, (21, y), 11, &black, HPos::Left)
-}
-
-/// Red (Black scores) through white to green (White scores).
-fn score_color(s: f64) -> RGBColor {
-    let s = s.clamp(0.0, 1.0);
-    let mix = |a: (f64, f64, f64), b: (f64, f64, f64), t: f64| {
-        RGBColor(
-            (a.0 + (b.0 - a.0) * t).round() as u8,
-            (a.1 + (b.1 - a.1) * t).round() as u8,
-            (a.2 + (b.2 - a.2) * t).round() as u8,
-        )
-    };
-    let (red, white, green) = (
-        (202.0, 0.0, 32.0),
-        (247.0, 247.0, 247.0),
-        (26.0, 150.0, 65.0),
-    );
-    // Scores of real groups sit near 0.5: stretch 0.3..0.7 over the whole scale.
-    let t = ((s - 0.5) / 0.2).clamp(-1.0, 1.0);
-    if t < 0.0 {
-        mix(white, red, -t)
-    } else {
-        mix(white, green, t)
-    }
 }

@@ -148,6 +148,11 @@ where
         &RGBColor(90, 90, 90),
         HPos::Left,
     )?;
+    if matches!(spec.kind, ChartKind::Structures) && !groups.is_empty() {
+        let (w, _) = head.dim_in_pixel();
+        let no_score = format!("under {MIN_GAMES_FOR_SCORE} games");
+        frame::score_legend_row(&head, w as i32 - 20, 2, &no_score)?;
+    }
     if groups.is_empty() {
         let (w, h) = body.dim_in_pixel();
         let at = (w as i32 / 2, h as i32 / 2);

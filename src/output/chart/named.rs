@@ -1,6 +1,7 @@
 //! `pawndex structures --chart`: a horizontal bar per named structure form, as long as the
-//! games that reach it, coloured by White's score in them (blue: Black does better, grey: even,
-//! red: White does better), the numbers written after it.
+//! games that reach it, coloured by White's score in them (the palette of every chart: purple,
+//! Black does better; near white, even; green, White does better), the numbers written after
+//! it.
 
 use std::path::Path;
 
@@ -10,7 +11,10 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::HPos;
 
 use super::MIN_GAMES_FOR_SCORE;
-use super::frame::{Area, bar_axes, plot_error, short, text};
+use super::frame::{
+    Area, NO_SCORE, bar_axes, plot_error, score_color, score_legend_row, short, text,
+};
+use crate::output::table::score_text;
 
 /// One bar: a structure form.
 #[derive(Clone, Debug)]
@@ -20,7 +24,7 @@ pub struct NamedBar {
     pub games: u64,
     /// Of them, games with a result.
     pub results: u64,
-    /// White's score from 0 to 1, None without a result.
+    /// White's score in percent, None without a result.
     pub score: Option<f64>,
 }
 
@@ -28,32 +32,6 @@ pub struct NamedBar {
 const WIDTH: u32 = 1000;
 /// Pixels per bar.
 const ROW: u32 = 26;
-/// A score this far from 0.5 takes the full colour.
-const FULL: f64 = 0.1;
-/// A score of 50%.
-const NEUTRAL: RGBColor = RGBColor(200, 200, 200);
-/// A score of 60% or more.
-const WHITE_BETTER: RGBColor = RGBColor(214, 39, 40);
-/// A score of 40% or less.
-const BLACK_BETTER: RGBColor = RGBColor(31, 119, 180);
-/// No score drawn (no result, or too few).
-const NO_SCORE: RGBColor = RGBColor(235, 235, 235);
-
-/// The colour of a score from 0 to 1.
-fn score_color(score: f64) -> RGBColor {
-    let t = ((score - 0.5) / FULL).clamp(-1.0, 1.0);
-    let (to, t) = if t >= 0.0 {
-        (WHITE_BETTER, t)
-    } else {
-        (BLACK_BETTER, -t)
-    };
-    let mix = |a: u8, b: u8| (f64::from(a) + (f64::from(b) - f64::from(a)) * t).round() as u8;
-    RGBColor(
-        mix(NEUTRAL.0, to.0),
-        mix(NEUTRAL.1, to.1),
-        mix(NEUTRAL.2, to.2),
-    )
-}
 
 /// Draws the chart into `path`: PNG when `png`, else SVG.
 pub fn draw_named(
@@ -94,7 +72,9 @@ where
         &RGBColor(90, 90, 90),
         HPos::Left,
     )?;
-    legend(&head)?;
+    let (w, _) = head.dim_in_pixel();
+    let no_score = format!("no result, or under {MIN_GAMES_FOR_SCORE} results");
+    score_legend_row(&head, w as i32 - 20, 6, &no_score)?;
     if bars.is_empty() {
         let (w, h) = body.dim_in_pixel();
         let at = (w as i32 / 2, h as i32 / 2);
@@ -134,10 +114,10 @@ where
         ))
         .map_err(plot_error)?;
         let score = match (b.score, drawn) {
-            (_, Some(s)) => format!("White {:.1}%", 100.0 * s),
+            (_, Some(s)) => format!("White {}%", score_text(Some(s))),
             (Some(s), None) => format!(
-                "White {:.1}% (under {MIN_GAMES_FOR_SCORE} results)",
-                100.0 * s
+                "White {}% (under {MIN_GAMES_FOR_SCORE} results)",
+                score_text(Some(s))
             ),
             (None, _) => "no result".to_string(),
         };
@@ -154,52 +134,22 @@ where
     Ok(())
 }
 
-/// The colour scale, top right: swatches from 40% to 60%.
-fn legend<DB: DrawingBackend>(head: &Area<DB>) -> Result<()>
-where
-    DB::ErrorType: 'static,
-{
-    let (w, _) = head.dim_in_pixel();
-    let steps = [0.40, 0.45, 0.50, 0.55, 0.60];
-    let box_w = 44;
-    let x0 = w as i32 - 20 - box_w * steps.len() as i32;
-    text(
-        head,
-        "White's score (colour)",
-        (x0, 8),
-        13,
-        &BLACK,
-        HPos::Left,
-    )?;
-    for (i, s) in steps.iter().enumerate() {
-        let x = x0 + box_w * i as i32;
-        head.draw(&Rectangle::new(
-            [(x, 28), (x + box_w - 4, 44)],
-            score_color(*s).filled(),
-        ))
-        .map_err(plot_error)?;
-        text(
-            head,
-            &format!("{:.0}%", s * 100.0),
-            (x + (box_w - 4) / 2, 48),
-            11,
-            &BLACK,
-            HPos::Center,
-        )?;
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
+    use super::super::frame::{BLACK_BETTER, EVEN, WHITE_BETTER};
     use super::*;
 
     #[test]
     fn scores_take_colours() {
-        assert_eq!(score_color(0.5), NEUTRAL);
-        assert_eq!(score_color(0.7), WHITE_BETTER);
-        assert_eq!(score_color(0.3), BLACK_BETTER);
-        let c = score_color(0.55);
-        assert!(c.0 > NEUTRAL.0 && c.2 < NEUTRAL.2);
+        assert_eq!(score_color(50.0), EVEN);
+        assert_eq!(score_color(65.0), WHITE_BETTER);
+        assert_eq!(score_color(80.0), WHITE_BETTER);
+        assert_eq!(score_color(35.0), BLACK_BETTER);
+        let c = score_color(55.0);
+        // Greener than even: less red and blue.
+        assert!(c.0 < EVEN.0 && c.2 < EVEN.2 && c.1 > c.0);
+        let c = score_color(45.0);
+        // Purpler than even: less green.
+        assert!(c.1 < c.0 && c.1 < c.2);
     }
 }

@@ -59,12 +59,13 @@ where
         desc: &up_desc,
     };
     let mut top = category_chart(&upper, &axis.labels, Panel::Upper, y)?;
+    // The bishop-pair report's score is not White's: no colours of White's score there.
     let score_desc = if pair {
         "score of the side with the pair"
     } else {
         SCORE_DESC
     };
-    let mut bottom = score_axes(&lower, &axis.labels, &xc.name(), score_desc)?;
+    let mut bottom = score_axes(&lower, &axis.labels, &xc.name(), score_desc, !pair)?;
     let mut entries = Vec::new();
     for (i, line) in lines.into_iter().enumerate() {
         let c = color(i);
@@ -110,7 +111,13 @@ fn line(spec: &Spec, name: &Cell, members: &[&Group], axis: &Categories, pair: b
                 100.0 * u / total.max(1) as f64
             },
         ));
-        let score = drawn_score(g).map(|s| if pair && !white_has_pair { 1.0 - s } else { s });
+        let score = drawn_score(g).map(|s| {
+            if pair && !white_has_pair {
+                100.0 - s
+            } else {
+                s
+            }
+        });
         if let Some(s) = score {
             down.push((x, s));
         }

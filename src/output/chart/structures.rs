@@ -1,14 +1,16 @@
-//! The top-structures report: a horizontal bar per structure, its score written after it.
+//! The top-structures report: a horizontal bar per structure, coloured by White's score (the
+//! palette of every chart), its score written after it.
 
 use anyhow::Result;
 use plotters::coord::ranged1d::SegmentValue;
 use plotters::prelude::*;
 use plotters::style::text_anchor::HPos;
 
-use super::frame::{Area, bar_axes, color, label, plot_error, short, text};
+use super::frame::{Area, NO_SCORE, bar_axes, label, plot_error, score_color, short, text};
 use super::{MIN_GAMES_FOR_SCORE, Spec, drawn_score};
 use crate::model::columns::Column;
 use crate::model::tally::Group;
+use crate::output::table::score_text;
 
 pub(super) fn structures<DB: DrawingBackend>(
     body: &Area<DB>,
@@ -51,20 +53,27 @@ where
         let (x0, y0) = chart.backend_coord(&(0.0, SegmentValue::Exact(row + 1)));
         let (x1, y1) = chart.backend_coord(&(u, SegmentValue::Exact(row)));
         let gap = ((y1 - y0).abs() / 6).max(1);
+        let corners = [
+            (x0 - base.0, y0.min(y1) - base.1 + gap),
+            (x1 - base.0, y0.max(y1) - base.1 - gap),
+        ];
+        let fill = drawn_score(g).map_or(NO_SCORE, score_color);
+        body.draw(&Rectangle::new(corners, fill.filled()))
+            .map_err(plot_error)?;
         body.draw(&Rectangle::new(
-            [
-                (x0 - base.0, y0.min(y1) - base.1 + gap),
-                (x1 - base.0, y0.max(y1) - base.1 - gap),
-            ],
-            color(0).mix(0.75).filled(),
+            corners,
+            RGBColor(120, 120, 120).stroke_width(1),
         ))
         .map_err(plot_error)?;
         let score = drawn_score(g).map_or_else(
             || match g.totals.white_score() {
-                Some(s) => format!("score {s:.2} (under {MIN_GAMES_FOR_SCORE} games)"),
+                Some(s) => format!(
+                    "White {}% (under {MIN_GAMES_FOR_SCORE} games)",
+                    score_text(Some(s))
+                ),
                 None => "no result".to_string(),
             },
-            |s| format!("score {s:.2}"),
+            |s| format!("White {}%", score_text(Some(s))),
         );
         let (px, py) = chart.backend_coord(&(u, SegmentValue::CenterOf(row)));
         text(
