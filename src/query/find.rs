@@ -8,7 +8,7 @@ use anyhow::Result;
 use clap::Args;
 use rusqlite::types::Value;
 use shakmaty::fen::Fen;
-use shakmaty::{Board, Color, File, Square};
+use shakmaty::{Board, Color, File, Rank, Square};
 
 use crate::command::{self, Per, UsageError, usage};
 use crate::outcome::side_name;
@@ -22,6 +22,12 @@ use crate::store::search::{
 #[command(
     after_help = "Filters combine with AND. The search compiles to parameterised SQL \
 (see --print-sql), run read-only.\n\n\
+SEVERAL VALUES: --result, --eco, --date and --structure-name take several values, by repeating \
+the option or separating values by commas (--result 1-0,0-1); --player, --white-player, \
+--black-player, --event and --site by repeating it (a comma is part of a PGN name: \
+\"Kasparov, Garry\"). A position then matches any of the values. --white, --black, --pawns \
+and --no-pawns add conditions (all must hold). A condition no position can meet \
+(islands:5..3, --pawns \"wd4 bd4\", a pawn on rank 1 or 8) is refused, by name.\n\n\
 FEATURE (for --white and --black):
   duo, trio, quart             the side has such a group of pawns side by side
   bishop-pair, no-bishop-pair  the side has (not) a bishop on each colour
@@ -72,34 +78,35 @@ pub struct FindArgs {
     /// Plies A..B, both included (A.., ..B, or one ply N)
     #[arg(long, value_name = "A..B")]
     pub ply: Option<String>,
-    /// Game result
-    #[arg(long, value_parser = ["1-0", "0-1", "1/2-1/2", "*"])]
-    pub result: Option<String>,
+    /// Game result: 1-0, 0-1, 1/2-1/2 or * (several: any of them, "1-0,0-1")
+    #[arg(long, value_name = "RESULT")]
+    pub result: Vec<String>,
     /// Both players rated at least N (games without both ratings are left out)
     #[arg(long, value_name = "N")]
     pub min_elo: Option<i64>,
-    /// White or Black name contains NAME (ASCII letters in any case)
+    /// White or Black name contains NAME (ASCII letters in any case; repeat for any of several)
     #[arg(long, value_name = "NAME")]
-    pub player: Option<String>,
-    /// White's name contains NAME
+    pub player: Vec<String>,
+    /// White's name contains NAME (repeat for any of several)
     #[arg(long, value_name = "NAME")]
-    pub white_player: Option<String>,
-    /// Black's name contains NAME
+    pub white_player: Vec<String>,
+    /// Black's name contains NAME (repeat for any of several)
     #[arg(long, value_name = "NAME")]
-    pub black_player: Option<String>,
-    /// The Event tag contains TEXT
+    pub black_player: Vec<String>,
+    /// The Event tag contains TEXT (repeat for any of several)
     #[arg(long, value_name = "TEXT")]
-    pub event: Option<String>,
-    /// The Site tag contains TEXT
+    pub event: Vec<String>,
+    /// The Site tag contains TEXT (repeat for any of several)
     #[arg(long, value_name = "TEXT")]
-    pub site: Option<String>,
-    /// ECO codes: a range A00-E99 (both included) or a prefix (B, B2, D35)
+    pub site: Vec<String>,
+    /// ECO codes: a range A00-E99 (both included) or a prefix (B, B2, D35); several: any of
+    /// them (D35,D36)
     #[arg(long, value_name = "CODES")]
-    pub eco: Option<String>,
+    pub eco: Vec<String>,
     /// Dates A..B, both included (2020.., ..2019.06, 2018..2019, or one year 2020); a bound's
-    /// precision (year, year.month, full date) is the one compared
+    /// precision (year, year.month, full date) is the one compared; several: any of them
     #[arg(long, value_name = "A..B")]
-    pub date: Option<String>,
+    pub date: Vec<String>,
     /// One row per matching position, or per game (its first matching ply)
     #[arg(long, value_enum, default_value_t = Per::Position)]
     pub per: Per,
@@ -184,6 +191,55 @@ fn feature(f: &mut Search, color: Color, text: &str) -> Result<()> {
     Ok(())
 }
 
+/// Refuses one side's numeric feature conditions that no position meets (`islands:6..`, or
+/// `'islands>=3'` with `islands:..2`), naming them. A side has 0 to 4 islands (8 files hold
+/// at most 4 groups); dispersion is at most 3 × 4² = 48 and distortion at most 56 (one per
+/// cell of files b to h): bounds no position passes, though not the tightest.
+fn check_measures(flag: &str, given: &[String], conds: &[SetCond]) -> Result<()> {
+    let measures = [
+        (Measure::Islands, "islands", 4),
+        (Measure::Dispersion, "dispersion", 48),
+        (Measure::Distortion, "distortion", 56),
+    ];
+    for (measure, name, max) in measures {
+        let (mut lo, mut hi, mut not, mut any) = (0i64, max, Vec::new(), false);
+        for c in conds {
+            let SetCond::Compare(m, op, n) = *c else {
+                continue;
+            };
+            if m != measure {
+                continue;
+            }
+            any = true;
+            match op {
+                Op::Eq => (lo, hi) = (lo.max(n), hi.min(n)),
+                Op::Ne => not.push(n),
+                Op::Lt => hi = hi.min(n.saturating_sub(1)),
+                Op::Le => hi = hi.min(n),
+                Op::Gt => lo = lo.max(n.saturating_add(1)),
+                Op::Ge => lo = lo.max(n),
+            }
+        }
+        if any && (lo..=hi).all(|v| not.contains(&v)) {
+            let named: Vec<String> = given
+                .iter()
+                .filter(|t| t.trim().to_ascii_lowercase().starts_with(name))
+                .map(|t| format!("{flag} {t}"))
+                .collect();
+            let what = if named.len() > 1 {
+                "these conditions leave no value"
+            } else {
+                "no position can match"
+            };
+            usage!(
+                "{}: {what} (for one side, {name} is always between 0 and {max})",
+                named.join(" ")
+            );
+        }
+    }
+    Ok(())
+}
+
 /// The comparisons a quote-free range stands for: `3..` (at least 3), `..2` (at most 2),
 /// `2..4` (2 to 4, both included), `3` (exactly 3).
 fn feature_range(range: &str) -> std::result::Result<Vec<(Op, i64)>, String> {
@@ -204,6 +260,11 @@ fn feature_range(range: &str) -> std::result::Result<Vec<(Op, i64)>, String> {
     }
     if out.is_empty() {
         return Err("a range needs a bound (3.., ..2 or 2..4)".to_string());
+    }
+    if let [(_, from), (_, to)] = out[..]
+        && from > to
+    {
+        return Err(format!("the range is empty ({from} > {to})"));
     }
     Ok(out)
 }
@@ -226,6 +287,9 @@ fn side_squares(flag: &str, token: &str, files_allowed: bool) -> Result<(Color, 
         return Ok((color, 0x0101_0101_0101_0101u64 << u32::from(file)));
     }
     match rest.parse::<Square>() {
+        Ok(sq) if !files_allowed && matches!(sq.rank(), Rank::First | Rank::Eighth) => {
+            usage!("{flag}: \"{token}\": no pawn stands on {sq} (pawns never stand on rank 1 or 8)")
+        }
         Ok(sq) => Ok((color, 1u64 << u32::from(sq))),
         Err(_) if files_allowed => {
             usage!("{flag}: \"{token}\" is not a file (a..h) or square (a1..h8) after w/b")
@@ -274,6 +338,8 @@ pub fn search(args: &FindArgs) -> Result<Search> {
     for t in &args.black {
         feature(&mut f, Color::Black, t)?;
     }
+    check_measures("--white", &args.white, &f.white)?;
+    check_measures("--black", &args.black, &f.black)?;
     let mut required = [0u64; 2];
     for t in tokens("--pawns", &args.pawns)? {
         let (color, bb) = side_squares("--pawns", t, false)?;
@@ -283,6 +349,22 @@ pub fn search(args: &FindArgs) -> Result<Search> {
     for t in tokens("--no-pawns", &args.no_pawns)? {
         let (color, bb) = side_squares("--no-pawns", t, true)?;
         absent[color as usize] |= bb;
+    }
+    let both = required[0] & required[1];
+    if both != 0 {
+        usage!(
+            "--pawns: {} is required for White and for Black (a square holds one pawn)",
+            crate::store::search::squares(both)
+        );
+    }
+    for color in [Color::White, Color::Black] {
+        let n = required[color as usize].count_ones();
+        if n > 8 {
+            usage!(
+                "--pawns: {n} {} pawns required (a side has at most 8)",
+                side_name(color)
+            );
+        }
     }
     for color in [Color::White, Color::Black] {
         let side = side_name(color);
@@ -306,6 +388,24 @@ pub fn search(args: &FindArgs) -> Result<Search> {
     }
     if let Some(fen) = &args.structure {
         let (white, black) = structure_of(fen)?;
+        for (color, pawns) in [(Color::White, white), (Color::Black, black)] {
+            let (req, abs) = (required[color as usize], absent[color as usize]);
+            let side = side_name(color);
+            if req & !pawns != 0 {
+                usage!(
+                    "--structure and --pawns contradict each other: the structure has no {side} \
+                     pawn on {}",
+                    crate::store::search::squares(req & !pawns)
+                );
+            }
+            if abs & pawns != 0 {
+                usage!(
+                    "--structure and --no-pawns contradict each other: the structure has {side} \
+                     pawns on {}",
+                    crate::store::search::squares(abs & pawns)
+                );
+            }
+        }
         f.white.push(SetCond::Exactly(white));
         f.black.push(SetCond::Exactly(black));
     }
@@ -319,9 +419,14 @@ pub fn search(args: &FindArgs) -> Result<Search> {
         f.plies = command::ply_range(range)
             .map_err(|why| anyhow::Error::new(UsageError(format!("--ply {range}: {why}"))))?;
     }
-    if let Some(result) = &args.result {
-        f.games.push(GameCond::Result(result.clone()));
+    let mut results = Vec::new();
+    for r in tokens("--result", &args.result)? {
+        if !RESULTS.contains(&r) {
+            usage!("--result {r}: expected 1-0, 0-1, 1/2-1/2 or * (several: 1-0,0-1)");
+        }
+        results.push(GameCond::Result(r.to_string()));
     }
+    f.games.extend(any_of(results));
     if let Some(elo) = args.min_elo {
         f.games.push(GameCond::MinElo(elo));
     }
@@ -332,24 +437,30 @@ pub fn search(args: &FindArgs) -> Result<Search> {
         ("--event", &args.event, GameCond::Event),
         ("--site", &args.site, GameCond::Site),
     ];
-    for (flag, value, cond) in texts {
-        if let Some(text) = value {
+    for (flag, values, cond) in texts {
+        let mut conds = Vec::new();
+        for text in values {
             if text.trim().is_empty() {
                 usage!("{flag}: the text is empty");
             }
-            f.games.push(cond(text.trim().to_string()));
+            conds.push(cond(text.trim().to_string()));
         }
+        f.games.extend(any_of(conds));
     }
-    if let Some(codes) = &args.eco {
+    let mut ecos = Vec::new();
+    for codes in tokens("--eco", &args.eco)? {
         let (from, to) = eco_range(codes)
             .map_err(|why| anyhow::Error::new(UsageError(format!("--eco {codes}: {why}"))))?;
-        f.games.push(GameCond::Eco(from, to));
+        ecos.push(GameCond::Eco(from, to));
     }
-    if let Some(range) = &args.date {
+    f.games.extend(any_of(ecos));
+    let mut dates = Vec::new();
+    for range in tokens("--date", &args.date)? {
         let (from, to) = date_range(range)
             .map_err(|why| anyhow::Error::new(UsageError(format!("--date {range}: {why}"))))?;
-        f.games.push(GameCond::Date(from, to));
+        dates.push(GameCond::Date(from, to));
     }
+    f.games.extend(any_of(dates));
     Ok(f)
 }
 
@@ -416,8 +527,29 @@ fn check_structure_names(db: &std::path::Path, forms: &[StructureForm]) -> Resul
     Ok(())
 }
 
-/// A text filter on the game: its flag, its value, the condition it makes.
-type TextFilter<'a> = (&'static str, &'a Option<String>, fn(String) -> GameCond);
+/// A text filter on the game: its flag, its values, the condition each makes.
+type TextFilter<'a> = (&'static str, &'a [String], fn(String) -> GameCond);
+
+/// The values `--result` takes.
+const RESULTS: [&str; 4] = ["1-0", "0-1", "1/2-1/2", "*"];
+
+/// The one condition of a filter given several values: none, the value's own condition, or
+/// any of them (a value given twice counts once).
+fn any_of(mut conds: Vec<GameCond>) -> Option<GameCond> {
+    let mut seen = Vec::new();
+    conds.retain(|c| {
+        let new = !seen.contains(c);
+        if new {
+            seen.push(c.clone());
+        }
+        new
+    });
+    match conds.len() {
+        0 => None,
+        1 => conds.pop(),
+        _ => Some(GameCond::AnyOf(conds)),
+    }
+}
 
 /// An ECO range as its first and last three-character codes: `B` is B00..B99, `B2` B20..B29,
 /// `D35` D35..D35, `A00-E99` itself (each end may be a prefix too).
@@ -479,11 +611,13 @@ fn date_range(range: &str) -> std::result::Result<(Option<String>, Option<String
     if from.is_none() && to.is_none() {
         return Err("a range needs a bound (2020.., ..2019, 2018..2019)".to_string());
     }
-    if let (Some(a), Some(b)) = (&from, &to)
-        && a.len() == b.len()
-        && a > b
-    {
-        return Err(format!("the range is empty ({a} comes after {b})"));
+    // Each bound is compared at its own precision, so the range is empty when the start, cut
+    // to the shorter precision, comes after the end (2020..2019.06, 2019.07..2019.06.15).
+    if let (Some(a), Some(b)) = (&from, &to) {
+        let n = a.len().min(b.len());
+        if a[..n] > b[..n] {
+            return Err(format!("the range is empty ({a} comes after {b})"));
+        }
     }
     Ok((from, to))
 }
