@@ -67,36 +67,18 @@ pub fn named_queries() -> Vec<NamedQuery> {
         .collect()
 }
 
-/// The named query called `name`.
+/// The named query called `name` (case ignored).
 #[must_use]
 pub fn named(name: &str) -> Option<NamedQuery> {
-    named_queries().into_iter().find(|q| q.name == name)
+    named_queries()
+        .into_iter()
+        .find(|q| q.name.eq_ignore_ascii_case(name.trim()))
 }
 
 /// Names close to a mistyped one, closest first.
 #[must_use]
 pub fn closest_names(name: &str) -> Vec<&'static str> {
-    // Words in any order count as close: "carlsbad-reversed" finds "reversed-carlsbad".
-    let words = |s: &str| {
-        let mut w: Vec<&str> = s.split(['-', '_', ' ']).filter(|w| !w.is_empty()).collect();
-        w.sort_unstable();
-        w.join("-")
-    };
-    let wanted = name.to_ascii_lowercase();
-    let mut scored: Vec<(f64, &'static str)> = NAMED_SQL
-        .iter()
-        .map(|&(n, _)| {
-            let mut score = strsim::jaro_winkler(&wanted, n)
-                .max(strsim::jaro_winkler(&words(&wanted), &words(n)));
-            if n.contains(wanted.as_str()) {
-                score += 0.2;
-            }
-            (score, n)
-        })
-        .filter(|&(s, _)| s >= 0.8)
-        .collect();
-    scored.sort_by(|a, b| b.0.total_cmp(&a.0));
-    scored.into_iter().take(3).map(|(_, n)| n).collect()
+    crate::command::closest(name, NAMED_SQL.iter().map(|&(n, _)| n))
 }
 
 /// Squares by name ("d4 e3"), as a bitboard (a1 = bit 0).

@@ -16,6 +16,7 @@ use crate::query;
 use crate::query::output::OutputArgs;
 use crate::store::search::{
     Form, GameCond, Group, Measure, Op, Rows, RunCond, Search, SetCond, Side, Sql, StructureForm,
+    StructureName,
 };
 
 #[derive(Args, Debug)]
@@ -315,6 +316,21 @@ fn tokens<'a>(flag: &str, values: &'a [String]) -> Result<Vec<&'a str>> {
     Ok(out)
 }
 
+/// The values of a filter that takes several (the one rule: repeat the option, or separate
+/// values by commas). A value that holds none (`""`, `","`) is a usage error: dropping it
+/// would drop the filter and match everything.
+fn values<'a>(flag: &str, given: &'a [String]) -> Result<Vec<&'a str>> {
+    let mut out = Vec::new();
+    for v in given {
+        let before = out.len();
+        out.extend(v.split(',').map(str::trim).filter(|t| !t.is_empty()));
+        if out.len() == before {
+            usage!("{flag} {v:?}: the value is empty (give at least one item)");
+        }
+    }
+    Ok(out)
+}
+
 /// Pawn bitboards (white, black) of a FEN or a FEN board part.
 pub(crate) fn structure_of(text: &str) -> Result<(u64, u64)> {
     let t = text.trim();
@@ -409,7 +425,7 @@ pub fn search(args: &FindArgs) -> Result<Search> {
         f.white.push(SetCond::Exactly(white));
         f.black.push(SetCond::Exactly(black));
     }
-    for t in tokens("--structure-name", &args.structure_name)? {
+    for t in values("--structure-name", &args.structure_name)? {
         let form = structure_form(t)?;
         if !f.structures.contains(&form) {
             f.structures.push(form);
@@ -420,7 +436,7 @@ pub fn search(args: &FindArgs) -> Result<Search> {
             .map_err(|why| anyhow::Error::new(UsageError(format!("--ply {range}: {why}"))))?;
     }
     let mut results = Vec::new();
-    for r in tokens("--result", &args.result)? {
+    for r in values("--result", &args.result)? {
         if !RESULTS.contains(&r) {
             usage!("--result {r}: expected 1-0, 0-1, 1/2-1/2 or * (several: 1-0,0-1)");
         }
@@ -448,14 +464,14 @@ pub fn search(args: &FindArgs) -> Result<Search> {
         f.games.extend(any_of(conds));
     }
     let mut ecos = Vec::new();
-    for codes in tokens("--eco", &args.eco)? {
+    for codes in values("--eco", &args.eco)? {
         let (from, to) = eco_range(codes)
             .map_err(|why| anyhow::Error::new(UsageError(format!("--eco {codes}: {why}"))))?;
         ecos.push(GameCond::Eco(from, to));
     }
     f.games.extend(any_of(ecos));
     let mut dates = Vec::new();
-    for range in tokens("--date", &args.date)? {
+    for range in values("--date", &args.date)? {
         let (from, to) = date_range(range)
             .map_err(|why| anyhow::Error::new(UsageError(format!("--date {range}: {why}"))))?;
         dates.push(GameCond::Date(from, to));
@@ -464,66 +480,115 @@ pub fn search(args: &FindArgs) -> Result<Search> {
     Ok(f)
 }
 
-/// One `--structure-name` value: a catalogue key (lowercase letters, digits, '-'), with `~`
-/// after it for the colour-reversed form.
+/// One `--structure-name` value as typed: a catalogue key or a structure's display name, `~`
+/// (or ` (reversed)`) after it for the colour-reversed form. The name is checked against the
+/// database's catalogue later ([`resolve_structure_names`]).
 fn structure_form(token: &str) -> Result<StructureForm> {
-    let (key, reversed) = match token.strip_suffix('~') {
-        Some(key) => (key, true),
-        None => (token, false),
-    };
-    let key = key.to_ascii_lowercase();
-    if key.is_empty()
-        || !key
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-    {
+    let (name, reversed) = reversed_form(token);
+    if name.is_empty() || name.ends_with('~') {
         usage!(
-            "--structure-name {token}: a structure key is made of letters, digits and '-' \
-             (carlsbad, hanging-pawns), with ~ after it for the colour-reversed form (carlsbad~)"
+            "--structure-name {token}: give a structure's key or name (carlsbad, \"Hanging \
+             Pawns\"), with ~ after it for the colour-reversed form (carlsbad~)"
         );
     }
-    Ok(StructureForm { key, reversed })
+    Ok(StructureForm {
+        key: name.to_lowercase(),
+        reversed,
+    })
 }
 
-/// Refuses a `--structure-name` the database does not know (a usage error listing the keys it
-/// knows, with the closest one), or a reversed form of a structure that has none.
-fn check_structure_names(db: &std::path::Path, forms: &[StructureForm]) -> Result<()> {
-    if forms.is_empty() {
-        return Ok(());
+/// A structure name as typed, without its mark of the colour-reversed form (`carlsbad~`, or
+/// `Carlsbad (reversed)` as the `structures` table writes it), and whether it had one.
+fn reversed_form(typed: &str) -> (&str, bool) {
+    let t = typed.trim();
+    if let Some(name) = t.strip_suffix('~') {
+        return (name.trim_end(), true);
     }
-    let conn = query::open(db)?;
-    let known = crate::store::search::structure_names(&conn)?;
-    for form in forms {
-        match known.iter().find(|n| n.key == form.key).map(|n| n.reversed) {
-            Some(false) if form.reversed => usage!(
-                "--structure-name {}: the catalogue looks for {} in its normal form only (no {})",
-                form.label(),
-                form.key,
-                form.label()
-            ),
-            Some(_) => {}
-            None => {
-                let keys: Vec<&str> = known.iter().map(|n| n.key.as_str()).collect();
-                let closest = keys
-                    .iter()
-                    .map(|k| (strsim::jaro_winkler(&form.key, k), *k))
-                    .max_by(|a, b| a.0.total_cmp(&b.0))
-                    .filter(|(score, _)| *score > 0.7)
-                    .map(|(_, k)| format!(" (did you mean {k}?)"))
-                    .unwrap_or_default();
-                let list = if keys.is_empty() {
-                    "none (the database's catalogue is empty)".to_string()
-                } else {
-                    keys.join(", ")
-                };
-                usage!(
-                    "--structure-name {}: unknown structure{closest}\n  known structures: {list} \
-                     (KEY~ for the colour-reversed form)",
-                    form.label()
-                );
-            }
+    let lower = t.to_ascii_lowercase();
+    match lower.strip_suffix("(reversed)") {
+        Some(name) => (t[..name.len()].trim_end(), true),
+        None => (t, false),
+    }
+}
+
+/// The catalogue structure a name means, the one rule of every command that takes one (`find
+/// --structure-name`, `query NAME`): its key (carlsbad) or its display name (Carlsbad, "King's
+/// Indian Complex"), case ignored, `~` or ` (reversed)` after it for the colour-reversed
+/// form. `None` when no structure of `known` has that key or name.
+pub(crate) fn match_structure<'a>(
+    typed: &str,
+    known: &'a [StructureName],
+) -> Option<(StructureForm, &'a StructureName)> {
+    let (name, reversed) = reversed_form(typed);
+    let wanted = name.to_lowercase();
+    let found = known
+        .iter()
+        .find(|n| n.key.to_lowercase() == wanted)
+        .or_else(|| known.iter().find(|n| n.name.to_lowercase() == wanted))?;
+    let form = StructureForm {
+        key: found.key.clone(),
+        reversed,
+    };
+    Some((form, found))
+}
+
+/// The keys of the structures of `known` whose key or name is close to `typed` (see
+/// [`command::closest`]).
+pub(crate) fn closest_structures<'a>(typed: &str, known: &'a [StructureName]) -> Vec<&'a str> {
+    let (name, _) = reversed_form(typed);
+    let names = known.iter().flat_map(|n| [n.key.as_str(), n.name.as_str()]);
+    let mut keys: Vec<&str> = Vec::new();
+    for close in command::closest(name, names) {
+        if let Some(n) = known.iter().find(|n| n.key == close || n.name == close)
+            && !keys.contains(&n.key.as_str())
+        {
+            keys.push(&n.key);
         }
     }
+    keys
+}
+
+/// Turns each `--structure-name` (`flag`) into the form of the database's catalogue it names
+/// ([`match_structure`]); refuses a name the database does not know (a usage error listing the
+/// keys it knows, with the closest ones), or a reversed form of a structure that has none.
+fn resolve_structure_names(
+    flag: &str,
+    known: &[StructureName],
+    forms: &mut Vec<StructureForm>,
+) -> Result<()> {
+    let mut resolved: Vec<StructureForm> = Vec::new();
+    for typed in forms.iter() {
+        let label = typed.label();
+        let Some((form, name)) = match_structure(&label, known) else {
+            let closest = closest_structures(&label, known);
+            let closest = if closest.is_empty() {
+                String::new()
+            } else {
+                format!(" (did you mean {}?)", closest.join(", "))
+            };
+            let keys: Vec<&str> = known.iter().map(|n| n.key.as_str()).collect();
+            let list = if keys.is_empty() {
+                "none (the database's catalogue is empty)".to_string()
+            } else {
+                keys.join(", ")
+            };
+            usage!(
+                "{flag} {label}: unknown structure{closest}\n  known structures: {list} \
+                 (KEY~ for the colour-reversed form)"
+            );
+        };
+        if form.reversed && !name.reversed {
+            usage!(
+                "{flag} {label}: the catalogue looks for {} in its normal form only (no {}~)",
+                name.key,
+                name.key
+            );
+        }
+        if !resolved.contains(&form) {
+            resolved.push(form);
+        }
+    }
+    *forms = resolved;
     Ok(())
 }
 
@@ -630,7 +695,7 @@ fn rows(per: Per) -> Rows {
 }
 
 /// `--print-sql`: the SQL, preceded by its parameter values as comments.
-fn print_sql(sql: &Sql) -> Result<()> {
+pub(crate) fn print_sql(sql: &Sql) -> Result<()> {
     let mut out = io::stdout().lock();
     if !sql.params.is_empty() {
         writeln!(
@@ -655,12 +720,17 @@ pub fn run(args: FindArgs) -> Result<i32> {
 }
 
 fn run_inner(args: FindArgs) -> Result<i32> {
-    let search = search(&args)?;
+    let mut search = search(&args)?;
+    // --print-sql needs no database: without one, the names stay as typed.
+    if !search.structures.is_empty() && (!args.print_sql || args.output.db.exists()) {
+        let known = crate::store::search::structure_names(&query::open(&args.output.db)?)?;
+        resolve_structure_names("--structure-name", &known, &mut search.structures)?;
+    }
     if args.print_sql {
         print_sql(&search.rows_sql(Form::Scan, rows(args.per)))?;
         return Ok(0);
     }
-    check_structure_names(&args.output.db, &search.structures)?;
+
     query::execute(
         &query::Plan::Search(search, rows(args.per)),
         &[],

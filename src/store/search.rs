@@ -849,23 +849,28 @@ impl Search {
     }
 }
 
-/// A row of `structure_names`: the id, the key, and whether the catalogue looks for the
-/// colour-reversed form too.
+/// A row of `structure_names`: the id, the key, the display name and family, and whether the
+/// catalogue looks for the colour-reversed form too.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StructureName {
     pub id: i64,
     pub key: String,
+    pub name: String,
+    pub family: String,
     pub reversed: bool,
 }
 
 /// The named structures the database knows (its `structure_names`), by key.
 pub fn structure_names(conn: &Connection) -> Result<Vec<StructureName>> {
-    let mut st = conn.prepare("SELECT id, key, reversed FROM structure_names ORDER BY key")?;
+    let mut st =
+        conn.prepare("SELECT id, key, name, family, reversed FROM structure_names ORDER BY key")?;
     let rows = st.query_map([], |r| {
         Ok(StructureName {
             id: r.get(0)?,
             key: r.get(1)?,
-            reversed: r.get::<_, i64>(2)? != 0,
+            name: r.get(2)?,
+            family: r.get(3)?,
+            reversed: r.get::<_, i64>(4)? != 0,
         })
     })?;
     Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
