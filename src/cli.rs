@@ -113,7 +113,12 @@ enum Command {
 
 /// Parses the command line, runs the command, returns the process exit code.
 pub fn main_with_args() -> i32 {
-    let matches = Cli::command().get_matches();
+    let matches = Cli::command().try_get_matches().unwrap_or_else(|e| {
+        let args: Vec<String> = std::env::args_os()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        crate::command::with_fen_hint(e, &args).exit()
+    });
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     // For the message about a damaged database: its path, and whether the command writes it.
     let db = db_argument(&matches);
@@ -137,7 +142,8 @@ pub fn main_with_args() -> i32 {
         Command::Stats(args) => crate::stats::run(args),
         Command::Structures(args) => crate::stats::structures::run(args),
         Command::Migrate(args) => crate::store::command::run_migrate(args),
-        Command::Check(args) => crate::store::check::run_to_stdout(&args.db)
+        Command::Check(args) => crate::command::refuse_pgn_as_database(&args.db)
+            .and_then(|()| crate::store::check::run_to_stdout(&args.db))
             .map(|ok| if ok { EXIT_OK } else { EXIT_ERROR }),
         Command::Info(args) => crate::info::run(args),
         Command::Export(args) => crate::dataset::command::run(args),

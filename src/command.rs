@@ -121,16 +121,39 @@ pub fn write_output(
     })
 }
 
+/// Refuses a `--db` that is a PGN file, not a database (the slip `pawndex info --db
+/// games.pgn`; `pawndex index research.db` is refused the other way round), saying what to
+/// run. It reads the first bytes of a file that is not SQLite only.
+pub fn refuse_pgn_as_database(db: &Path) -> Result<()> {
+    if db.is_file() && !crate::store::is_sqlite_file(db) && crate::ingest::input::looks_like_pgn(db)
+    {
+        let p = db.display();
+        let stem = db
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.split('.').next())
+            .filter(|s| !s.is_empty())
+            .unwrap_or("pawndex");
+        anyhow::bail!(
+            "{p} is PGN, not a pawndex database: index it first, as in `pawndex index --db \
+             {stem}.db {p}`, then give --db {stem}.db"
+        );
+    }
+    Ok(())
+}
+
 /// Opens a database for a reading command: read-only (no file is created), `query_only`,
 /// memory-mapped, a large page cache, temporary tables in memory.
 pub fn open_for_reading(db: &Path) -> Result<Connection> {
+    refuse_pgn_as_database(db)?;
     let conn = crate::store::open_read_only(db)?;
     crate::store::tune_for_reading(&conn)?;
     crate::store::ids::from_one(&conn)?;
     Ok(conn)
 }
 
-/// The names among `candidates` close to a mistyped `name`, closest first (at most three): the
+/// The names among `candidates` close to a mistyped `name`, closest first (at most three, and
+/// only those about as close as the closest): the
 /// one suggestion rule of every command that looks a name up. Case is ignored, words in any
 /// order count as close ("carlsbad-reversed" finds "reversed-carlsbad"), and so does a name
 /// that holds the typed one.
@@ -157,7 +180,14 @@ pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) ->
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0));
     scored.dedup_by(|a, b| a.1 == b.1);
-    scored.into_iter().take(3).map(|(_, n)| n).collect()
+    // Only names about as close as the closest: one clear match is not drowned in near ones.
+    let best = scored.first().map_or(0.0, |s| s.0);
+    scored
+        .into_iter()
+        .take_while(|&(s, _)| s >= best - 0.1)
+        .take(3)
+        .map(|(_, n)| n)
+        .collect()
 }
 
 /// ` (did you mean a, b?)` for the [`closest`] names, or nothing when none is close.
@@ -169,6 +199,45 @@ pub fn did_you_mean<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str
     } else {
         format!(" (did you mean {}?)", close.join(", "))
     }
+}
+
+/// Adds a tip to clap's error for an unexpected argument when the command line holds a FEN
+/// the shell split at its spaces (`--structure rnbqkbnr/... w KQkq - 0 1` without quotes):
+/// an argument with the 7 slashes of a board, followed by the side to move.
+#[must_use]
+pub fn with_fen_hint(mut e: clap::Error, args: &[String]) -> clap::Error {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if e.kind() != ErrorKind::UnknownArgument {
+        return e;
+    }
+    let at = args.windows(2).position(|w| {
+        w[0].matches('/').count() == 7 && !w[0].contains(' ') && matches!(w[1].as_str(), "w" | "b")
+    });
+    let Some(at) = at else {
+        return e;
+    };
+    // The board and the fields after it that look like a FEN's: side, castling, en passant,
+    // and the two move counters.
+    let mut fen = vec![args[at].as_str()];
+    for field in args[at + 1..].iter().take(5) {
+        let fen_like = field.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+            && !field.starts_with("--");
+        if !fen_like {
+            break;
+        }
+        fen.push(field);
+    }
+    let tip = format!(
+        "a FEN holds spaces, so the shell split it into arguments: quote it whole, as in \"{}\"",
+        fen.join(" ")
+    );
+    let mut tips = match e.get(ContextKind::Suggested) {
+        Some(ContextValue::StyledStrs(tips)) => tips.clone(),
+        _ => Vec::new(),
+    };
+    tips.push(tip.into());
+    e.insert(ContextKind::Suggested, ContextValue::StyledStrs(tips));
+    e
 }
 
 /// Every position (game and ply) or every game once.

@@ -30,6 +30,7 @@ pub enum InfoFormat {
 
 /// Runs `pawndex info`: the answer on standard output, exit status 0.
 pub fn run(args: InfoArgs) -> Result<i32> {
+    crate::command::refuse_pgn_as_database(&args.db)?;
     let info = crate::store::info::read(&args.db)?;
     let text = match args.format {
         InfoFormat::Table => table(&info),

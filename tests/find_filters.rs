@@ -195,3 +195,54 @@ fn impossible_conditions_are_refused_by_name() {
         db.run("find", &all).ok(&format!("find {all:?}"));
     }
 }
+
+/// FEN errors point at the fault, in `find --structure` and `similar --structure` alike: the
+/// rank and character of a bad board, a pawn on rank 1 or 8 by its square, and a FEN the shell
+/// split at its spaces gets a tip to quote it.
+#[test]
+fn fen_errors_point_at_the_fault() {
+    let db = Db::fixtures();
+    let cases: &[(&str, &[&str])] = &[
+        (
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNx w KQkq - 0 1",
+            &["rank 1", "'x'", "character 8"],
+        ),
+        ("8/8/8/8/8/8/8/8x", &["rank 1", "'x'"]),
+        ("8/8/8/8/8/8/8", &["7 ranks"]),
+        ("8/8/8/8/8/9/8/8", &["rank 3", "'9'"]),
+        ("8/8/8/8/8/8/8/7", &["rank 1", "7 squares"]),
+        ("8/8/8/8/8/8/8/8 x", &["turn"]),
+        ("4P3/8/8/8/8/8/8/8", &["e8", "rank 1 or 8"]),
+        ("8/8/8/8/3P4/8/8/2p5 w - - 0 1", &["c1", "rank 1 or 8"]),
+    ];
+    for (fen, holds) in cases {
+        for command in ["find", "similar"] {
+            let out = db.run(command, &["--structure", fen]);
+            out.expect(2, &format!("{command} --structure {fen:?}"));
+            for h in *holds {
+                assert!(
+                    out.stderr.contains(h),
+                    "{command} {fen:?}: {h:?} missing from\n{}",
+                    out.stderr
+                );
+            }
+        }
+    }
+    // Unquoted: the shell makes the FEN's fields arguments of their own.
+    let start = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
+    for command in ["find", "similar"] {
+        let mut args = vec!["--structure"];
+        args.extend(start.split(' '));
+        let out = db.run(command, &args);
+        out.expect(2, &format!("{command} unquoted FEN"));
+        assert!(
+            out.stderr.contains("quote it") && out.stderr.contains(&format!("\"{start}\"")),
+            "{command}: {}",
+            out.stderr
+        );
+    }
+    // Other unexpected arguments get no such tip.
+    let out = db.run("find", &["--count", "extra"]);
+    out.expect(2, "find extra");
+    assert!(!out.stderr.contains("FEN"), "{}", out.stderr);
+}

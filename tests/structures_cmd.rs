@@ -513,3 +513,20 @@ fn an_old_database_asks_for_migrate() {
     run.expect_code(1, "v1 database");
     assert!(run.stderr.contains("pawndex migrate"), "{}", run.stderr);
 }
+
+/// A family that is no family of the database gets the close ones, as query names do.
+#[test]
+fn an_unknown_family_suggests_the_closest() {
+    let f = fixture();
+    let run = structures(&f.db, &["--family", "d4d5"]);
+    run.expect_code(2, "--family d4d5");
+    assert!(run.stderr.contains("did you mean d4-d5?"), "{}", run.stderr);
+    assert!(run.stdout.is_empty());
+    let run = structures(&f.db, &["--family", "open-sicilian"]);
+    run.expect_code(2, "--family open-sicilian");
+    assert!(
+        run.stderr.contains("did you mean Open Sicilian?"),
+        "{}",
+        run.stderr
+    );
+}

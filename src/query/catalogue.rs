@@ -168,6 +168,28 @@ pub fn named_search(name: &str, params: &[(String, Value)]) -> Result<Search> {
                     "--param {p}: the query has no parameter :{p} (its parameters: white_pawns, black_pawns)"
                 );
             }
+            // Bitboards no position has are refused, as `find` refuses such conditions.
+            if w & b != 0 {
+                usage!(
+                    "--param white_pawns and black_pawns: both have a pawn on {} (a square \
+                     holds one pawn)",
+                    crate::store::search::squares(w & b)
+                );
+            }
+            for (side, v) in [("white_pawns", w), ("black_pawns", b)] {
+                if v & 0xFF00_0000_0000_00FF != 0 {
+                    usage!(
+                        "--param {side}: a pawn on {} (pawns never stand on rank 1 or 8)",
+                        crate::store::search::squares(v & 0xFF00_0000_0000_00FF)
+                    );
+                }
+                if v.count_ones() > 8 {
+                    usage!(
+                        "--param {side}: {} pawns (a side has at most 8)",
+                        v.count_ones()
+                    );
+                }
+            }
             s.white.push(SetCond::Exactly(w));
             s.black.push(SetCond::Exactly(b));
         }

@@ -33,6 +33,9 @@ use crate::store;
 use crate::store::search::{Form, Rows, Search, StructureName};
 
 #[derive(Args, Debug)]
+#[command(group(
+    clap::ArgGroup::new("what").required(true).multiple(true).args(["query", "sql", "list", "dataset"])
+))]
 #[command(
     after_help = "Named queries return one row per matching position (game_id, ply), \
 ordered by game and ply; --list names them. The database is opened read-only.\n\n\
@@ -54,11 +57,7 @@ Examples:
 )]
 pub struct QueryArgs {
     /// A named query (see --list) or a .sql file
-    #[arg(
-        value_name = "NAME|FILE.sql",
-        required_unless_present_any = ["sql", "list", "dataset"],
-        conflicts_with_all = ["sql", "list"]
-    )]
+    #[arg(value_name = "NAME|FILE.sql", conflicts_with_all = ["sql", "list"])]
     pub query: Option<String>,
     /// Ad-hoc SQL to run instead of a named query or file
     #[arg(

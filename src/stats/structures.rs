@@ -441,8 +441,9 @@ fn run_report(args: StructuresArgs) -> Result<i32> {
                 }
             }
             usage!(
-                "--family {family:?}: no structure of {} has that family; its families: {}",
+                "--family {family:?}: no structure of {} has that family{}; its families: {}",
                 args.db.display(),
+                command::did_you_mean(family.trim(), families.iter().copied()),
                 families.join(", ")
             );
         }
