@@ -290,3 +290,16 @@ fn missing_options_name_the_real_alternatives() {
         assert!(err.contains(alternative), "{alternative}: {err}");
     }
 }
+
+/// An empty --where is refused as empty, not as a syntax error of SQL the user never wrote.
+#[test]
+fn an_empty_where_is_refused_by_name() {
+    let db = fixture_db();
+    for expr in ["", "  "] {
+        let out = stats(&db.path, &["--by", "phase", "--where", expr]);
+        assert_eq!(out.status.code(), Some(2), "--where {expr:?}");
+        let err = stderr(&out);
+        assert!(err.contains("the expression is empty"), "{err}");
+        assert!(out.stdout.is_empty());
+    }
+}

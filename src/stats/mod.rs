@@ -187,6 +187,12 @@ fn run_stats(args: StatsArgs) -> Result<i32> {
     if let Some(per) = args.per {
         query.per = per;
     }
+    if let Some(empty) = args.filters.iter().find(|f| f.trim().is_empty()) {
+        bail!(UsageError(format!(
+            "--where {empty:?}: the expression is empty (give a condition, as in \
+             \"white_islands >= 3\")"
+        )));
+    }
     query.filters.extend(args.filters.iter().cloned());
     if let Some(p) = args.ply {
         query.plies = query.plies.intersect(p);
