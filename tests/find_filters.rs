@@ -214,6 +214,7 @@ fn fen_errors_point_at_the_fault() {
         ("8/8/8/8/8/8/8/8 x", &["turn"]),
         ("4P3/8/8/8/8/8/8/8", &["e8", "rank 1 or 8"]),
         ("8/8/8/8/3P4/8/8/2p5 w - - 0 1", &["c1", "rank 1 or 8"]),
+        ("8/8/8/8/8/PPPPPPPP/P7/8", &["9 White pawns", "at most 8"]),
     ];
     for (fen, holds) in cases {
         for command in ["find", "similar"] {

@@ -370,7 +370,16 @@ pub(crate) fn structure_of(text: &str) -> Result<(u64, u64)> {
             on.join(" ")
         );
     }
-    Ok(((pawns & board.white()).0, (pawns & board.black()).0))
+    let (white, black) = ((pawns & board.white()).0, (pawns & board.black()).0);
+    for (side, set) in [("White", white), ("Black", black)] {
+        if set.count_ones() > 8 {
+            usage!(
+                "--structure: \"{text}\" has {} {side} pawns (a side has at most 8)",
+                set.count_ones()
+            );
+        }
+    }
+    Ok((white, black))
 }
 
 /// Where a FEN's board part goes wrong, in words: the count of ranks, or the first rank with a
