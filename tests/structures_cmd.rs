@@ -529,4 +529,24 @@ fn an_unknown_family_suggests_the_closest() {
         "{}",
         run.stderr
     );
+    // Several families (repeated or comma-separated): the rows of any of them.
+    let one = |family: &str| {
+        let run = structures(&f.db, &["--format", "csv", "--family", family]);
+        csv_rows(run.expect_code(0, family).stdout.as_str())[1..].to_vec()
+    };
+    let both = [one("open sicilian"), one("d4-d5")].concat();
+    for args in [
+        &["--family", "d4-d5,Open Sicilian"][..],
+        &["--family", "Open Sicilian", "--family", "d4-d5"],
+    ] {
+        let mut all = vec!["--format", "csv"];
+        all.extend_from_slice(args);
+        let run = structures(&f.db, &all);
+        let mut rows = csv_rows(run.expect_code(0, "two families").stdout.as_str())[1..].to_vec();
+        let mut want = both.clone();
+        rows.sort();
+        want.sort();
+        assert_eq!(rows, want, "{args:?}");
+    }
+    structures(&f.db, &["--family", "d4-d5,d4d5"]).expect_code(2, "one unknown of two");
 }
