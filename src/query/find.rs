@@ -38,7 +38,7 @@ FEATURE (for --white and --black):
                                the shell reads them as redirections)
 
 NAMED STRUCTURES (--structure-name): the keys of the structure catalogue (structures/*.toml;
-  `pawndex query --sql \"SELECT key, name FROM structure_names\"` lists them). KEY alone is
+  `pawndex query --list` lists them), or their names (\"Maroczy Bind\"), case ignored. KEY alone is
   the normal form, KEY~ the colour-reversed form (colours swapped, board flipped: in
   carlsbad~ Black has White's Carlsbad pawns). Repeat the option (or separate keys by commas) for any of them.
 
