@@ -24,11 +24,13 @@ fn params(name: &str) -> Vec<&'static str> {
     }
 }
 
-/// The named queries, from `--list`.
+/// The named queries (the feature patterns), from the first section of `--list`.
 fn named() -> Vec<String> {
     pawndex(&["query", "--list"])
         .ok("--list")
         .lines()
+        .skip(1)
+        .take_while(|l| !l.is_empty())
         .map(|l| l.split_whitespace().next().unwrap().to_string())
         .collect()
 }
@@ -63,6 +65,7 @@ fn every_named_query_prints_one_statement_per_dialect() {
     for name in named() {
         let description = descriptions
             .lines()
+            .map(str::trim_start)
             .find(|l| l.split_whitespace().next() == Some(name.as_str()))
             .unwrap()[name.len()..]
             .trim()

@@ -330,9 +330,20 @@ fn not_a_database_and_a_missing_one_are_errors_that_create_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let pgn = dir.path().join("games.pgn");
     std::fs::copy(root_path("examples/sample.pgn"), &pgn).unwrap();
+    let text = dir.path().join("notes.txt");
+    std::fs::write(&text, "shopping list\n").unwrap();
     let before = listing(dir.path());
     let run = pawndex(&["info", "--db", pgn.to_str().unwrap()]);
     run.expect_code(1, "info on a PGN file");
+    assert!(
+        run.stderr.contains("is PGN, not a pawndex database")
+            && run.stderr.contains("pawndex index --db games.db"),
+        "{}",
+        run.stderr
+    );
+    // A file that is neither SQLite nor PGN keeps the plain message.
+    let run = pawndex(&["info", "--db", text.to_str().unwrap()]);
+    run.expect_code(1, "info on a text file");
     assert!(
         run.stderr.contains("is not a SQLite database"),
         "{}",
@@ -343,6 +354,41 @@ fn not_a_database_and_a_missing_one_are_errors_that_create_nothing() {
     run.expect_code(1, "info on a missing file");
     assert!(run.stderr.contains("does not exist"), "{}", run.stderr);
     assert_eq!(listing(dir.path()), before, "info created a file");
+}
+
+/// `--db games.pgn` (plain or compressed) is named as PGN by every command that reads a
+/// database, as `pawndex index research.db` names a database given as PGN.
+#[test]
+fn a_pgn_file_given_as_the_database_is_named_as_pgn() {
+    let dir = tempfile::tempdir().unwrap();
+    let pgn = dir.path().join("games.pgn");
+    std::fs::copy(root_path("examples/sample.pgn"), &pgn).unwrap();
+    let gz = dir.path().join("more.pgn.gz");
+    let mut encoder = flate2::write::GzEncoder::new(
+        std::fs::File::create(&gz).unwrap(),
+        flate2::Compression::default(),
+    );
+    std::io::Write::write_all(&mut encoder, &std::fs::read(&pgn).unwrap()).unwrap();
+    encoder.finish().unwrap();
+    for file in [&pgn, &gz] {
+        let db = file.to_str().unwrap();
+        for args in [
+            vec!["info", "--db", db],
+            vec!["check", "--db", db],
+            vec!["find", "--db", db, "--count"],
+            vec!["query", "--db", db, "white-duo", "--count"],
+            vec!["stats", "--db", db, "--by", "phase"],
+            vec!["structures", "--db", db],
+        ] {
+            let run = pawndex(&args);
+            run.expect_code(1, &format!("{args:?}"));
+            assert!(
+                run.stderr.contains("is PGN, not a pawndex database"),
+                "{args:?}: {}",
+                run.stderr
+            );
+        }
+    }
 }
 
 #[test]

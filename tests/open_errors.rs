@@ -139,9 +139,10 @@ fn a_file_that_is_not_a_database_is_refused_and_left_alone() {
     ] {
         let mut args = cmd.to_vec();
         args.extend(["--db", "sample.pgn"]);
+        // The file is PGN: said so, with what to run (issue 24).
         refused(
             &args,
-            "sample.pgn is not a SQLite database (or is damaged): file is not a database: Error code 26: File opened that is not a database file",
+            "sample.pgn is PGN, not a pawndex database: index it first, as in `pawndex index --db sample.db sample.pgn`, then give --db sample.db",
         );
     }
     refused(

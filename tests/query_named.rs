@@ -75,12 +75,16 @@ fn definitions() -> BTreeMap<&'static str, Check> {
     defs.into_iter().collect()
 }
 
-/// Names and descriptions printed by `pawndex query --list`.
+/// Names and descriptions of the feature patterns `pawndex query --list` prints (its first
+/// section, under a line saying what they are).
 fn listed(db: &Db) -> Vec<(String, String)> {
     db.run("query", &["--list"])
         .ok("--list")
         .lines()
+        .skip(1)
+        .take_while(|l| !l.is_empty())
         .map(|l| {
+            let l = l.trim_start();
             let (name, desc) = l.split_once(' ').unwrap();
             (name.to_string(), desc.trim().to_string())
         })

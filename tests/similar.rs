@@ -490,3 +490,34 @@ fn every_option_combination_near_the_total_doubled_pawns_and_an_isolani() {
     check_every_option_combination(&db, "8/pp3pp1/2p2p2/3p4/8/2P1P3/P1P2PPP/8");
     check_every_option_combination(&db, "8/pp3ppp/4p3/8/3P4/8/PP3PPP/8");
 }
+
+/// A command line without a whole target names what is missing and the other way to give one:
+/// never both `--game` and `--structure` as if both were needed.
+#[test]
+fn a_missing_target_names_the_real_alternatives() {
+    let db = Db::fixtures();
+    // (arguments, what the message must hold, what it must not)
+    let cases: [(&[&str], &[&str], &[&str]); 3] = [
+        (
+            &[],
+            &["--structure FEN", "--game ID --ply N"],
+            &["required"],
+        ),
+        (&["--ply", "8"], &["--ply 8 needs --game"], &["required"]),
+        (
+            &["--game", "1"],
+            &["--game 1 needs --ply"],
+            &["--structure <FEN>"],
+        ),
+    ];
+    for (args, holds, lacks) in cases {
+        let out = db.run("similar", args);
+        out.expect(2, &format!("similar {args:?}"));
+        for h in holds {
+            assert!(out.stderr.contains(h), "similar {args:?}: {}", out.stderr);
+        }
+        for l in lacks {
+            assert!(!out.stderr.contains(l), "similar {args:?}: {}", out.stderr);
+        }
+    }
+}

@@ -137,21 +137,22 @@ fn a_game_and_ply_target_and_a_far_bound() {
         &db,
         &[
             "--structure",
-            "PPPPPPPP/8/8/8/8/8/8/pppppppp",
+            "8/PPPPPPPP/8/8/8/8/pppppppp/8",
             "--max-distance",
             "0",
         ],
     );
     assert!(rows.is_empty());
-    // A target with 16 pawns on the c- and d-files (some on ranks 1 and 8): the cost table of
-    // that file pair does not fit in bytes, the statement reads the pair file by file.
+    // A crowded target on the c- and d-files. (Issue 24 refuses the target with 16 pawns on
+    // those files, some on ranks 1 and 8, that reached the file-by-file lookups: no position
+    // has one. Those lookups keep a unit test in src/store/similar_sql.rs.)
     let args = [
         "--structure",
-        "2PP4/2PP4/2PP4/2PP4/2PP4/2PP4/2PP4/2PP4",
+        "8/2pp4/2pp4/2pp4/2PP4/2PP4/2PP4/8",
         "--limit",
         "30",
     ];
-    assert_eq!(statement(&db, &args).matches("unicode(").count(), 4 + 5);
+    assert_eq!(statement(&db, &args).matches("unicode(").count(), 4 + 4);
     check(&db, &args);
 }
 

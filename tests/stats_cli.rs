@@ -269,3 +269,37 @@ fn help_lists_columns_reports_and_rules() {
         assert!(help.contains(want), "{want} missing from stats --help");
     }
 }
+
+/// A missing option names every way to give it: `stats` needs --by or --report, `query` a
+/// NAME, --sql or --list.
+#[test]
+fn missing_options_name_the_real_alternatives() {
+    let db = fixture_db();
+    let out = stats(&db.path, &[]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("--by") && err.contains("--report"), "{err}");
+    let out = std::process::Command::new(common::BIN)
+        .args(["query", "--db"])
+        .arg(&db.path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    for alternative in ["NAME", "--sql", "--list"] {
+        assert!(err.contains(alternative), "{alternative}: {err}");
+    }
+}
+
+/// An empty --where is refused as empty, not as a syntax error of SQL the user never wrote.
+#[test]
+fn an_empty_where_is_refused_by_name() {
+    let db = fixture_db();
+    for expr in ["", "  "] {
+        let out = stats(&db.path, &["--by", "phase", "--where", expr]);
+        assert_eq!(out.status.code(), Some(2), "--where {expr:?}");
+        let err = stderr(&out);
+        assert!(err.contains("the expression is empty"), "{err}");
+        assert!(out.stdout.is_empty());
+    }
+}

@@ -513,3 +513,40 @@ fn an_old_database_asks_for_migrate() {
     run.expect_code(1, "v1 database");
     assert!(run.stderr.contains("pawndex migrate"), "{}", run.stderr);
 }
+
+/// A family that is no family of the database gets the close ones, as query names do.
+#[test]
+fn an_unknown_family_suggests_the_closest() {
+    let f = fixture();
+    let run = structures(&f.db, &["--family", "d4d5"]);
+    run.expect_code(2, "--family d4d5");
+    assert!(run.stderr.contains("did you mean d4-d5?"), "{}", run.stderr);
+    assert!(run.stdout.is_empty());
+    let run = structures(&f.db, &["--family", "open-sicilian"]);
+    run.expect_code(2, "--family open-sicilian");
+    assert!(
+        run.stderr.contains("did you mean Open Sicilian?"),
+        "{}",
+        run.stderr
+    );
+    // Several families (repeated or comma-separated): the rows of any of them.
+    let one = |family: &str| {
+        let run = structures(&f.db, &["--format", "csv", "--family", family]);
+        csv_rows(run.expect_code(0, family).stdout.as_str())[1..].to_vec()
+    };
+    let both = [one("open sicilian"), one("d4-d5")].concat();
+    for args in [
+        &["--family", "d4-d5,Open Sicilian"][..],
+        &["--family", "Open Sicilian", "--family", "d4-d5"],
+    ] {
+        let mut all = vec!["--format", "csv"];
+        all.extend_from_slice(args);
+        let run = structures(&f.db, &all);
+        let mut rows = csv_rows(run.expect_code(0, "two families").stdout.as_str())[1..].to_vec();
+        let mut want = both.clone();
+        rows.sort();
+        want.sort();
+        assert_eq!(rows, want, "{args:?}");
+    }
+    structures(&f.db, &["--family", "d4-d5,d4d5"]).expect_code(2, "one unknown of two");
+}

@@ -2,6 +2,7 @@
 //! and the database every command uses without `--db`.
 
 use std::io;
+use std::path::Path;
 
 use anyhow::Result;
 
@@ -39,6 +40,67 @@ pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
 }
 
 pub(crate) use crate::model::usage;
+/// Refuses a `--db` that is a PGN file, not a database (the slip `pawndex info --db
+/// games.pgn`; `pawndex index research.db` is refused the other way round), saying what to
+/// run. It reads the first bytes of a file that is not SQLite only.
+pub fn refuse_pgn_as_database(db: &Path) -> Result<()> {
+    if db.is_file() && !crate::store::is_sqlite_file(db) && crate::ingest::input::looks_like_pgn(db)
+    {
+        let p = db.display();
+        let stem = db
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.split('.').next())
+            .filter(|s| !s.is_empty())
+            .unwrap_or("pawndex");
+        anyhow::bail!(
+            "{p} is PGN, not a pawndex database: index it first, as in `pawndex index --db \
+             {stem}.db {p}`, then give --db {stem}.db"
+        );
+    }
+    Ok(())
+}
+
+/// Adds a tip to clap's error for an unexpected argument when the command line holds a FEN
+/// the shell split at its spaces (`--structure rnbqkbnr/... w KQkq - 0 1` without quotes):
+/// an argument with the 7 slashes of a board, followed by the side to move.
+#[must_use]
+pub fn with_fen_hint(mut e: clap::Error, args: &[String]) -> clap::Error {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if e.kind() != ErrorKind::UnknownArgument {
+        return e;
+    }
+    let at = args.windows(2).position(|w| {
+        w[0].matches('/').count() == 7 && !w[0].contains(' ') && matches!(w[1].as_str(), "w" | "b")
+    });
+    let Some(at) = at else {
+        return e;
+    };
+    // The board and the fields after it that look like a FEN's: side, castling, en passant,
+    // and the two move counters.
+    let mut fen = vec![args[at].as_str()];
+    for field in args[at + 1..].iter().take(5) {
+        let fen_like = field.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+            && !field.starts_with("--");
+        if !fen_like {
+            break;
+        }
+        fen.push(field);
+    }
+    let tip = format!(
+        "a FEN holds spaces, so the shell split it into arguments: quote it whole, as in \"{}\"",
+        fen.join(" ")
+    );
+    let mut tips = match e.get(ContextKind::Suggested) {
+        Some(ContextValue::StyledStrs(tips)) => tips.clone(),
+        _ => Vec::new(),
+    };
+    tips.push(tip.into());
+    e.insert(ContextKind::Suggested, ContextValue::StyledStrs(tips));
+    e
+}
+
+pub use crate::model::names::{closest, did_you_mean};
 pub use crate::model::{Per, UsageError, ply_range};
 pub use crate::output::{check_output_path, write_output};
 pub use crate::store::{DEFAULT_DB, open_for_reading};

@@ -8,7 +8,7 @@ use anyhow::Result;
 use clap::Args;
 use rusqlite::types::Value;
 use shakmaty::fen::Fen;
-use shakmaty::{Board, Color, File, Square};
+use shakmaty::{Board, Color, File, Rank, Square};
 
 use crate::cli::common::{self as command, Per, UsageError, usage};
 use crate::cli::query;
@@ -16,12 +16,19 @@ use crate::model::outcome::side_name;
 use crate::output::table::OutputArgs;
 use crate::store::search::{
     Form, GameCond, Group, Measure, Op, Rows, RunCond, Search, SetCond, Side, Sql, StructureForm,
+    StructureName,
 };
 
 #[derive(Args, Debug)]
 #[command(
     after_help = "Filters combine with AND. The search compiles to parameterised SQL \
 (see --print-sql), run read-only.\n\n\
+SEVERAL VALUES: --result, --eco, --date and --structure-name take several values, by repeating \
+the option or separating values by commas (--result 1-0,0-1); --player, --white-player, \
+--black-player, --event and --site by repeating it (a comma is part of a PGN name: \
+\"Kasparov, Garry\"). A position then matches any of the values. --white, --black, --pawns \
+and --no-pawns add conditions (all must hold). A condition no position can meet \
+(islands:5..3, --pawns \"wd4 bd4\", a pawn on rank 1 or 8) is refused, by name.\n\n\
 FEATURE (for --white and --black):
   duo, trio, quart             the side has such a group of pawns side by side
   bishop-pair, no-bishop-pair  the side has (not) a bishop on each colour
@@ -31,7 +38,7 @@ FEATURE (for --white and --black):
                                the shell reads them as redirections)
 
 NAMED STRUCTURES (--structure-name): the keys of the structure catalogue (structures/*.toml;
-  `pawndex query --sql \"SELECT key, name FROM structure_names\"` lists them). KEY alone is
+  `pawndex query --list` lists them), or their names (\"Maroczy Bind\"), case ignored. KEY alone is
   the normal form, KEY~ the colour-reversed form (colours swapped, board flipped: in
   carlsbad~ Black has White's Carlsbad pawns). Repeat the option (or separate keys by commas) for any of them.
 
@@ -72,34 +79,35 @@ pub struct FindArgs {
     /// Plies A..B, both included (A.., ..B, or one ply N)
     #[arg(long, value_name = "A..B")]
     pub ply: Option<String>,
-    /// Game result
-    #[arg(long, value_parser = ["1-0", "0-1", "1/2-1/2", "*"])]
-    pub result: Option<String>,
+    /// Game result: 1-0, 0-1, 1/2-1/2 or * (several: any of them, "1-0,0-1")
+    #[arg(long, value_name = "RESULT")]
+    pub result: Vec<String>,
     /// Both players rated at least N (games without both ratings are left out)
     #[arg(long, value_name = "N")]
     pub min_elo: Option<i64>,
-    /// White or Black name contains NAME (ASCII letters in any case)
+    /// White or Black name contains NAME (ASCII letters in any case; repeat for any of several)
     #[arg(long, value_name = "NAME")]
-    pub player: Option<String>,
-    /// White's name contains NAME
+    pub player: Vec<String>,
+    /// White's name contains NAME (repeat for any of several)
     #[arg(long, value_name = "NAME")]
-    pub white_player: Option<String>,
-    /// Black's name contains NAME
+    pub white_player: Vec<String>,
+    /// Black's name contains NAME (repeat for any of several)
     #[arg(long, value_name = "NAME")]
-    pub black_player: Option<String>,
-    /// The Event tag contains TEXT
+    pub black_player: Vec<String>,
+    /// The Event tag contains TEXT (repeat for any of several)
     #[arg(long, value_name = "TEXT")]
-    pub event: Option<String>,
-    /// The Site tag contains TEXT
+    pub event: Vec<String>,
+    /// The Site tag contains TEXT (repeat for any of several)
     #[arg(long, value_name = "TEXT")]
-    pub site: Option<String>,
-    /// ECO codes: a range A00-E99 (both included) or a prefix (B, B2, D35)
+    pub site: Vec<String>,
+    /// ECO codes: a range A00-E99 (both included) or a prefix (B, B2, D35); several: any of
+    /// them (D35,D36)
     #[arg(long, value_name = "CODES")]
-    pub eco: Option<String>,
+    pub eco: Vec<String>,
     /// Dates A..B, both included (2020.., ..2019.06, 2018..2019, or one year 2020); a bound's
-    /// precision (year, year.month, full date) is the one compared
+    /// precision (year, year.month, full date) is the one compared; several: any of them
     #[arg(long, value_name = "A..B")]
-    pub date: Option<String>,
+    pub date: Vec<String>,
     /// One row per matching position, or per game (its first matching ply)
     #[arg(long, value_enum, default_value_t = Per::Position)]
     pub per: Per,
@@ -184,6 +192,55 @@ fn feature(f: &mut Search, color: Color, text: &str) -> Result<()> {
     Ok(())
 }
 
+/// Refuses one side's numeric feature conditions that no position meets (`islands:6..`, or
+/// `'islands>=3'` with `islands:..2`), naming them. A side has 0 to 4 islands (8 files hold
+/// at most 4 groups); dispersion is at most 3 × 4² = 48 and distortion at most 56 (one per
+/// cell of files b to h): bounds no position passes, though not the tightest.
+fn check_measures(flag: &str, given: &[String], conds: &[SetCond]) -> Result<()> {
+    let measures = [
+        (Measure::Islands, "islands", 4),
+        (Measure::Dispersion, "dispersion", 48),
+        (Measure::Distortion, "distortion", 56),
+    ];
+    for (measure, name, max) in measures {
+        let (mut lo, mut hi, mut not, mut any) = (0i64, max, Vec::new(), false);
+        for c in conds {
+            let SetCond::Compare(m, op, n) = *c else {
+                continue;
+            };
+            if m != measure {
+                continue;
+            }
+            any = true;
+            match op {
+                Op::Eq => (lo, hi) = (lo.max(n), hi.min(n)),
+                Op::Ne => not.push(n),
+                Op::Lt => hi = hi.min(n.saturating_sub(1)),
+                Op::Le => hi = hi.min(n),
+                Op::Gt => lo = lo.max(n.saturating_add(1)),
+                Op::Ge => lo = lo.max(n),
+            }
+        }
+        if any && (lo..=hi).all(|v| not.contains(&v)) {
+            let named: Vec<String> = given
+                .iter()
+                .filter(|t| t.trim().to_ascii_lowercase().starts_with(name))
+                .map(|t| format!("{flag} {t}"))
+                .collect();
+            let what = if named.len() > 1 {
+                "these conditions leave no value"
+            } else {
+                "no position can match"
+            };
+            usage!(
+                "{}: {what} (for one side, {name} is always between 0 and {max})",
+                named.join(" ")
+            );
+        }
+    }
+    Ok(())
+}
+
 /// The comparisons a quote-free range stands for: `3..` (at least 3), `..2` (at most 2),
 /// `2..4` (2 to 4, both included), `3` (exactly 3).
 fn feature_range(range: &str) -> std::result::Result<Vec<(Op, i64)>, String> {
@@ -204,6 +261,11 @@ fn feature_range(range: &str) -> std::result::Result<Vec<(Op, i64)>, String> {
     }
     if out.is_empty() {
         return Err("a range needs a bound (3.., ..2 or 2..4)".to_string());
+    }
+    if let [(_, from), (_, to)] = out[..]
+        && from > to
+    {
+        return Err(format!("the range is empty ({from} > {to})"));
     }
     Ok(out)
 }
@@ -226,6 +288,9 @@ fn side_squares(flag: &str, token: &str, files_allowed: bool) -> Result<(Color, 
         return Ok((color, 0x0101_0101_0101_0101u64 << u32::from(file)));
     }
     match rest.parse::<Square>() {
+        Ok(sq) if !files_allowed && matches!(sq.rank(), Rank::First | Rank::Eighth) => {
+            usage!("{flag}: \"{token}\": no pawn stands on {sq} (pawns never stand on rank 1 or 8)")
+        }
         Ok(sq) => Ok((color, 1u64 << u32::from(sq))),
         Err(_) if files_allowed => {
             usage!("{flag}: \"{token}\" is not a file (a..h) or square (a1..h8) after w/b")
@@ -251,18 +316,109 @@ fn tokens<'a>(flag: &str, values: &'a [String]) -> Result<Vec<&'a str>> {
     Ok(out)
 }
 
-/// Pawn bitboards (white, black) of a FEN or a FEN board part.
+/// The values of a filter that takes several (the one rule: repeat the option, or separate
+/// values by commas). A value that holds none (`""`, `","`) is a usage error: dropping it
+/// would drop the filter and match everything.
+fn values<'a>(flag: &str, given: &'a [String]) -> Result<Vec<&'a str>> {
+    let mut out = Vec::new();
+    for v in given {
+        let before = out.len();
+        out.extend(v.split(',').map(str::trim).filter(|t| !t.is_empty()));
+        if out.len() == before {
+            usage!("{flag} {v:?}: the value is empty (give at least one item)");
+        }
+    }
+    Ok(out)
+}
+
+/// Pawn bitboards (white, black) of a FEN or a FEN board part (`--structure` of `find` and
+/// `similar`). A fault is named where it is (the rank and character of a bad board), and a
+/// pawn on rank 1 or 8, which no position has, is refused.
 pub(crate) fn structure_of(text: &str) -> Result<(u64, u64)> {
     let t = text.trim();
     let board = match Fen::from_ascii(t.as_bytes()) {
         Ok(fen) => fen.as_setup().board.clone(),
         Err(full) => match Board::from_ascii_board_fen(t.as_bytes()) {
             Ok(board) => board,
-            Err(_) => usage!("--structure: \"{text}\" is not a valid FEN: {full}"),
+            Err(_) => {
+                let why = board_fault(t.split_whitespace().next().unwrap_or(""))
+                    .unwrap_or_else(|| full.to_string());
+                usage!("--structure: \"{text}\" is not a valid FEN: {why}")
+            }
         },
     };
     let pawns = board.pawns();
-    Ok(((pawns & board.white()).0, (pawns & board.black()).0))
+    const RANKS_1_AND_8: u64 = 0xFF00_0000_0000_00FF;
+    if pawns.0 & RANKS_1_AND_8 != 0 {
+        let on: Vec<String> = (pawns.0 & RANKS_1_AND_8)
+            .to_le_bytes()
+            .iter()
+            .zip(0u32..)
+            .flat_map(|(&byte, rank)| {
+                (0u32..8)
+                    .filter(move |f| byte & (1 << f) != 0)
+                    .map(move |f| format!("{}{}", char::from(b'a' + f as u8), rank + 1))
+            })
+            .collect();
+        usage!(
+            "--structure: \"{text}\" has {} {} (pawns never stand on rank 1 or 8)",
+            if on.len() == 1 {
+                "a pawn on"
+            } else {
+                "pawns on"
+            },
+            on.join(" ")
+        );
+    }
+    let (white, black) = ((pawns & board.white()).0, (pawns & board.black()).0);
+    for (side, set) in [("White", white), ("Black", black)] {
+        if set.count_ones() > 8 {
+            usage!(
+                "--structure: \"{text}\" has {} {side} pawns (a side has at most 8)",
+                set.count_ones()
+            );
+        }
+    }
+    Ok((white, black))
+}
+
+/// Where a FEN's board part goes wrong, in words: the count of ranks, or the first rank with a
+/// character that is no piece or digit, or with other than 8 squares. `None` when none is
+/// found (the fault is elsewhere).
+fn board_fault(board: &str) -> Option<String> {
+    let ranks: Vec<&str> = board.split('/').collect();
+    if ranks.len() != 8 {
+        return Some(format!(
+            "the board part \"{board}\" has {} ranks (separated by /), not 8",
+            ranks.len()
+        ));
+    }
+    for (rank, number) in ranks.iter().zip((1..=8).rev()) {
+        let mut squares = 0;
+        for (i, c) in rank.chars().enumerate() {
+            match c {
+                '1'..='8' => squares += c.to_digit(10).unwrap_or(0),
+                'p' | 'n' | 'b' | 'r' | 'q' | 'k' | 'P' | 'N' | 'B' | 'R' | 'Q' | 'K' => {
+                    squares += 1;
+                }
+                // shakmaty's mark of a promoted piece
+                '~' => {}
+                _ => {
+                    return Some(format!(
+                        "rank {number} (\"{rank}\") has '{c}' at character {}, which is no \
+                         piece (PNBRQK for White, pnbrqk for Black) and no digit 1-8",
+                        i + 1
+                    ));
+                }
+            }
+        }
+        if squares != 8 {
+            return Some(format!(
+                "rank {number} (\"{rank}\") covers {squares} squares, not 8"
+            ));
+        }
+    }
+    None
 }
 
 /// The search described by a `find` command line.
@@ -274,6 +430,8 @@ pub fn search(args: &FindArgs) -> Result<Search> {
     for t in &args.black {
         feature(&mut f, Color::Black, t)?;
     }
+    check_measures("--white", &args.white, &f.white)?;
+    check_measures("--black", &args.black, &f.black)?;
     let mut required = [0u64; 2];
     for t in tokens("--pawns", &args.pawns)? {
         let (color, bb) = side_squares("--pawns", t, false)?;
@@ -283,6 +441,22 @@ pub fn search(args: &FindArgs) -> Result<Search> {
     for t in tokens("--no-pawns", &args.no_pawns)? {
         let (color, bb) = side_squares("--no-pawns", t, true)?;
         absent[color as usize] |= bb;
+    }
+    let both = required[0] & required[1];
+    if both != 0 {
+        usage!(
+            "--pawns: {} is required for White and for Black (a square holds one pawn)",
+            crate::store::search::squares(both)
+        );
+    }
+    for color in [Color::White, Color::Black] {
+        let n = required[color as usize].count_ones();
+        if n > 8 {
+            usage!(
+                "--pawns: {n} {} pawns required (a side has at most 8)",
+                side_name(color)
+            );
+        }
     }
     for color in [Color::White, Color::Black] {
         let side = side_name(color);
@@ -306,10 +480,28 @@ pub fn search(args: &FindArgs) -> Result<Search> {
     }
     if let Some(fen) = &args.structure {
         let (white, black) = structure_of(fen)?;
+        for (color, pawns) in [(Color::White, white), (Color::Black, black)] {
+            let (req, abs) = (required[color as usize], absent[color as usize]);
+            let side = side_name(color);
+            if req & !pawns != 0 {
+                usage!(
+                    "--structure and --pawns contradict each other: the structure has no {side} \
+                     pawn on {}",
+                    crate::store::search::squares(req & !pawns)
+                );
+            }
+            if abs & pawns != 0 {
+                usage!(
+                    "--structure and --no-pawns contradict each other: the structure has {side} \
+                     pawns on {}",
+                    crate::store::search::squares(abs & pawns)
+                );
+            }
+        }
         f.white.push(SetCond::Exactly(white));
         f.black.push(SetCond::Exactly(black));
     }
-    for t in tokens("--structure-name", &args.structure_name)? {
+    for t in values("--structure-name", &args.structure_name)? {
         let form = structure_form(t)?;
         if !f.structures.contains(&form) {
             f.structures.push(form);
@@ -319,9 +511,14 @@ pub fn search(args: &FindArgs) -> Result<Search> {
         f.plies = command::ply_range(range)
             .map_err(|why| anyhow::Error::new(UsageError(format!("--ply {range}: {why}"))))?;
     }
-    if let Some(result) = &args.result {
-        f.games.push(GameCond::Result(result.clone()));
+    let mut results = Vec::new();
+    for r in values("--result", &args.result)? {
+        if !RESULTS.contains(&r) {
+            usage!("--result {r}: expected 1-0, 0-1, 1/2-1/2 or * (several: 1-0,0-1)");
+        }
+        results.push(GameCond::Result(r.to_string()));
     }
+    f.games.extend(any_of(results));
     if let Some(elo) = args.min_elo {
         f.games.push(GameCond::MinElo(elo));
     }
@@ -332,92 +529,168 @@ pub fn search(args: &FindArgs) -> Result<Search> {
         ("--event", &args.event, GameCond::Event),
         ("--site", &args.site, GameCond::Site),
     ];
-    for (flag, value, cond) in texts {
-        if let Some(text) = value {
+    for (flag, values, cond) in texts {
+        let mut conds = Vec::new();
+        for text in values {
             if text.trim().is_empty() {
                 usage!("{flag}: the text is empty");
             }
-            f.games.push(cond(text.trim().to_string()));
+            conds.push(cond(text.trim().to_string()));
         }
+        f.games.extend(any_of(conds));
     }
-    if let Some(codes) = &args.eco {
+    let mut ecos = Vec::new();
+    for codes in values("--eco", &args.eco)? {
         let (from, to) = eco_range(codes)
             .map_err(|why| anyhow::Error::new(UsageError(format!("--eco {codes}: {why}"))))?;
-        f.games.push(GameCond::Eco(from, to));
+        ecos.push(GameCond::Eco(from, to));
     }
-    if let Some(range) = &args.date {
+    f.games.extend(any_of(ecos));
+    let mut dates = Vec::new();
+    for range in values("--date", &args.date)? {
         let (from, to) = date_range(range)
             .map_err(|why| anyhow::Error::new(UsageError(format!("--date {range}: {why}"))))?;
-        f.games.push(GameCond::Date(from, to));
+        dates.push(GameCond::Date(from, to));
     }
+    f.games.extend(any_of(dates));
     Ok(f)
 }
 
-/// One `--structure-name` value: a catalogue key (lowercase letters, digits, '-'), with `~`
-/// after it for the colour-reversed form.
+/// One `--structure-name` value as typed: a catalogue key or a structure's display name, `~`
+/// (or ` (reversed)`) after it for the colour-reversed form. The name is checked against the
+/// database's catalogue later ([`resolve_structure_names`]).
 fn structure_form(token: &str) -> Result<StructureForm> {
-    let (key, reversed) = match token.strip_suffix('~') {
-        Some(key) => (key, true),
-        None => (token, false),
-    };
-    let key = key.to_ascii_lowercase();
-    if key.is_empty()
-        || !key
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-    {
+    let (name, reversed) = reversed_form(token);
+    if name.is_empty() || name.ends_with('~') {
         usage!(
-            "--structure-name {token}: a structure key is made of letters, digits and '-' \
-             (carlsbad, hanging-pawns), with ~ after it for the colour-reversed form (carlsbad~)"
+            "--structure-name {token}: give a structure's key or name (carlsbad, \"Hanging \
+             Pawns\"), with ~ after it for the colour-reversed form (carlsbad~)"
         );
     }
-    Ok(StructureForm { key, reversed })
+    Ok(StructureForm {
+        key: name.to_lowercase(),
+        reversed,
+    })
 }
 
-/// Refuses a `--structure-name` the database does not know (a usage error listing the keys it
-/// knows, with the closest one), or a reversed form of a structure that has none.
-fn check_structure_names(db: &std::path::Path, forms: &[StructureForm]) -> Result<()> {
-    if forms.is_empty() {
-        return Ok(());
+/// A structure name as typed, without its mark of the colour-reversed form (`carlsbad~`, or
+/// `Carlsbad (reversed)` as the `structures` table writes it), and whether it had one.
+fn reversed_form(typed: &str) -> (&str, bool) {
+    let t = typed.trim();
+    if let Some(name) = t.strip_suffix('~') {
+        return (name.trim_end(), true);
     }
-    let conn = query::open(db)?;
-    let known = crate::store::search::structure_names(&conn)?;
-    for form in forms {
-        match known.iter().find(|n| n.key == form.key).map(|n| n.reversed) {
-            Some(false) if form.reversed => usage!(
-                "--structure-name {}: the catalogue looks for {} in its normal form only (no {})",
-                form.label(),
-                form.key,
-                form.label()
-            ),
-            Some(_) => {}
-            None => {
-                let keys: Vec<&str> = known.iter().map(|n| n.key.as_str()).collect();
-                let closest = keys
-                    .iter()
-                    .map(|k| (strsim::jaro_winkler(&form.key, k), *k))
-                    .max_by(|a, b| a.0.total_cmp(&b.0))
-                    .filter(|(score, _)| *score > 0.7)
-                    .map(|(_, k)| format!(" (did you mean {k}?)"))
-                    .unwrap_or_default();
-                let list = if keys.is_empty() {
-                    "none (the database's catalogue is empty)".to_string()
-                } else {
-                    keys.join(", ")
-                };
-                usage!(
-                    "--structure-name {}: unknown structure{closest}\n  known structures: {list} \
-                     (KEY~ for the colour-reversed form)",
-                    form.label()
-                );
-            }
+    let lower = t.to_ascii_lowercase();
+    match lower.strip_suffix("(reversed)") {
+        Some(name) => (t[..name.len()].trim_end(), true),
+        None => (t, false),
+    }
+}
+
+/// The catalogue structure a name means, the one rule of every command that takes one (`find
+/// --structure-name`, `query NAME`): its key (carlsbad) or its display name (Carlsbad, "King's
+/// Indian Complex"), case ignored, `~` or ` (reversed)` after it for the colour-reversed
+/// form. `None` when no structure of `known` has that key or name.
+pub(crate) fn match_structure<'a>(
+    typed: &str,
+    known: &'a [StructureName],
+) -> Option<(StructureForm, &'a StructureName)> {
+    let (name, reversed) = reversed_form(typed);
+    let wanted = name.to_lowercase();
+    let found = known
+        .iter()
+        .find(|n| n.key.to_lowercase() == wanted)
+        .or_else(|| known.iter().find(|n| n.name.to_lowercase() == wanted))?;
+    let form = StructureForm {
+        key: found.key.clone(),
+        reversed,
+    };
+    Some((form, found))
+}
+
+/// The keys of the structures of `known` whose key or name is close to `typed` (see
+/// [`command::closest`]).
+pub(crate) fn closest_structures<'a>(typed: &str, known: &'a [StructureName]) -> Vec<&'a str> {
+    let (name, _) = reversed_form(typed);
+    let names = known.iter().flat_map(|n| [n.key.as_str(), n.name.as_str()]);
+    let mut keys: Vec<&str> = Vec::new();
+    for close in command::closest(name, names) {
+        if let Some(n) = known.iter().find(|n| n.key == close || n.name == close)
+            && !keys.contains(&n.key.as_str())
+        {
+            keys.push(&n.key);
         }
     }
+    keys
+}
+
+/// Turns each `--structure-name` (`flag`) into the form of the database's catalogue it names
+/// ([`match_structure`]); refuses a name the database does not know (a usage error listing the
+/// keys it knows, with the closest ones), or a reversed form of a structure that has none.
+fn resolve_structure_names(
+    flag: &str,
+    known: &[StructureName],
+    forms: &mut Vec<StructureForm>,
+) -> Result<()> {
+    let mut resolved: Vec<StructureForm> = Vec::new();
+    for typed in forms.iter() {
+        let label = typed.label();
+        let Some((form, name)) = match_structure(&label, known) else {
+            let closest = closest_structures(&label, known);
+            let closest = if closest.is_empty() {
+                String::new()
+            } else {
+                format!(" (did you mean {}?)", closest.join(", "))
+            };
+            let keys: Vec<&str> = known.iter().map(|n| n.key.as_str()).collect();
+            let list = if keys.is_empty() {
+                "none (the database's catalogue is empty)".to_string()
+            } else {
+                keys.join(", ")
+            };
+            usage!(
+                "{flag} {label}: unknown structure{closest}\n  known structures: {list} \
+                 (KEY~ for the colour-reversed form)"
+            );
+        };
+        if form.reversed && !name.reversed {
+            usage!(
+                "{flag} {label}: the catalogue looks for {} in its normal form only (no {}~)",
+                name.key,
+                name.key
+            );
+        }
+        if !resolved.contains(&form) {
+            resolved.push(form);
+        }
+    }
+    *forms = resolved;
     Ok(())
 }
 
-/// A text filter on the game: its flag, its value, the condition it makes.
-type TextFilter<'a> = (&'static str, &'a Option<String>, fn(String) -> GameCond);
+/// A text filter on the game: its flag, its values, the condition each makes.
+type TextFilter<'a> = (&'static str, &'a [String], fn(String) -> GameCond);
+
+/// The values `--result` takes.
+const RESULTS: [&str; 4] = ["1-0", "0-1", "1/2-1/2", "*"];
+
+/// The one condition of a filter given several values: none, the value's own condition, or
+/// any of them (a value given twice counts once).
+fn any_of(mut conds: Vec<GameCond>) -> Option<GameCond> {
+    let mut seen = Vec::new();
+    conds.retain(|c| {
+        let new = !seen.contains(c);
+        if new {
+            seen.push(c.clone());
+        }
+        new
+    });
+    match conds.len() {
+        0 => None,
+        1 => conds.pop(),
+        _ => Some(GameCond::AnyOf(conds)),
+    }
+}
 
 /// An ECO range as its first and last three-character codes: `B` is B00..B99, `B2` B20..B29,
 /// `D35` D35..D35, `A00-E99` itself (each end may be a prefix too).
@@ -479,11 +752,13 @@ fn date_range(range: &str) -> std::result::Result<(Option<String>, Option<String
     if from.is_none() && to.is_none() {
         return Err("a range needs a bound (2020.., ..2019, 2018..2019)".to_string());
     }
-    if let (Some(a), Some(b)) = (&from, &to)
-        && a.len() == b.len()
-        && a > b
-    {
-        return Err(format!("the range is empty ({a} comes after {b})"));
+    // Each bound is compared at its own precision, so the range is empty when the start, cut
+    // to the shorter precision, comes after the end (2020..2019.06, 2019.07..2019.06.15).
+    if let (Some(a), Some(b)) = (&from, &to) {
+        let n = a.len().min(b.len());
+        if a[..n] > b[..n] {
+            return Err(format!("the range is empty ({a} comes after {b})"));
+        }
     }
     Ok((from, to))
 }
@@ -496,7 +771,7 @@ fn rows(per: Per) -> Rows {
 }
 
 /// `--print-sql`: the SQL, preceded by its parameter values as comments.
-fn print_sql(sql: &Sql) -> Result<()> {
+pub(crate) fn print_sql(sql: &Sql) -> Result<()> {
     let mut out = io::stdout().lock();
     if !sql.params.is_empty() {
         writeln!(
@@ -521,12 +796,17 @@ pub fn run(args: FindArgs) -> Result<i32> {
 }
 
 fn run_inner(args: FindArgs) -> Result<i32> {
-    let search = search(&args)?;
+    let mut search = search(&args)?;
+    // --print-sql needs no database: without one, the names stay as typed.
+    if !search.structures.is_empty() && (!args.print_sql || args.output.db.exists()) {
+        let known = crate::store::search::structure_names(&query::open(&args.output.db)?)?;
+        resolve_structure_names("--structure-name", &known, &mut search.structures)?;
+    }
     if args.print_sql {
         print_sql(&search.rows_sql(Form::Scan, rows(args.per)))?;
         return Ok(0);
     }
-    check_structure_names(&args.output.db, &search.structures)?;
+
     query::execute(
         &query::Plan::Search(search, rows(args.per)),
         &[],

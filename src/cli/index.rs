@@ -18,7 +18,7 @@ use crate::store::{self, Writer};
 #[derive(Args, Debug)]
 pub struct IndexArgs {
     /// PGN files (plain, .gz, .bz2, .zst), or - for standard input
-    #[arg(required = true, value_name = "FILE")]
+    #[arg(required = true, value_name = "FILE|-")]
     files: Vec<String>,
     /// Database file to create or extend
     #[arg(long, default_value = DEFAULT_DB, value_name = "PATH")]

@@ -126,11 +126,25 @@ enum Command {
 
 /// Parses the command line, runs the command, returns the process exit code.
 pub fn main_with_args() -> i32 {
-    let matches = Cli::command().get_matches();
+    let matches = Cli::command().try_get_matches().unwrap_or_else(|e| {
+        let args: Vec<String> = std::env::args_os()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        crate::cli::common::with_fen_hint(e, &args).exit()
+    });
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     // For the message about a damaged database: its path, and whether the command writes it.
     let db = db_argument(&matches);
     let writes_db = matches!(cli.command, Command::Index(_) | Command::Migrate(_));
+    // A PGN file given as the database of any command but `index` is named as PGN, before
+    // anything opens it.
+    if !matches!(cli.command, Command::Index(_))
+        && let Some(db) = &db
+        && let Err(e) = common::refuse_pgn_as_database(db)
+    {
+        eprintln!("pawndex: error: {e:#}");
+        return EXIT_ERROR;
+    }
     // The commands that classify positions stop on a bad PAWNDEX_STRUCTURES folder before any
     // work (the others read the names stored in the database).
     if matches!(

@@ -13,7 +13,7 @@ use clap::Args;
 use rusqlite::types::Value;
 use rusqlite::{Connection, Statement};
 
-use crate::engine::queries::{NamedQuery, closest_names, named, named_queries, named_search};
+use crate::engine::queries::{closest_names, named, named_queries, named_search};
 use crate::output::table::{self as output, OutputArgs};
 use crate::store::dialect::{self, Dialect};
 use crate::store::params::{bind_params, parse_params};
@@ -21,12 +21,20 @@ use crate::store::params::{bind_params, parse_params};
 pub(crate) use crate::cli::common::usage;
 use crate::cli::common::{self as command, EXIT_ERROR, EXIT_INTERRUPTED};
 use crate::store;
-use crate::store::search::{Form, Rows, Search};
+use crate::store::search::{Form, Rows, Search, StructureName};
 
 #[derive(Args, Debug)]
+#[command(group(
+    clap::ArgGroup::new("what").required(true).multiple(true).args(["query", "sql", "list", "dataset"])
+))]
 #[command(
     after_help = "Named queries return one row per matching position (game_id, ply), \
 ordered by game and ply; --list names them. The database is opened read-only.\n\n\
+Two kinds of names (--list shows both): feature patterns (white-isolated-queen-pawn: \
+conditions on each side's pawns, tested in every position) and catalogue structures \
+(isolani: the one name the structure catalogue gives a position; its key or its name, case \
+ignored, KEY~ for the colour-reversed form; the positions of `pawndex find --structure-name \
+KEY`). A name that is both (carlsbad) runs the feature pattern.\n\n\
 Exit status: 0 success, 1 error (SQL error, missing database), 2 bad command line.\n\n\
 Examples:
   pawndex query --list
@@ -40,11 +48,7 @@ Examples:
 )]
 pub struct QueryArgs {
     /// A named query (see --list) or a .sql file
-    #[arg(
-        value_name = "NAME|FILE.sql",
-        required_unless_present_any = ["sql", "list", "dataset"],
-        conflicts_with_all = ["sql", "list"]
-    )]
+    #[arg(value_name = "NAME|FILE.sql", conflicts_with_all = ["sql", "list"])]
     pub query: Option<String>,
     /// Ad-hoc SQL to run instead of a named query or file
     #[arg(
@@ -403,14 +407,144 @@ fn count_with_sql(conn: &Connection, sql: &str, params: &[(String, Value)]) -> R
     Ok(n as u64)
 }
 
-fn list() -> Result<i32> {
+/// `--list`: the feature patterns (named queries), then the catalogue structures, each kind
+/// under a line saying what it is.
+fn list(db: &Path) -> Result<i32> {
     let queries = named_queries();
-    let width = queries.iter().map(|q| q.name.len()).max().unwrap_or(0);
+    let structures = known_structures(db);
+    let width = queries
+        .iter()
+        .map(|q| q.name.len())
+        .chain(structures.iter().map(|n| n.key.len()))
+        .max()
+        .unwrap_or(0);
     let mut out = io::stdout().lock();
+    writeln!(
+        out,
+        "Feature patterns: conditions on each side's pawns, tested in every position (a \
+         position may match several); queries/NAME.sql holds each one's SQL."
+    )?;
     for q in queries {
-        writeln!(out, "{:width$}  {}", q.name, q.description)?;
+        writeln!(out, "  {:width$}  {}", q.name, q.description)?;
+    }
+    writeln!(out)?;
+    writeln!(
+        out,
+        "Catalogue structures: the name the structure catalogue (structures/*.toml) gives a \
+         position, at most one per position (the most specific definition wins); KEY~ is the \
+         colour-reversed form. `pawndex query KEY` finds the positions of `pawndex find \
+         --structure-name KEY`; a name that is also a feature pattern runs the pattern."
+    )?;
+    if structures.is_empty() {
+        writeln!(out, "  (none: the database names no structures)")?;
+    }
+    for n in &structures {
+        let mut about = format!("{} ({})", n.name, n.family);
+        if n.reversed {
+            about.push_str(&format!("; {}~ the colour-reversed form", n.key));
+        }
+        if named(&n.key).is_some() {
+            about.push_str(&format!(
+                "; `query {0}` runs the feature pattern {0}: use `find --structure-name {0}`",
+                n.key
+            ));
+        }
+        writeln!(out, "  {:width$}  {about}", n.key)?;
     }
     Ok(0)
+}
+
+/// The catalogue structures `query` knows: the database's (`structure_names`) when it opens,
+/// else the catalogue in force (`structures/`, or the PAWNDEX_STRUCTURES folder), as a
+/// dataset written by `pawndex index --parquet` was.
+fn known_structures(db: &Path) -> Vec<StructureName> {
+    if let Ok(conn) = command::open_for_reading(db)
+        && let Ok(names) = store::search::structure_names(&conn)
+    {
+        return names;
+    }
+    catalogue_structures()
+}
+
+/// The structures of the catalogue in force (none when it cannot be read).
+fn catalogue_structures() -> Vec<StructureName> {
+    crate::structure::Catalogue::load_active()
+        .map(|c| {
+            c.definitions()
+                .iter()
+                .zip(1..)
+                .map(|(d, id)| StructureName {
+                    id,
+                    key: d.key.clone(),
+                    name: d.name.clone(),
+                    family: d.family.clone(),
+                    reversed: d.reversed,
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The search of a catalogue structure's query: the positions whose named structure is that
+/// form (`find --structure-name KEY`). It takes no `--param`.
+fn structure_search(
+    typed: &str,
+    known: &[StructureName],
+    params: &[(String, Value)],
+) -> Result<Option<(Search, String)>> {
+    let Some((form, name)) = crate::cli::find::match_structure(typed, known) else {
+        return Ok(None);
+    };
+    if let Some((p, _)) = params.first() {
+        usage!("--param {p}: the query has no parameter :{p} (its parameters: none)");
+    }
+    if form.reversed && !name.reversed {
+        usage!(
+            "{typed}: the catalogue looks for {} in its normal form only (no {}~)",
+            name.key,
+            name.key
+        );
+    }
+    let description = format!(
+        "positions whose named structure is {}{} (the catalogue's {}, as `pawndex find \
+         --structure-name {}` finds them)",
+        name.name,
+        if form.reversed {
+            ", colour-reversed"
+        } else {
+            ""
+        },
+        name.key,
+        form.label()
+    );
+    let search = Search {
+        structures: vec![form],
+        ..Search::default()
+    };
+    Ok(Some((search, description)))
+}
+
+/// The usage error for a name that is no named query, file or catalogue structure, with the
+/// close names of both kinds.
+fn unknown_query(name: &str, known: &[StructureName]) -> anyhow::Error {
+    let mut close = closest_names(name);
+    for key in crate::cli::find::closest_structures(name, known) {
+        if !close.contains(&key) {
+            close.push(key);
+        }
+    }
+    let message = if close.is_empty() {
+        format!(
+            "unknown query \"{name}\"; `pawndex query --list` shows the feature patterns and \
+             the catalogue structures"
+        )
+    } else {
+        format!(
+            "unknown query \"{name}\"; did you mean {}? (`pawndex query --list` shows them all)",
+            close.join(", ")
+        )
+    };
+    anyhow::Error::new(command::UsageError(message))
 }
 
 /// Where the SQL of `pawndex query` comes from.
@@ -422,8 +556,8 @@ fn resolve(args: &QueryArgs, params: &[(String, Value)]) -> Result<Plan> {
         return Ok(Plan::Sql(sql.clone()));
     }
     let name = args.query.as_deref().unwrap_or_default();
-    if named(name).is_some() {
-        let search = named_search(name, params)?;
+    if let Some(q) = named(name) {
+        let search = named_search(q.name, params)?;
         return Ok(Plan::Search(search, Rows::Positions));
     }
     let path = Path::new(name);
@@ -432,19 +566,22 @@ fn resolve(args: &QueryArgs, params: &[(String, Value)]) -> Result<Plan> {
             .with_context(|| format!("cannot read SQL file {}", path.display()))?;
         return Ok(Plan::Sql(sql));
     }
-    let close = closest_names(name);
-    if close.is_empty() {
-        usage!("unknown query \"{name}\"; `pawndex query --list` shows the named queries");
+    let known = known_structures(&args.output.db);
+    match structure_search(name, &known, params)? {
+        Some((search, _)) => Ok(Plan::Search(search, Rows::Positions)),
+        None => Err(unknown_query(name, &known)),
     }
-    usage!(
-        "unknown query \"{name}\"; did you mean {}? (`pawndex query --list` shows them all)",
-        close.join(", ")
-    )
 }
 
 /// The named query `--dialect` translates: a usage error for SQL text (pawndex writes the
 /// other engines' SQL from a named query's typed search; it cannot translate SQLite SQL).
-fn dialect_query(args: &QueryArgs) -> Result<Option<NamedQuery>> {
+/// A catalogue structure's name comes from the catalogue in force (a dataset has no
+/// `structure_names`; `pawndex index --parquet` wrote it with that catalogue). Returns the
+/// name, description and search.
+fn dialect_query(
+    args: &QueryArgs,
+    params: &[(String, Value)],
+) -> Result<Option<(String, String, Search)>> {
     let cannot = "pawndex writes --dialect SQL from the typed search of a named query and \
                   cannot translate SQLite SQL";
     if args.sql.is_some() {
@@ -454,14 +591,24 @@ fn dialect_query(args: &QueryArgs) -> Result<Option<NamedQuery>> {
         return Ok(None);
     };
     if let Some(q) = named(name) {
-        return Ok(Some(q));
+        let search = named_search(q.name, params)?;
+        return Ok(Some((
+            q.name.to_string(),
+            q.description.to_string(),
+            search,
+        )));
     }
     if name.ends_with(".sql") || Path::new(name).is_file() {
         usage!("--dialect cannot be used with a .sql file ({name}): {cannot}");
     }
-    // Unknown names get the same suggestions as without --dialect.
-    resolve(args, &[])?;
-    bail!("unknown query \"{name}\"")
+    let known = catalogue_structures();
+    match structure_search(name, &known, params)? {
+        Some((search, description)) => {
+            let label = search.structures[0].label();
+            Ok(Some((label, description, search)))
+        }
+        None => Err(unknown_query(name, &known)),
+    }
 }
 
 /// `--dialect ENGINE --print-sql [--dataset DIR] [--count]`: the views over the dataset, then
@@ -479,7 +626,7 @@ fn print_dialect_sql(
             dialect.engine()
         );
     }
-    let query = dialect_query(args)?;
+    let query = dialect_query(args, params)?;
     let mut text = String::new();
     if let Some(dir) = &args.dataset {
         if dir.contains(['\n', '\r']) {
@@ -491,15 +638,14 @@ fn print_dialect_sql(
         text.push_str(&dialect::dataset_views(dialect, dir));
     }
     match query {
-        Some(q) => {
-            let search = named_search(q.name, params)?;
+        Some((name, description, search)) => {
             if !text.is_empty() {
                 text.push('\n');
             }
             text.push_str(&if args.output.count {
-                dialect::count_sql(dialect, q.name, q.description, &search)?
+                dialect::count_sql(dialect, &name, &description, &search)?
             } else {
-                dialect::rows_sql(dialect, q.name, q.description, &search)?
+                dialect::rows_sql(dialect, &name, &description, &search)?
             });
         }
         None if args.output.count => {
@@ -519,7 +665,7 @@ pub fn run(args: QueryArgs) -> Result<i32> {
 
 fn run_inner(args: QueryArgs) -> Result<i32> {
     if args.list {
-        return list();
+        return list(&args.output.db);
     }
     let params = parse_params(&args.params)?;
     if let Some(dialect) = args.dialect {
@@ -536,7 +682,11 @@ fn run_inner(args: QueryArgs) -> Result<i32> {
             Some(q) => q.sql.to_string(),
             None => match resolve(&args, &params)? {
                 Plan::Sql(sql) => sql,
-                Plan::Search(search, rows) => search.rows_sql(Form::Scan, rows).text,
+                // A catalogue structure: its SQL with the parameter values, as `find` prints it.
+                Plan::Search(search, rows) => {
+                    return crate::cli::find::print_sql(&search.rows_sql(Form::Scan, rows))
+                        .map(|()| 0);
+                }
             },
         };
         let mut out = io::stdout().lock();

@@ -54,13 +54,13 @@ pawndex similar --structure \"$FEN\" --max-distance 4 --sql > q.sql && sqlite3 p
 )]
 pub struct SimilarArgs {
     /// The target: the pawns of this position (a FEN, or only its board part)
-    #[arg(long, value_name = "FEN", allow_hyphen_values = true, conflicts_with_all = ["game", "ply"], required_unless_present = "game")]
+    #[arg(long, value_name = "FEN", allow_hyphen_values = true, conflicts_with_all = ["game", "ply"])]
     pub structure: Option<String>,
     /// The target: the pawns of this game (its id) at --ply
-    #[arg(long, value_name = "ID", requires = "ply")]
+    #[arg(long, value_name = "ID")]
     pub game: Option<i64>,
     /// The ply of --game (0 = the start position)
-    #[arg(long, value_name = "N", requires = "game")]
+    #[arg(long, value_name = "N")]
     pub ply: Option<i64>,
     /// How many structures to list (up to 18446744073709551615; the --sql statement's LIMIT
     /// stops at 9223372036854775807, SQLite's largest integer, which lists as much)
@@ -854,7 +854,28 @@ fn target_of(conn: &rusqlite::Connection, args: &SimilarArgs) -> Result<Pawns> {
     }
 }
 
+/// Refuses a command line without a whole target, naming what is missing and the other way
+/// to give one (clap would name only one way, or call both required).
+fn check_target(args: &SimilarArgs) -> Result<()> {
+    match (&args.structure, args.game, args.ply) {
+        (None, None, None) => usage!(
+            "give the target: --structure FEN (the pawns of a position), or --game ID --ply N \
+             (the pawns of a game of the database at a ply)"
+        ),
+        (None, Some(game), None) => usage!(
+            "--game {game} needs --ply N, the ply whose pawns are the target (0 = the start \
+             position)"
+        ),
+        (None, None, Some(ply)) => usage!(
+            "--ply {ply} needs --game ID: the target is that game's pawns at ply {ply} (or give \
+             --structure FEN instead, without --ply)"
+        ),
+        _ => Ok(()),
+    }
+}
+
 pub fn run(args: SimilarArgs) -> Result<i32> {
+    check_target(&args)?;
     if args.limit == 0 {
         usage!("--limit: give at least 1");
     }

@@ -54,13 +54,13 @@ Examples:
 
 #[derive(Args, Debug)]
 #[command(after_help = AFTER_HELP)]
+#[command(group(clap::ArgGroup::new("what").required(true).args(["by", "report"])))]
 pub struct StatsArgs {
     /// Columns to group by, comma-separated (list below)
     #[arg(
         long,
         value_delimiter = ',',
         value_name = "COLUMN[,COLUMN...]",
-        required_unless_present = "report",
         conflicts_with = "report"
     )]
     pub by: Vec<String>,
@@ -101,13 +101,7 @@ fn parse_columns(names: &[String]) -> Result<Vec<Column>> {
     for name in names {
         let Some(c) = Column::parse(name) else {
             let valid: Vec<String> = columns::ALL.iter().map(|c| c.name()).collect();
-            let closest = valid
-                .iter()
-                .map(|v| (strsim::jaro_winkler(&name.to_ascii_lowercase(), v), v))
-                .max_by(|a, b| a.0.total_cmp(&b.0))
-                .filter(|(score, _)| *score > 0.8)
-                .map(|(_, v)| format!(" (did you mean {v}?)"))
-                .unwrap_or_default();
+            let closest = command::did_you_mean(name, valid.iter().map(String::as_str));
             return Err(UsageError(format!(
                 "unknown column {name:?}{closest}\n  valid columns: {}",
                 valid.join(", ")
@@ -188,6 +182,12 @@ fn run_stats(args: StatsArgs) -> Result<i32> {
     };
     if let Some(per) = args.per {
         query.per = per;
+    }
+    if let Some(empty) = args.filters.iter().find(|f| f.trim().is_empty()) {
+        bail!(UsageError(format!(
+            "--where {empty:?}: the expression is empty (give a condition, as in \
+             \"white_islands >= 3\")"
+        )));
     }
     query.filters.extend(args.filters.iter().cloned());
     if let Some(p) = args.ply {

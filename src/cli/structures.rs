@@ -73,9 +73,10 @@ pub struct StructuresArgs {
     /// Also draw a chart of games per form, coloured by White's score (by extension)
     #[arg(long, value_name = "FILE.png|FILE.svg")]
     pub chart: Option<PathBuf>,
-    /// Only the structures of this family (as in the catalogue, case ignored)
+    /// Only the structures of this family (as in the catalogue, case ignored); several
+    /// (repeated, or "d4-d5,Benoni"): any of them
     #[arg(long, value_name = "TEXT")]
-    pub family: Option<String>,
+    pub family: Vec<String>,
     /// Only the forms that at least N games reach
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub min_games: u64,
@@ -436,23 +437,37 @@ fn run_report(args: StructuresArgs) -> Result<i32> {
     let names = structure_report::names(&conn)?;
     let all = forms(&names);
     let mut forms = all.clone();
-    if let Some(family) = &args.family {
-        let wanted = family.trim().to_lowercase();
-        forms.retain(|f| f.family.to_lowercase() == wanted);
-        if forms.is_empty() {
-            // In catalogue order, each once.
-            let mut families: Vec<&str> = Vec::new();
-            for n in &names {
-                if !families.contains(&n.family.as_str()) {
-                    families.push(&n.family);
-                }
+    if !args.family.is_empty() {
+        // In catalogue order, each once.
+        let mut families: Vec<&str> = Vec::new();
+        for n in &names {
+            if !families.contains(&n.family.as_str()) {
+                families.push(&n.family);
             }
-            usage!(
-                "--family {family:?}: no structure of {} has that family; its families: {}",
-                args.db.display(),
-                families.join(", ")
-            );
         }
+        let mut wanted = Vec::new();
+        for given in &args.family {
+            let before = wanted.len();
+            for family in given.split(',').map(str::trim).filter(|f| !f.is_empty()) {
+                if !families
+                    .iter()
+                    .any(|f| f.to_lowercase() == family.to_lowercase())
+                {
+                    usage!(
+                        "--family {family:?}: no structure of {} has that family{}; its \
+                         families: {}",
+                        args.db.display(),
+                        command::did_you_mean(family, families.iter().copied()),
+                        families.join(", ")
+                    );
+                }
+                wanted.push(family.to_lowercase());
+            }
+            if wanted.len() == before {
+                usage!("--family {given:?}: the value is empty (give at least one family)");
+            }
+        }
+        forms.retain(|f| wanted.contains(&f.family.to_lowercase()));
     }
     let (totals, mut gathered) = gather(&conn)?;
     let mut rows = rows(&all, &forms, &mut gathered, usize::from(args.top));
@@ -792,8 +807,8 @@ fn draw_chart(path: &Path, png: bool, args: &StructuresArgs, rows: &[Row]) -> Re
         })
         .collect();
     let mut parts = vec!["games that reach each form".to_string()];
-    if let Some(f) = &args.family {
-        parts.push(format!("family {f}"));
+    if !args.family.is_empty() {
+        parts.push(format!("family {}", args.family.join(", ")));
     }
     if args.min_games > 0 {
         parts.push(format!("at least {} games", args.min_games));

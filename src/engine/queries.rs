@@ -67,36 +67,18 @@ pub fn named_queries() -> Vec<NamedQuery> {
         .collect()
 }
 
-/// The named query called `name`.
+/// The named query called `name` (case ignored).
 #[must_use]
 pub fn named(name: &str) -> Option<NamedQuery> {
-    named_queries().into_iter().find(|q| q.name == name)
+    named_queries()
+        .into_iter()
+        .find(|q| q.name.eq_ignore_ascii_case(name.trim()))
 }
 
 /// Names close to a mistyped one, closest first.
 #[must_use]
 pub fn closest_names(name: &str) -> Vec<&'static str> {
-    // Words in any order count as close: "carlsbad-reversed" finds "reversed-carlsbad".
-    let words = |s: &str| {
-        let mut w: Vec<&str> = s.split(['-', '_', ' ']).filter(|w| !w.is_empty()).collect();
-        w.sort_unstable();
-        w.join("-")
-    };
-    let wanted = name.to_ascii_lowercase();
-    let mut scored: Vec<(f64, &'static str)> = NAMED_SQL
-        .iter()
-        .map(|&(n, _)| {
-            let mut score = strsim::jaro_winkler(&wanted, n)
-                .max(strsim::jaro_winkler(&words(&wanted), &words(n)));
-            if n.contains(wanted.as_str()) {
-                score += 0.2;
-            }
-            (score, n)
-        })
-        .filter(|&(s, _)| s >= 0.8)
-        .collect();
-    scored.sort_by(|a, b| b.0.total_cmp(&a.0));
-    scored.into_iter().take(3).map(|(_, n)| n).collect()
+    crate::model::names::closest(name, NAMED_SQL.iter().map(|&(n, _)| n))
 }
 
 /// Squares by name ("d4 e3"), as a bitboard (a1 = bit 0).
@@ -185,6 +167,28 @@ pub fn named_search(name: &str, params: &[(String, Value)]) -> Result<Search> {
                 usage!(
                     "--param {p}: the query has no parameter :{p} (its parameters: white_pawns, black_pawns)"
                 );
+            }
+            // Bitboards no position has are refused, as `find` refuses such conditions.
+            if w & b != 0 {
+                usage!(
+                    "--param white_pawns and black_pawns: both have a pawn on {} (a square \
+                     holds one pawn)",
+                    crate::store::search::squares(w & b)
+                );
+            }
+            for (side, v) in [("white_pawns", w), ("black_pawns", b)] {
+                if v & 0xFF00_0000_0000_00FF != 0 {
+                    usage!(
+                        "--param {side}: a pawn on {} (pawns never stand on rank 1 or 8)",
+                        crate::store::search::squares(v & 0xFF00_0000_0000_00FF)
+                    );
+                }
+                if v.count_ones() > 8 {
+                    usage!(
+                        "--param {side}: {} pawns (a side has at most 8)",
+                        v.count_ones()
+                    );
+                }
             }
             s.white.push(SetCond::Exactly(w));
             s.black.push(SetCond::Exactly(b));

@@ -378,6 +378,35 @@ pub fn check(name: &str) -> Result<(), String> {
     }
 }
 
+/// Whether the regular file at `path` reads as PGN (the slip `pawndex info --db games.pgn`):
+/// its first decoded bytes (plain, gzip, bzip2 or zstd, as `pawndex index` reads them) pass
+/// [`judge_head`] and, after a byte-order mark and blank space, open a tag pair (`[`) or a
+/// move number (`1.`). Reads at most [`HEAD_BYTES`] decoded bytes; writes nothing.
+#[must_use]
+pub fn looks_like_pgn(path: &Path) -> bool {
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return false;
+    }
+    let Ok(file) = File::open(path) else {
+        return false;
+    };
+    let Ok(mut input) = decode(Box::new(file)) else {
+        return false;
+    };
+    let Ok(head) = read_head(&mut input.reader) else {
+        return false;
+    };
+    if head.is_empty() || judge_head(&head).is_some() {
+        return false;
+    }
+    let text = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&head);
+    let start = text
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .map_or(&[][..], |i| &text[i..]);
+    start.starts_with(b"[") || start.starts_with(b"1.")
+}
+
 /// What the first decoded bytes of `raw` say against it.
 fn refusal_of(raw: Box<dyn Read + Send>) -> io::Result<Option<Refusal>> {
     let mut input = decode(raw)?;

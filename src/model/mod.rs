@@ -6,6 +6,7 @@ pub mod columns;
 pub mod features;
 pub mod game;
 pub mod moves;
+pub mod names;
 pub mod outcome;
 pub mod pieceset;
 pub mod report;

@@ -161,7 +161,7 @@ fn run_condition(cond: RunCond) -> String {
 
 /// The WHERE conditions of a search over `runs`; game conditions need the games' tags, which
 /// no named query uses, and are refused.
-fn conditions(search: &Search) -> Result<Vec<String>> {
+fn conditions(dialect: Dialect, search: &Search) -> Result<Vec<String>> {
     if !search.games.is_empty() {
         bail!("conditions on games are not available in --dialect SQL");
     }
@@ -176,6 +176,23 @@ fn conditions(search: &Search) -> Result<Vec<String>> {
         })
         .collect();
     wheres.extend(search.runs.iter().map(|&c| run_condition(c)));
+    // A named structure: the dataset's runs hold its key and a boolean for the reversed form.
+    let forms: Vec<String> = search
+        .structures
+        .iter()
+        .map(|f| {
+            format!(
+                "(structure = {} AND structure_reversed = {})",
+                dialect.string(&f.key),
+                f.reversed
+            )
+        })
+        .collect();
+    match &forms[..] {
+        [] => {}
+        [one] => wheres.push(one.clone()),
+        many => wheres.push(format!("({})", many.join(" OR "))),
+    }
     if search.plies.0 > 0 {
         wheres.push(format!("last_ply >= {}", search.plies.0));
     }
@@ -201,9 +218,9 @@ fn bounds(search: &Search) -> (String, String) {
 }
 
 /// `FROM runs` and the WHERE clause, indented by `indent` spaces, each line ended.
-fn from_runs(search: &Search, indent: &str) -> Result<String> {
+fn from_runs(dialect: Dialect, search: &Search, indent: &str) -> Result<String> {
     let mut sql = format!("{indent}FROM runs\n");
-    let wheres = conditions(search)?;
+    let wheres = conditions(dialect, search)?;
     if !wheres.is_empty() {
         let _ = writeln!(
             sql,
@@ -251,7 +268,7 @@ pub fn rows_sql(
         "SELECT game_id, ply\nFROM (\n    SELECT game_id, {} AS ply\n{}) AS positions\n\
          ORDER BY game_id, ply;\n",
         dialect.expand(&first, &last),
-        from_runs(search, "    ")?
+        from_runs(dialect, search, "    ")?
     );
     Ok(sql)
 }
@@ -270,7 +287,7 @@ pub fn count_sql(
     let _ = write!(
         sql,
         "SELECT CAST(coalesce(sum({last} - {first} + 1), 0) AS BIGINT) AS positions\n{};\n",
-        from_runs(search, "")?
+        from_runs(dialect, search, "")?
     );
     Ok(sql)
 }

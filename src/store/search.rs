@@ -128,16 +128,26 @@ pub enum GameCond {
     /// `????` never, `2020.??.??` not for `2020.05..` but for `2019.05..`, `..2020` and
     /// `..2020.12.31`.
     Date(Option<String>, Option<String>),
+    /// Any one of these conditions (several values of one filter: `--result 1-0,0-1`). Their
+    /// parameters are numbered: `:result_1`, `:result_2`, ….
+    AnyOf(Vec<GameCond>),
 }
 
 impl GameCond {
     /// The condition as SQL over `games AS g`, with named parameters (see [`GameCond::params`]).
     #[must_use]
     pub fn sql(&self) -> String {
-        let like = |col: &str, param: &str| format!("g.{col} LIKE :{param} ESCAPE '\\'");
+        self.sql_numbered("")
+    }
+
+    /// [`GameCond::sql`] with `suffix` after every parameter name.
+    fn sql_numbered(&self, suffix: &str) -> String {
+        let like = |col: &str, param: &str| format!("g.{col} LIKE :{param}{suffix} ESCAPE '\\'");
         match self {
-            GameCond::Result(_) => "g.result = :result".into(),
-            GameCond::MinElo(_) => "g.white_elo >= :min_elo AND g.black_elo >= :min_elo".into(),
+            GameCond::Result(_) => format!("g.result = :result{suffix}"),
+            GameCond::MinElo(_) => {
+                format!("g.white_elo >= :min_elo{suffix} AND g.black_elo >= :min_elo{suffix}")
+            }
             GameCond::Player(_) => format!(
                 "({} OR {})",
                 like("white", "player"),
@@ -147,7 +157,9 @@ impl GameCond {
             GameCond::BlackPlayer(_) => like("black", "black_player"),
             GameCond::Event(_) => like("event", "event"),
             GameCond::Site(_) => like("site", "site"),
-            GameCond::Eco(..) => "substr(g.eco, 1, 3) BETWEEN :eco_from AND :eco_to".into(),
+            GameCond::Eco(..) => {
+                format!("substr(g.eco, 1, 3) BETWEEN :eco_from{suffix} AND :eco_to{suffix}")
+            }
             GameCond::Date(from, to) => {
                 // The year must be known; an unknown month or day (`??`) counts as January / the
                 // 1st against the lower bound and December / the 31st against the upper one,
@@ -161,12 +173,20 @@ impl GameCond {
                         parts.push(format!(
                             "substr(substr(g.date, 1, 5) || replace(substr(g.date, 6, 2), '??', \
                              '{month}') || substr(g.date, 8, 1) || replace(substr(g.date, 9, 2), \
-                             '??', '{day}'), 1, {}) {op} CAST(:{name} AS TEXT)",
+                             '??', '{day}'), 1, {}) {op} CAST(:{name}{suffix} AS TEXT)",
                             b.len()
                         ));
                     }
                 }
                 parts.join(" AND ")
+            }
+            GameCond::AnyOf(any) => {
+                let alternatives: Vec<String> = any
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| format!("({})", c.sql_numbered(&format!("{suffix}_{}", i + 1))))
+                    .collect();
+                format!("({})", alternatives.join(" OR "))
             }
         }
     }
@@ -174,10 +194,15 @@ impl GameCond {
     /// The parameters of [`GameCond::sql`].
     #[must_use]
     pub fn params(&self) -> Vec<(String, Value)> {
-        let text = |name: &str, v: &str| (name.to_string(), Value::Text(v.to_string()));
+        self.params_numbered("")
+    }
+
+    /// [`GameCond::params`] with `suffix` after every parameter name.
+    fn params_numbered(&self, suffix: &str) -> Vec<(String, Value)> {
+        let text = |name: &str, v: &str| (format!("{name}{suffix}"), Value::Text(v.to_string()));
         match self {
             GameCond::Result(r) => vec![text("result", r)],
-            GameCond::MinElo(e) => vec![("min_elo".into(), Value::Integer(*e))],
+            GameCond::MinElo(e) => vec![(format!("min_elo{suffix}"), Value::Integer(*e))],
             GameCond::Player(n) => vec![text("player", &like_pattern(n))],
             GameCond::WhitePlayer(n) => vec![text("white_player", &like_pattern(n))],
             GameCond::BlackPlayer(n) => vec![text("black_player", &like_pattern(n))],
@@ -187,6 +212,11 @@ impl GameCond {
             GameCond::Date(from, to) => [("date_from", from), ("date_to", to)]
                 .into_iter()
                 .filter_map(|(name, b)| b.as_deref().map(|b| text(name, b)))
+                .collect(),
+            GameCond::AnyOf(any) => any
+                .iter()
+                .enumerate()
+                .flat_map(|(i, c)| c.params_numbered(&format!("{suffix}_{}", i + 1)))
                 .collect(),
         }
     }
@@ -819,23 +849,28 @@ impl Search {
     }
 }
 
-/// A row of `structure_names`: the id, the key, and whether the catalogue looks for the
-/// colour-reversed form too.
+/// A row of `structure_names`: the id, the key, the display name and family, and whether the
+/// catalogue looks for the colour-reversed form too.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StructureName {
     pub id: i64,
     pub key: String,
+    pub name: String,
+    pub family: String,
     pub reversed: bool,
 }
 
 /// The named structures the database knows (its `structure_names`), by key.
 pub fn structure_names(conn: &Connection) -> Result<Vec<StructureName>> {
-    let mut st = conn.prepare("SELECT id, key, reversed FROM structure_names ORDER BY key")?;
+    let mut st =
+        conn.prepare("SELECT id, key, name, family, reversed FROM structure_names ORDER BY key")?;
     let rows = st.query_map([], |r| {
         Ok(StructureName {
             id: r.get(0)?,
             key: r.get(1)?,
-            reversed: r.get::<_, i64>(2)? != 0,
+            name: r.get(2)?,
+            family: r.get(3)?,
+            reversed: r.get::<_, i64>(4)? != 0,
         })
     })?;
     Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)

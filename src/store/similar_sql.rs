@@ -496,4 +496,17 @@ mod tests {
         assert_eq!(&wings[2 * slot(1 << 8, 0, 2)..][..2], "05");
         assert!(part(t, true).matches("unicode").count() == 2);
     }
+
+    #[test]
+    fn a_pair_whose_costs_overflow_a_byte_is_read_file_by_file() {
+        // 16 pawns on the c- and d-files (no command takes such a target since issue 24: a
+        // side has at most 8 pawns, none on rank 1 or 8): the centre pair is read file by file.
+        assert_eq!(
+            part(0x0C0C_0C0C_0C0C_0C0C, false)
+                .matches("unicode(")
+                .count(),
+            5
+        );
+        assert_eq!(part(0, false).matches("unicode(").count(), 4);
+    }
 }
