@@ -229,14 +229,11 @@ fn judge(example: &Example, code: Option<i32>, stderr: &str) -> Option<String> {
     let allowed = NOT_ON_A_SMALL_DATABASE
         .iter()
         .find(|(piece, _, _)| example.command.contains(piece));
-    let fault = if usage {
-        "a usage error"
-    } else if code == Some(0) {
-        return None;
-    } else if allowed.is_some_and(|(_, status, _)| code == Some(*status)) {
-        return None;
-    } else {
-        "a failure"
+    let expected = code == Some(0) || allowed.is_some_and(|(_, status, _)| code == Some(*status));
+    let fault = match (usage, expected) {
+        (true, _) => "a usage error",
+        (false, true) => return None,
+        (false, false) => "a failure",
     };
     Some(format!(
         "{}: `{}` gives {fault} (exit status {code:?}):\n{}",
