@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# The five hand-checked examples of `pawndex similar` (README, "Five structures and their
+# The five hand-checked examples of `pawndex similar` (docs/similar.md, "Five structures and their
 # neighbours"): prints each command and its output. With TIMES=1, also three wall times of each
 # command (seconds, /usr/bin/time) on stderr.
 #
 #   bash bench/similar-examples.sh [DB]           # DB: a masters database (default: pawndex.db)
 #   PAWNDEX=target/release/pawndex TIMES=1 bash bench/similar-examples.sh /tmp/masters.db
 #
-# The figures in the README come from the masters corpus (../shared/corpus/masters-*.pgn.zst,
+# The figures in docs/similar.md come from the masters corpus (../shared/corpus/masters-*.pgn.zst,
 # indexed with `pawndex index`); another database gives other counts.
 set -euo pipefail
 

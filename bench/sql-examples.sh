@@ -6,10 +6,10 @@
 #   RUNS=5 bash bench/sql-examples.sh DB          # more runs per example (default 3)
 #   QUERIES=1 bash bench/sql-examples.sh DB       # also queries/*.sql, one run each (slow)
 #
-# The examples are read from the ```sql blocks themselves, so what is timed is what the README
-# shows (tests/sql_examples.rs reads them the same way and checks each against the pawndex
+# The examples are read from the ```sql blocks themselves, so what is timed is what the docs
+# show (tests/sql_examples.rs reads them the same way and checks each against the pawndex
 # command its `-- same as:` line names). A statement ends at a line ending in `;`; its first
-# comment line is its title. A statement holding `…` is a sketch, not run. The README sketches
+# comment line is its title. A statement holding `…` is a sketch, not run. docs/similar.md sketches
 # the statement `pawndex similar --sql` prints: after the examples, that statement (Carlsbad,
 # --max-distance 4) is timed on its own when a pawndex binary is found (PAWNDEX, default
 # target/release/pawndex).
@@ -116,8 +116,8 @@ while IFS=$'\t' read -r file where kind title; do
 done <"$tmp/list"
 echo "# $total examples timed, $over with a median over 1 s"
 
-# The sketch in the README's "The same in SQL" is of the statement `pawndex similar --sql`
-# prints; that statement is generated, not an example, and its times are in the README.
+# The sketch in docs/similar.md's "The same in SQL" is of the statement `pawndex similar --sql`
+# prints; that statement is generated, not an example, and its times are in docs/similar.md.
 if ((${#sketches[@]} > 0)); then
     echo
     echo "# generated: the statement of pawndex similar --structure CARLSBAD --max-distance 4 --sql" \

@@ -70,11 +70,12 @@ pub struct ExportArgs {
 
 #[derive(Subcommand, Debug)]
 pub enum ExportWhat {
-    /// Write a database's games, runs and rejects as a Parquet dataset.
+    /// Write a database's games, runs, structure changes and rejects as a Parquet dataset.
     #[command(
-        long_about = "Writes the games, runs and rejects of a pawndex database as a Parquet \
-                      dataset (zstd, Hive-style partitions; layout in docs/dataset.md), the same \
-                      dataset `pawndex index --parquet` writes from PGN. Game ids keep the \
+        long_about = "Writes the games, runs, structure changes (structure_changes) and rejects \
+                      of a pawndex database as a Parquet dataset (zstd, Hive-style partitions; \
+                      layout in docs/dataset.md), the same dataset `pawndex index --parquet` \
+                      writes from PGN. Game ids keep the \
                       database's ids under the run's shard number (shard << 40 | id), so into a \
                       fresh directory they are the database's ids. Nothing is visible in DIR \
                       until the whole export is written.\n\nExit status: 0 success, 1 error, \

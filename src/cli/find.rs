@@ -21,6 +21,9 @@ use crate::store::search::{
 
 #[derive(Args, Debug)]
 #[command(
+    mut_arg("count", |a| a.help(
+        "Print only the number of matching positions (games with --per game)"
+    )),
     after_help = "Filters combine with AND. The search compiles to parameterised SQL \
 (see --print-sql), run read-only.\n\n\
 SEVERAL VALUES: --result, --eco, --date and --structure-name take several values, by repeating \

@@ -48,7 +48,8 @@ enum Command {
                       features and rejected games in the database. Games already in the \
                       database are skipped, so re-running a command after an interruption \
                       finishes the job.\n\nExit status: 0 success, 1 error (an input could not \
-                      be read, or a fatal error), 130 interrupted by Ctrl-C.",
+                      be read, or a fatal error), 2 bad command line, 130 interrupted by \
+                      Ctrl-C.",
         after_help = "Examples:\n  pawndex index games.pgn\n  pawndex index --db masters.db masters-*.pgn.zst\n  zcat big.pgn.gz | pawndex index -"
     )]
     Index(crate::cli::index::IndexArgs),

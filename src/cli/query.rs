@@ -71,10 +71,10 @@ pub struct QueryArgs {
     /// Parquet dataset (`pawndex index --parquet`); with --count, its count
     #[arg(long, value_enum, value_name = "ENGINE", conflicts_with = "list")]
     pub dialect: Option<Dialect>,
-    /// With --dialect --print-sql: first print the views games, runs, rejects and ply_features
-    /// over the dataset in DIR (NAME is then optional). Every statement ends with ; at the end
-    /// of a line: split the text on ";\n" (and skip the blank rest) to run it one statement at a
-    /// time, as spark.sql needs
+    /// With --dialect --print-sql: first print the views games, runs, rejects, structure_changes
+    /// and ply_features over the dataset in DIR (NAME is then optional). Every statement ends
+    /// with ; at the end of a line: split the text on ";\n" (and skip the blank rest) to run it
+    /// one statement at a time, as spark.sql needs
     #[arg(long, value_name = "DIR", requires = "dialect")]
     pub dataset: Option<String>,
     #[command(flatten)]

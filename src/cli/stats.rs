@@ -67,7 +67,8 @@ pub struct StatsArgs {
     /// A built-in report (a --by with filters, and its own chart)
     #[arg(long, value_enum, value_name = "NAME")]
     pub report: Option<Report>,
-    /// What to count [default: position]
+    /// What to count: each position once, or each game once in every group of --by values it
+    /// reaches [default: position]
     #[arg(long, value_enum, value_name = "UNIT")]
     pub per: Option<Per>,
     /// Count only positions where this SQL expression holds (may be repeated: all must hold)

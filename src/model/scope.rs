@@ -6,9 +6,9 @@ use clap::ValueEnum;
 /// Every position (game and ply) or every game once.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Per {
-    /// Every matching position (game and ply) counts, one row each
+    /// Every matching position (game and ply) counts once
     Position,
-    /// Every game counts once (find: one row at its first matching ply)
+    /// Every matching game counts once
     Game,
 }
 

@@ -41,7 +41,7 @@ pub struct OutputArgs {
     /// Stop after N rows (N games with --format pgn)
     #[arg(long, value_name = "N")]
     pub limit: Option<u64>,
-    /// Print only the number of matching positions (rows; games with `find --per game`)
+    /// Print only the number of matching positions (of rows, for a .sql file or --sql)
     #[arg(long, conflicts_with_all = ["format", "limit"])]
     pub count: bool,
     /// Stop the query after SECONDS (exit status 1); Ctrl-C stops it at any time (130)

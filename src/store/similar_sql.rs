@@ -244,7 +244,7 @@ pub fn statement(
     let _ = writeln!(
         s,
         "-- pawndex similar (White {}, Black {}){}{}{} --limit {limit}{} --min-games {min_games}\n\
-         -- The rows of the command without `differs`; plain SQLite (see the README, \
+         -- The rows of the command without `differs`; plain SQLite (see docs/similar.md, \
          \"The same in SQL\").\nWITH",
         crate::model::similar::square_list(target.white),
         crate::model::similar::square_list(target.black),
