@@ -8,57 +8,15 @@
 //! structure, its distance and what differs; the FEN export writes every position of the kept
 //! games whose structure is one of the listed ones (game_id, ply, FEN; by game, then ply).
 
-use std::collections::BTreeMap;
 use std::io::Write;
 
 use anyhow::{Context, Result};
 
-use crate::cli::similar::{Similar, SimilarFormat, pawn_board};
+use crate::cli::similar::SimilarFormat;
+use crate::engine::similar::listed_games;
+use crate::model::similar::{Similar, pawn_board};
 use crate::output::table::{self as output, Format};
 use crate::store::similar as db;
-
-/// One listed game: where it first reaches its closest listed structure.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ListedGame {
-    pub game: i64,
-    pub ply: i64,
-    pub distance: u32,
-    /// Index of the structure in the ranked list.
-    pub structure: usize,
-}
-
-/// The games of the ranked structures `found` (closest first, then by id, at most `limit`),
-/// with the runs of every listed structure in them (by game and first ply).
-pub fn listed_games(
-    conn: &rusqlite::Connection,
-    found: &[Similar],
-    limit: Option<u64>,
-) -> Result<(Vec<ListedGame>, Vec<db::PairRun>)> {
-    let pairs: Vec<(i64, i64)> = found.iter().map(|s| s.sets).collect();
-    let runs = db::pair_runs(conn, &pairs)?;
-    // Per game, the least (distance, first ply, structure).
-    let mut best: BTreeMap<i64, (u32, i64, usize)> = BTreeMap::new();
-    for r in &runs {
-        let key = (found[r.pair].distance, r.first_ply, r.pair);
-        best.entry(r.game)
-            .and_modify(|b| *b = (*b).min(key))
-            .or_insert(key);
-    }
-    let mut games: Vec<ListedGame> = best
-        .into_iter()
-        .map(|(game, (distance, ply, structure))| ListedGame {
-            game,
-            ply,
-            distance,
-            structure,
-        })
-        .collect();
-    games.sort_by_key(|g| (g.distance, g.game));
-    if let Some(n) = limit {
-        games.truncate(usize::try_from(n).unwrap_or(usize::MAX));
-    }
-    Ok((games, runs))
-}
 
 /// Writes the games of the ranked structures `found` in `format`; returns the records written
 /// (games, or positions with `--format fen`).

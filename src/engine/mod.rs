@@ -2,4 +2,5 @@
 //! line, a web server) can call: the named queries, statistics and their reports.
 
 pub mod queries;
+pub mod similar;
 pub mod stats;

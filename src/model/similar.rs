@@ -475,6 +475,65 @@ pub fn explain(a: Pawns, target: Pawns, options: Options) -> String {
     parts.join("; ")
 }
 
+/// One ranked structure.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Similar {
+    pub pawns: Pawns,
+    /// The ids of its White and Black pawn sets (`pawn_sets.id`).
+    pub sets: (i64, i64),
+    pub distance: u32,
+    pub differs: String,
+    pub positions: u64,
+    pub games: u64,
+    /// White's points (a win 2, a draw 1) and the games with a result.
+    pub points: u64,
+    pub scored: u64,
+}
+
+impl Similar {
+    /// White's score in percent over the games with a result, `None` without one.
+    #[must_use]
+    pub fn white_score(&self) -> Option<f64> {
+        crate::model::outcome::white_score(self.points, self.scored)
+    }
+}
+
+/// The board part of a FEN holding only the pawns ("8/pp3ppp/2p5/…").
+#[must_use]
+pub fn pawn_board(p: Pawns) -> String {
+    let mut out = String::new();
+    for rank in (0..8).rev() {
+        let mut empty = 0;
+        for file in 0..8 {
+            let sq = rank * 8 + file;
+            let c = if p.white >> sq & 1 == 1 {
+                Some('P')
+            } else if p.black >> sq & 1 == 1 {
+                Some('p')
+            } else {
+                None
+            };
+            match c {
+                Some(c) => {
+                    if empty > 0 {
+                        out.push_str(&empty.to_string());
+                        empty = 0;
+                    }
+                    out.push(c);
+                }
+                None => empty += 1,
+            }
+        }
+        if empty > 0 {
+            out.push_str(&empty.to_string());
+        }
+        if rank > 0 {
+            out.push('/');
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -736,5 +795,19 @@ mod tests {
         assert_eq!(mirror(1), 1 << 7);
         assert_eq!(mirror(1 << 27), 1 << 28);
         assert_eq!(mirror(mirror(0x0123_4567_89AB_CDEF)), 0x0123_4567_89AB_CDEF);
+    }
+
+    #[test]
+    fn pawn_boards_are_fen_board_parts() {
+        let start = Pawns {
+            white: 0xFF00,
+            black: 0x00FF_0000_0000_0000,
+        };
+        assert_eq!(pawn_board(start), "8/pppppppp/8/8/8/8/PPPPPPPP/8");
+        let carlsbad = Pawns {
+            white: 0x0000_0000_0810_E300,
+            black: 0x00E3_0408_0000_0000,
+        };
+        assert_eq!(pawn_board(carlsbad), "8/pp3ppp/2p5/3p4/3P4/4P3/PP3PPP/8");
     }
 }

@@ -444,7 +444,7 @@ mod tests {
         for scored in 0..=400i64 {
             for points in 0..=2 * scored {
                 let got: Option<String> = st.query_row([points, scored], |r| r.get(0)).unwrap();
-                let want = crate::cli::similar::Similar {
+                let want = crate::model::similar::Similar {
                     pawns: Pawns::default(),
                     sets: (0, 0),
                     distance: 0,

@@ -1,0 +1,733 @@
+//! The ranking of `pawndex similar`: the distinct structures (White pawn set, Black pawn set) of a database
+//! ranked by their distance to a target (see [`crate::model::similar`]), with what differs, their
+//! positions, games and White's score.
+//!
+//! How it stays fast: the distance is a White part plus a Black part (for each form of the
+//! target the options allow), so each side's distinct pawn sets are ranked on their own; a pair
+//! can be within a distance `D` only if each of its sets is within `D` minus the other side's
+//! best part. For a growing `D`, the games that reach a candidate set of both sides come from
+//! `set_games` (plus the unmerged tail), and only those games' runs are read; the pairs within
+//! `D` are counted there. Every pair within `D` has then been seen, so once `--limit` pairs are
+//! within `D` (or `D` reaches `--max-distance`, or no pair can be farther than `D`), the
+//! ranking is exact. Every set being a candidate is not enough: two candidate sets can still
+//! make a pair farther than `D`.
+
+use std::collections::{BTreeMap, HashMap};
+
+use anyhow::Result;
+
+use crate::model::similar::{self, Options, PartTable, Pawns, Similar, Variant};
+use crate::store::similar as db;
+
+/// Counts of one (White set, Black set) pair.
+#[derive(Default, Clone, Copy)]
+struct Tally {
+    distance: u32,
+    positions: u64,
+    games: u64,
+    points: u64,
+    scored: u64,
+    last_game: i64,
+}
+
+impl Tally {
+    /// Adds the counts of another part of the games (disjoint from this one's).
+    fn merge(&mut self, other: &Tally) {
+        self.distance = other.distance;
+        self.positions += other.positions;
+        self.games += other.games;
+        self.points += other.points;
+        self.scored += other.scored;
+    }
+}
+
+/// The pairs within a bound and their counts.
+type Tallies = HashMap<(i64, i64), Tally>;
+
+/// Per pawn set of one side: its pawns and its part of the distance for each form of the
+/// target, for every set of the database or for those within a radius.
+struct SideSets {
+    /// 0 White, 1 Black.
+    side: u8,
+    /// Indexed by set id: the set's pawns (when known).
+    pawns: Vec<u64>,
+    /// Indexed by set id: 1 + the part for each form of the target; all 0 for a set not known
+    /// here (a set of the other side, or one beyond `radius`).
+    parts: Vec<[u16; 4]>,
+    /// (least part, id) of the known sets, ascending.
+    ranked: Vec<(u32, i64)>,
+    /// Every set of this side whose least part is at most this is known; `u32::MAX` when every
+    /// set of the database is, `None` before the first look-up.
+    known: Option<u32>,
+    /// The bitboards already looked up, with their set ids (`None`: not in the database).
+    looked_up: HashMap<u64, Option<i64>>,
+}
+
+impl SideSets {
+    fn new(side: u8, size: usize) -> SideSets {
+        SideSets {
+            side,
+            pawns: vec![0; size],
+            parts: vec![[0; 4]; size],
+            ranked: Vec::new(),
+            known: None,
+            looked_up: HashMap::new(),
+        }
+    }
+
+    /// The pawns and the parts of a known set.
+    fn get(&self, id: i64) -> Option<(u64, [u16; 4])> {
+        let at = usize::try_from(id).ok()?;
+        let p = *self.parts.get(at)?;
+        (p[0] != 0).then(|| (self.pawns[at], p.map(|x| x.saturating_sub(1))))
+    }
+
+    /// Records a set with its parts against each form (`tables`); its least part.
+    fn record(&mut self, id: i64, bb: u64, tables: &[PartTable]) -> Option<u32> {
+        let at = usize::try_from(id).ok()?;
+        let slot = self.parts.get_mut(at)?;
+        let mut least = u32::MAX;
+        for (k, table) in tables.iter().enumerate() {
+            let d = table.part(bb);
+            // A part is at most 8 files · weight 2 · 8 pawns · 4 = 512, far below u16::MAX.
+            slot[k] = u16::try_from(d + 1).unwrap_or(u16::MAX);
+            least = least.min(d);
+        }
+        self.pawns[at] = bb;
+        Some(least)
+    }
+
+    /// The largest part of the known sets for each of the first `forms` forms (0 without
+    /// sets).
+    fn largest_parts(&self, forms: usize) -> [u32; 4] {
+        let mut out = [0u32; 4];
+        for &(_, id) in &self.ranked {
+            if let Some((_, parts)) = self.get(id) {
+                for k in 0..forms.min(4) {
+                    out[k] = out[k].max(u32::from(parts[k]));
+                }
+            }
+        }
+        out
+    }
+
+    /// The known sets whose least part is at most `radius` (which must not exceed
+    /// `self.known`).
+    fn within(&self, radius: u32) -> Vec<(u32, i64)> {
+        self.ranked
+            .iter()
+            .take_while(|(d, _)| *d <= radius)
+            .copied()
+            .collect()
+    }
+
+    /// Makes every set within `radius` known by looking up the few bitboards that can be
+    /// (see [`similar::neighbours`]); false, with nothing changed, when they are too many.
+    fn look_up(
+        &mut self,
+        conn: &rusqlite::Connection,
+        radius: u32,
+        targets: &[u64],
+        tables: &[PartTable],
+        ignore_wings: bool,
+    ) -> Result<bool> {
+        if self.known.is_some_and(|k| radius <= k) {
+            return Ok(true);
+        }
+        let mut near = Vec::new();
+        for &t in targets {
+            match similar::neighbours(t, radius, ignore_wings, NEIGHBOURS_CAP) {
+                Some(n) => near.extend(n),
+                None => return Ok(false),
+            }
+        }
+        for bb in near {
+            if self.looked_up.contains_key(&bb) {
+                continue;
+            }
+            let id = db::set_id(conn, self.side, bb)?;
+            self.looked_up.insert(bb, id);
+            if let Some(id) = id
+                && let Some(least) = self.record(id, bb, tables)
+            {
+                self.ranked.push((least, id));
+            }
+        }
+        self.ranked.sort_unstable();
+        self.known = Some(radius);
+        Ok(true)
+    }
+}
+
+/// At most this many bitboards around one form of the target are looked up; past it, every
+/// pawn set of the database is read and ranked.
+const NEIGHBOURS_CAP: usize = 4096;
+
+/// How many connections read at once: one per core, at most 4.
+fn readers() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().clamp(1, 4))
+}
+
+/// `n` consecutive ranges of about equal length covering `lo..=hi` (some may be empty).
+fn split_range(lo: i64, hi: i64, n: usize) -> Vec<(i64, i64)> {
+    let n = i64::try_from(n.max(1)).unwrap_or(1);
+    let len = (hi - lo + 1).max(0);
+    let step = len / n + 1;
+    (0..n)
+        .map(|k| {
+            let a = lo.saturating_add(k.saturating_mul(step));
+            (a, a.saturating_add(step - 1).min(hi))
+        })
+        .collect()
+}
+
+/// The sets of one id range (from `lo`), both sides: disjoint parts of the two `SideSets`.
+struct Chunk<'a> {
+    lo: i64,
+    pawns: [&'a mut [u64]; 2],
+    parts: [&'a mut [[u16; 4]]; 2],
+}
+
+/// Reads the pawn sets of `chunk`'s range (up to `hi`), computes their parts against each
+/// form and returns each side's (least part, id).
+fn rank_chunk(
+    conn: &rusqlite::Connection,
+    hi: i64,
+    chunk: Chunk<'_>,
+    tables: &[Vec<PartTable>; 2],
+) -> Result<[Vec<(u32, i64)>; 2]> {
+    let mut ranked = [Vec::new(), Vec::new()];
+    let Chunk {
+        lo,
+        mut pawns,
+        mut parts,
+    } = chunk;
+    db::sets_between(conn, lo, hi, |id, side, bb| {
+        let s = usize::from(side.min(1));
+        let Some(at) = usize::try_from(id - lo).ok() else {
+            return;
+        };
+        let Some(slot) = parts[s].get_mut(at) else {
+            return;
+        };
+        let mut least = u32::MAX;
+        for (k, table) in tables[s].iter().enumerate() {
+            let d = table.part(bb);
+            slot[k] = u16::try_from(d + 1).unwrap_or(u16::MAX);
+            least = least.min(d);
+        }
+        pawns[s][at] = bb;
+        ranked[s].push((least, id));
+    })?;
+    Ok(ranked)
+}
+
+/// A counting sort of (part, id) pairs by part: the parts are small whole numbers.
+fn sort_by_part(ranked: Vec<(u32, i64)>) -> Vec<(u32, i64)> {
+    let top = ranked.iter().map(|r| r.0 as usize).max().unwrap_or(0);
+    let mut starts = vec![0usize; top + 2];
+    for r in &ranked {
+        starts[r.0 as usize + 1] += 1;
+    }
+    for i in 1..starts.len() {
+        starts[i] += starts[i - 1];
+    }
+    let mut sorted = vec![(0u32, 0i64); ranked.len()];
+    for r in ranked {
+        let at = &mut starts[r.0 as usize];
+        sorted[*at] = r;
+        *at += 1;
+    }
+    sorted
+}
+
+/// Reads every pawn set of the database into `white` and `black` with its parts, all
+/// connections at once (each a range of ids): both sides then know every set.
+fn rank_all(
+    conn: &rusqlite::Connection,
+    extra: &mut [rusqlite::Connection],
+    white: &mut SideSets,
+    black: &mut SideSets,
+    tables: &[Vec<PartTable>; 2],
+) -> Result<()> {
+    let size = white.parts.len().min(black.parts.len());
+    let max_id = i64::try_from(size).unwrap_or(1) - 1;
+    for s in [&mut *white, &mut *black] {
+        s.parts.iter_mut().for_each(|p| *p = [0; 4]);
+    }
+    let ranges = split_range(1, max_id, extra.len() + 1);
+    // Disjoint slices of the tables, one set per range (range k covers ids lo..=hi).
+    let mut chunks = Vec::with_capacity(ranges.len());
+    {
+        let from = 1.min(size);
+        let mut wp = &mut white.pawns[from..size];
+        let mut bp = &mut black.pawns[from..size];
+        let mut wq = &mut white.parts[from..size];
+        let mut bq = &mut black.parts[from..size];
+        for &(lo, hi) in &ranges {
+            let len = usize::try_from(hi - lo + 1).unwrap_or(0).min(wp.len());
+            let (a, ar) = std::mem::take(&mut wp).split_at_mut(len);
+            let (b, br) = std::mem::take(&mut bp).split_at_mut(len);
+            let (c, cr) = std::mem::take(&mut wq).split_at_mut(len);
+            let (d, dr) = std::mem::take(&mut bq).split_at_mut(len);
+            (wp, bp, wq, bq) = (ar, br, cr, dr);
+            chunks.push((
+                hi,
+                Chunk {
+                    lo,
+                    pawns: [a, b],
+                    parts: [c, d],
+                },
+            ));
+        }
+    }
+    let mut found: Vec<[Vec<(u32, i64)>; 2]> = Vec::with_capacity(chunks.len());
+    std::thread::scope(|s| -> Result<()> {
+        let mut chunks = chunks.into_iter();
+        let first = chunks.next();
+        let handles: Vec<_> = extra
+            .iter_mut()
+            .zip(chunks)
+            .map(|(c, (hi, chunk))| s.spawn(move || rank_chunk(c, hi, chunk, tables)))
+            .collect();
+        if let Some((hi, chunk)) = first {
+            found.push(rank_chunk(conn, hi, chunk, tables)?);
+        }
+        for h in handles {
+            match h.join() {
+                Ok(r) => found.push(r?),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+        Ok(())
+    })?;
+    let mut ranked = [Vec::new(), Vec::new()];
+    for [w, b] in found {
+        ranked[0].extend(w);
+        ranked[1].extend(b);
+    }
+    let [w, b] = ranked;
+    white.ranked = sort_by_part(w);
+    black.ranked = sort_by_part(b);
+    white.known = Some(u32::MAX);
+    black.known = Some(u32::MAX);
+    Ok(())
+}
+
+/// White's points for a result tag (a win 2, a draw 1), `None` for no result.
+fn points(result: Option<&str>) -> Option<u64> {
+    match result {
+        Some("1-0") => Some(2),
+        Some("1/2-1/2") => Some(1),
+        Some("0-1") => Some(0),
+        _ => None,
+    }
+}
+
+/// A game's runs as the tally needs them: White's points and (White set, Black set, plies).
+type GameRuns = (Option<u64>, Vec<(i64, i64, u32)>);
+
+/// Reads the runs of `games`, game by game.
+fn read_games(conn: &rusqlite::Connection, games: &[i64]) -> Result<Vec<(i64, GameRuns)>> {
+    let mut reader = db::Reader::new(conn)?;
+    let mut runs = Vec::new();
+    let mut out = Vec::with_capacity(games.len());
+    for &game in games {
+        let result = reader.runs_of(game, &mut runs)?;
+        let compact = runs
+            .iter()
+            .map(|r| {
+                let plies = u32::try_from(r.last_ply - r.first_ply + 1).unwrap_or(0);
+                (r.white_set, r.black_set, plies)
+            })
+            .collect();
+        out.push((game, (points(result.as_deref()), compact)));
+    }
+    Ok(out)
+}
+
+/// Runs `work` on each part of `items` (one part per connection) at once, the first part on
+/// the caller's connection; the results in part order.
+fn in_parallel<I: Sync, T: Send>(
+    conn: &rusqlite::Connection,
+    extra: &mut [rusqlite::Connection],
+    items: &[I],
+    work: impl Fn(&rusqlite::Connection, &[I]) -> Result<T> + Sync,
+) -> Result<Vec<T>> {
+    let n = extra.len() + 1;
+    let size = items.len().div_ceil(n).max(1);
+    let mut parts = items.chunks(size);
+    let first = parts.next().unwrap_or(&[]);
+    std::thread::scope(|s| {
+        let work = &work;
+        let handles: Vec<_> = extra
+            .iter_mut()
+            .zip(parts)
+            .map(|(c, part)| s.spawn(move || work(c, part)))
+            .collect();
+        let mut out = vec![work(conn, first)?];
+        for h in handles {
+            match h.join() {
+                Ok(r) => out.push(r?),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+        Ok(out)
+    })
+}
+
+/// The ranked structures for a target (the command's work, without the output). `db_path`,
+/// when given, is the file of `conn`: more connections to it read at once, one per core.
+/// They read only rows that never change once written (pawn sets, the runs of the games
+/// `conn`'s snapshot holds), so their possibly later snapshots agree with `conn`'s.
+pub fn rank(
+    conn: &rusqlite::Connection,
+    db_path: Option<&std::path::Path>,
+    target: Pawns,
+    options: Options,
+    limit: usize,
+    max_distance: Option<u32>,
+    min_games: u64,
+) -> Result<Vec<Similar>> {
+    let trace = std::env::var_os("PAWNDEX_SIMILAR_TRACE").is_some();
+    let start = std::time::Instant::now();
+    let mut extra = Vec::new();
+    if let Some(path) = db_path {
+        for _ in 1..readers() {
+            extra.push(crate::store::open_for_reading(path)?);
+        }
+    }
+    let variants: Vec<Variant> = options.variants();
+    let forms: Vec<Pawns> = variants.iter().map(|v| v.apply(target)).collect();
+    let targets = [
+        forms.iter().map(|f| f.white).collect::<Vec<u64>>(),
+        forms.iter().map(|f| f.black).collect::<Vec<u64>>(),
+    ];
+    let tables = targets.clone().map(|t| {
+        t.iter()
+            .map(|&bb| PartTable::new(bb, options.ignore_wings))
+            .collect::<Vec<PartTable>>()
+    });
+    // A slot per pawn-set id: the ids are checked against the rows first (a wild id in the
+    // file must not size the tables).
+    let size = crate::store::ids::pawn_set_table(conn)?;
+    let mut white = SideSets::new(0, size);
+    let mut black = SideSets::new(1, size);
+    let wings = options.ignore_wings;
+    // Every set within the radii known on each side: the few bitboards that can be are looked
+    // up, or, when they are too many, every pawn set is read.
+    let know = |white: &mut SideSets,
+                black: &mut SideSets,
+                extra: &mut [rusqlite::Connection],
+                radii: [u32; 2]|
+     -> Result<()> {
+        if white.known == Some(u32::MAX) {
+            return Ok(());
+        }
+        // PAWNDEX_PLAN=scan reads every set (and every run), for tests.
+        let forced = crate::store::forced_plan() == Some(crate::store::ForcedPlan::Scan);
+        if !forced
+            && white.look_up(conn, radii[0], &targets[0], &tables[0], wings)?
+            && black.look_up(conn, radii[1], &targets[1], &tables[1], wings)?
+        {
+            return Ok(());
+        }
+        rank_all(conn, extra, white, black, &tables)
+    };
+    // Each side's closest set: radii 0, 1, 2, 4, … until one is found.
+    let mut radius = 0;
+    while (white.ranked.is_empty() || black.ranked.is_empty()) && white.known != Some(u32::MAX) {
+        know(&mut white, &mut black, &mut extra, [radius; 2])?;
+        radius = (radius * 2).max(1);
+    }
+    if trace {
+        eprintln!(
+            "similar: {:?} closest sets found ({} readers; sets known within {:?} and {:?})",
+            start.elapsed(),
+            extra.len() + 1,
+            white.known,
+            black.known
+        );
+    }
+    let (Some(&(min_w, _)), Some(&(min_b, _))) = (white.ranked.first(), black.ranked.first())
+    else {
+        return Ok(Vec::new());
+    };
+    let tail = db::tail_games(conn)?;
+    let game_count = db::game_count(conn)?;
+    let n = variants.len();
+    let cap = max_distance.unwrap_or(u32::MAX);
+    // From the closest possible pair up, in steps of a quarter (at least 2): the last round
+    // costs the most, and the rounds before it at most about as much together.
+    let mut bound = (min_w + min_b).min(cap);
+    // The sets of each side that can be in a pair within a bound, with their least parts
+    // (made known first).
+    let radii = |bound: u32| [bound.saturating_sub(min_b), bound.saturating_sub(min_w)];
+    let ids = |sets: &[(u32, i64)]| sets.iter().map(|s| s.1).collect::<Vec<i64>>();
+    // The runs of the games read so far (a wider bound's games include a narrower one's).
+    let mut read: HashMap<i64, GameRuns> = HashMap::new();
+    // Once every set of both sides is known: a distance no pair exceeds (for any one form, the
+    // largest White part plus the largest Black part). Every set being a candidate is not
+    // enough to stop: a pair's two parts may each be within their radius and add up to more
+    // than the bound (and its least parts may come from different forms).
+    let mut top: Option<u32> = None;
+    loop {
+        let [rw, rb] = radii(bound);
+        know(&mut white, &mut black, &mut extra, [rw, rb])?;
+        if top.is_none() && white.known == Some(u32::MAX) && black.known == Some(u32::MAX) {
+            let (lw, lb) = (white.largest_parts(n), black.largest_parts(n));
+            top = (0..n.min(4)).map(|k| lw[k] + lb[k]).min();
+        }
+        let (cand_w, cand_b) = (white.within(rw), black.within(rb));
+        let distance_of = |w: i64, b: i64| pair_distance(&white, &black, n, w, b);
+        let mut reader = db::Reader::new(conn)?;
+        let everything = white.known == Some(u32::MAX)
+            && black.known == Some(u32::MAX)
+            && cand_w.len() == white.ranked.len()
+            && cand_b.len() == black.ranked.len();
+        // The games that reach a candidate set of each side, each with the least part of the
+        // side's sets it reaches (from the game lists); a game can hold a pair within the bound
+        // only if its two least parts add up to at most the bound.
+        let mut side_games = |sets: &[(u32, i64)]| -> Result<Vec<(i64, u32)>> {
+            let mut out = Vec::new();
+            let mut games = Vec::new();
+            for &(part, id) in sets {
+                games.clear();
+                reader.games_of(id, &mut games)?;
+                out.extend(games.iter().map(|&g| (g, part)));
+            }
+            out.sort_unstable();
+            out.dedup_by_key(|e| e.0);
+            Ok(out)
+        };
+        let games_w = side_games(&cand_w)?;
+        let games_b = side_games(&cand_b)?;
+        let mut games: Vec<i64> = Vec::new();
+        let mut j = 0;
+        for &(g, pw) in &games_w {
+            while j < games_b.len() && games_b[j].0 < g {
+                j += 1;
+            }
+            if j < games_b.len() && games_b[j].0 == g && pw + games_b[j].1 <= bound {
+                games.push(g);
+            }
+        }
+        games.extend(&tail);
+        games.sort_unstable();
+        games.dedup();
+        if trace {
+            eprintln!(
+                "similar: {:?} bound {bound}: {} White and {} Black candidate sets, {} games",
+                start.elapsed(),
+                cand_w.len(),
+                cand_b.len(),
+                games.len()
+            );
+        }
+        let mut tallies = Tallies::new();
+        if db::scan_is_cheaper(games.len(), game_count) {
+            // Most games can hold a close structure: one pass over every run (each connection
+            // a range of games) costs less than a lookup per game.
+            let results: Vec<(i64, Option<u64>)> = db::results(conn)?
+                .into_iter()
+                .map(|(g, r)| (g, points(r.as_deref())))
+                .collect();
+            // A pass costs about the same for a wider bound: take one, rather than pass again.
+            let wider = bound.saturating_add(8).min(cap);
+            let [rw, rb] = radii(wider);
+            drop(reader);
+            know(&mut white, &mut black, &mut extra, [rw, rb])?;
+            let distance_of = |w: i64, b: i64| pair_distance(&white, &black, n, w, b);
+            let (cand_w, cand_b) = (ids(&white.within(rw)), ids(&black.within(rb)));
+            let lo = results.first().map_or(0, |r| r.0);
+            let hi = results.last().map_or(-1, |r| r.0);
+            let ranges = split_range(lo, hi, extra.len() + 1);
+            let parts = in_parallel(conn, &mut extra, &ranges, |c, ranges| {
+                let mut tallies = Tallies::new();
+                for &range in ranges {
+                    let mut current = (i64::MIN, None);
+                    db::scan_runs(c, range, &cand_w, &cand_b, |game, r| {
+                        if current.0 != game {
+                            let p = results
+                                .binary_search_by_key(&game, |r| r.0)
+                                .ok()
+                                .and_then(|i| results[i].1);
+                            current = (game, p);
+                        }
+                        let plies = u32::try_from(r.last_ply - r.first_ply + 1).unwrap_or(0);
+                        tally(
+                            &mut tallies,
+                            game,
+                            current.1,
+                            (r.white_set, r.black_set, plies),
+                            wider,
+                            &distance_of,
+                        );
+                    })?;
+                }
+                Ok(tallies)
+            })?;
+            for part in parts {
+                for (pair, t) in part {
+                    tallies.entry(pair).or_default().merge(&t);
+                }
+            }
+            bound = wider;
+        } else {
+            let new: Vec<i64> = games
+                .iter()
+                .copied()
+                .filter(|g| !read.contains_key(g))
+                .collect();
+            for part in in_parallel(conn, &mut extra, &new, read_games)? {
+                read.extend(part);
+            }
+            for &game in &games {
+                if let Some((p, runs)) = read.get(&game) {
+                    for &run in runs {
+                        tally(&mut tallies, game, *p, run, bound, &distance_of);
+                    }
+                }
+            }
+        }
+        let found = tallies.values().filter(|t| t.games >= min_games).count();
+        if trace {
+            eprintln!(
+                "similar: {:?} runs read: {} pairs within the bound, {found} with enough games",
+                start.elapsed(),
+                tallies.len()
+            );
+        }
+        // Every pair within the bound has been counted: the first `limit` of them are the
+        // ranking's once there are that many, or once no pair can be farther.
+        if found >= limit || bound >= cap || top.is_some_and(|t| bound >= t) {
+            let mut out: Vec<Similar> = tallies
+                .into_iter()
+                .filter(|(_, t)| t.games >= min_games)
+                .map(|((w, b), t)| {
+                    let pawns = Pawns {
+                        white: white.get(w).map_or(0, |e| e.0),
+                        black: black.get(b).map_or(0, |e| e.0),
+                    };
+                    Similar {
+                        pawns,
+                        sets: (w, b),
+                        distance: t.distance,
+                        differs: String::new(),
+                        positions: t.positions,
+                        games: t.games,
+                        points: t.points,
+                        scored: t.scored,
+                    }
+                })
+                .collect();
+            out.sort_by(|a, b| {
+                (
+                    a.distance,
+                    std::cmp::Reverse(a.games),
+                    a.pawns.white,
+                    a.pawns.black,
+                )
+                    .cmp(&(
+                        b.distance,
+                        std::cmp::Reverse(b.games),
+                        b.pawns.white,
+                        b.pawns.black,
+                    ))
+            });
+            out.truncate(limit);
+            for s in &mut out {
+                s.differs = similar::explain(s.pawns, target, options);
+            }
+            return Ok(out);
+        }
+        // Not enough yet: widen (when every set is already a candidate, a wider bound adds
+        // only games and pairs: take at once the one that holds every pair).
+        bound = match top {
+            Some(t) if everything => t,
+            _ => bound.saturating_add((bound / 4).max(2)),
+        }
+        .min(cap);
+    }
+}
+
+/// The distance of a pair of sets (the least over the target's forms of the two parts),
+/// `None` when a set is not known (beyond the radius: farther than any bound asked).
+fn pair_distance(white: &SideSets, black: &SideSets, forms: usize, w: i64, b: i64) -> Option<u32> {
+    let (_, pw) = white.get(w)?;
+    let (_, pb) = black.get(b)?;
+    (0..forms)
+        .map(|k| u32::from(pw[k]) + u32::from(pb[k]))
+        .min()
+}
+
+/// Counts one run (White set, Black set, plies) of `game` if its pair is within `bound`.
+fn tally(
+    tallies: &mut Tallies,
+    game: i64,
+    points: Option<u64>,
+    (w, b, plies): (i64, i64, u32),
+    bound: u32,
+    distance_of: &impl Fn(i64, i64) -> Option<u32>,
+) {
+    let Some(d) = distance_of(w, b) else {
+        return;
+    };
+    if d > bound {
+        return;
+    }
+    let t = tallies.entry((w, b)).or_default();
+    t.distance = d;
+    t.positions += u64::from(plies);
+    if t.games == 0 || t.last_game != game {
+        t.games += 1;
+        t.last_game = game;
+        if let Some(p) = points {
+            t.points += p;
+            t.scored += 1;
+        }
+    }
+}
+
+/// One listed game: where it first reaches its closest listed structure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ListedGame {
+    pub game: i64,
+    pub ply: i64,
+    pub distance: u32,
+    /// Index of the structure in the ranked list.
+    pub structure: usize,
+}
+
+/// The games of the ranked structures `found` (closest first, then by id, at most `limit`),
+/// with the runs of every listed structure in them (by game and first ply).
+pub fn listed_games(
+    conn: &rusqlite::Connection,
+    found: &[Similar],
+    limit: Option<u64>,
+) -> Result<(Vec<ListedGame>, Vec<db::PairRun>)> {
+    let pairs: Vec<(i64, i64)> = found.iter().map(|s| s.sets).collect();
+    let runs = db::pair_runs(conn, &pairs)?;
+    // Per game, the least (distance, first ply, structure).
+    let mut best: BTreeMap<i64, (u32, i64, usize)> = BTreeMap::new();
+    for r in &runs {
+        let key = (found[r.pair].distance, r.first_ply, r.pair);
+        best.entry(r.game)
+            .and_modify(|b| *b = (*b).min(key))
+            .or_insert(key);
+    }
+    let mut games: Vec<ListedGame> = best
+        .into_iter()
+        .map(|(game, (distance, ply, structure))| ListedGame {
+            game,
+            ply,
+            distance,
+            structure,
+        })
+        .collect();
+    games.sort_by_key(|g| (g.distance, g.game));
+    if let Some(n) = limit {
+        games.truncate(usize::try_from(n).unwrap_or(usize::MAX));
+    }
+    Ok((games, runs))
+}
