@@ -125,41 +125,81 @@ pub(super) fn scan_changes(
     db: &StatsDb,
     games: &Games,
     (first, last): (i64, i64),
-    mut visit: impl FnMut(&RunRow),
+    visit: impl FnMut(&RunRow),
 ) -> Result<()> {
-    let mut changes = db.structure_changes((first, last))?.into_iter();
-    let mut change = changes.next();
-    let mut run = RunRow::default();
-    for id in first..=last {
-        // Changes of games outside the range or unknown (a damaged row) are passed over.
-        while change.is_some_and(|(g, _, _)| g < id) {
-            change = changes.next();
+    let mut walk = Stretches {
+        games,
+        id: first,
+        game: None,
+        run: RunRow::default(),
+        visit,
+    };
+    if last < first {
+        return Ok(());
+    }
+    walk.open();
+    db.structure_changes((first, last), |g, ply, code| {
+        // Changes of games before the open one (a damaged row) are passed over.
+        if g < walk.id {
+            return;
         }
-        let game = games.get(id).copied();
-        run.game_id = id;
-        run.structure = 0;
-        run.first_ply = 0;
-        while let Some((g, ply, code)) = change
-            && g == id
-        {
-            if let Some(info) = game
-                && ply > run.first_ply
-            {
-                run.last_ply = (ply - 1).min(info.last_ply);
-                if run.first_ply <= run.last_ply {
-                    visit(&run);
-                }
-            }
-            run.structure = code;
-            run.first_ply = ply;
-            change = changes.next();
+        while walk.id < g && walk.id <= last {
+            walk.close();
+            walk.id += 1;
+            walk.open();
         }
-        if let Some(info) = game
-            && run.first_ply <= info.last_ply
-        {
-            run.last_ply = info.last_ply;
-            visit(&run);
+        if g == walk.id && g <= last {
+            walk.change(ply, code);
         }
+    })?;
+    while walk.id <= last {
+        walk.close();
+        walk.id += 1;
+        walk.open();
     }
     Ok(())
+}
+
+/// The walk of [`scan_changes`] through the games: the game open now and its stretch so far.
+struct Stretches<'a, F> {
+    games: &'a Games,
+    /// The game open now.
+    id: i64,
+    game: Option<GameInfo>,
+    run: RunRow,
+    visit: F,
+}
+
+impl<F: FnMut(&RunRow)> Stretches<'_, F> {
+    /// Starts game `id`: one stretch of code 0 from ply 0 until a change says otherwise.
+    fn open(&mut self) {
+        self.game = self.games.get(self.id).copied();
+        self.run.game_id = self.id;
+        self.run.structure = 0;
+        self.run.first_ply = 0;
+    }
+
+    /// The game's structure is `code` from `ply` on: the stretch before it ends.
+    fn change(&mut self, ply: u32, code: i64) {
+        if let Some(info) = self.game
+            && ply > self.run.first_ply
+        {
+            self.run.last_ply = (ply - 1).min(info.last_ply);
+            if self.run.first_ply <= self.run.last_ply {
+                (self.visit)(&self.run);
+            }
+        }
+        self.run.structure = code;
+        self.run.first_ply = ply;
+    }
+
+    /// The game's last stretch runs to its end.
+    fn close(&mut self) {
+        if let Some(info) = self.game
+            && self.run.first_ply <= info.last_ply
+        {
+            self.run.last_ply = info.last_ply;
+            (self.visit)(&self.run);
+        }
+    }
 }

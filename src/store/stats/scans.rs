@@ -174,16 +174,20 @@ impl StatsDb {
         Ok(())
     }
 
-    /// The changes of named structure of games `first..=last` in (game, ply) order: the game,
-    /// the ply and the structure code from that ply on (about one row per hundred runs).
-    pub fn structure_changes(&self, (first, last): (i64, i64)) -> Result<Vec<(i64, u32, i64)>> {
+    /// The changes of named structure of games `first..=last` in (game, ply) order: `each`
+    /// gets the game, the ply and the structure code from that ply on (about one row per
+    /// hundred runs).
+    pub fn structure_changes(
+        &self,
+        (first, last): (i64, i64),
+        mut each: impl FnMut(i64, u32, i64),
+    ) -> Result<()> {
         let mut st = self.conn.prepare(sql::STRUCTURE_CHANGES_SCAN)?;
         let mut rows = st.query([first, last])?;
-        let mut out = Vec::new();
         while let Some(r) = rows.next()? {
-            out.push((int(r, 0)?, small(int(r, 1)?), int(r, 2)?));
+            each(int(r, 0)?, small(int(r, 1)?), int(r, 2)?);
         }
-        Ok(out)
+        Ok(())
     }
 }
 
