@@ -22,6 +22,7 @@ pub(crate) use crate::cli::common::usage;
 use crate::cli::common::{self as command, EXIT_ERROR, EXIT_INTERRUPTED};
 use crate::store;
 use crate::store::search::{Form, Rows, Search, StructureName};
+use crate::store::sql_lex;
 
 #[derive(Args, Debug)]
 #[command(group(
@@ -100,98 +101,24 @@ pub(crate) fn exit_status(result: Result<i32>) -> Result<i32> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Reading SQL text: where the first statement ends, where the final SELECT starts
+// Reading SQL text: where the first statement ends
 // ---------------------------------------------------------------------------------------------
-
-/// A token of interest while scanning SQL.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-enum Mark {
-    /// A `;` (its byte offset).
-    Semicolon(usize),
-    /// A `SELECT` keyword at parenthesis depth 0.
-    Select(usize),
-    /// `(` and `)`.
-    Open(usize),
-    Close(usize),
-    /// A comment, from its first byte to the byte after it.
-    Comment(usize, usize),
-}
-
-/// Scans SQL text for semicolons, top-level SELECT keywords, parentheses and comments, skipping
-/// strings ('…') and quoted identifiers ("…", `…`, […]).
-fn scan(sql: &str) -> Vec<Mark> {
-    let b = sql.as_bytes();
-    let mut marks = Vec::new();
-    let mut depth = 0i32;
-    let mut i = 0;
-    let skip_to = |from: usize, end: &[u8]| -> usize {
-        b[from.min(b.len())..]
-            .windows(end.len())
-            .position(|w| w == end)
-            .map_or(b.len(), |p| from + p + end.len())
-    };
-    while i < b.len() {
-        match b[i] {
-            b'\'' => i = skip_to(i + 1, b"'"),
-            b'"' => i = skip_to(i + 1, b"\""),
-            b'`' => i = skip_to(i + 1, b"`"),
-            b'[' => i = skip_to(i + 1, b"]"),
-            b'-' if b.get(i + 1) == Some(&b'-') => {
-                let end = skip_to(i + 2, b"\n");
-                marks.push(Mark::Comment(i, end));
-                i = end;
-            }
-            b'/' if b.get(i + 1) == Some(&b'*') => {
-                let end = skip_to(i + 2, b"*/");
-                marks.push(Mark::Comment(i, end));
-                i = end;
-            }
-            b'(' => {
-                marks.push(Mark::Open(i));
-                depth += 1;
-                i += 1;
-            }
-            b')' => {
-                marks.push(Mark::Close(i));
-                depth -= 1;
-                i += 1;
-            }
-            b';' => {
-                marks.push(Mark::Semicolon(i));
-                i += 1;
-            }
-            c if c.is_ascii_alphabetic() || c == b'_' => {
-                let start = i;
-                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] == b'$')
-                {
-                    i += 1;
-                }
-                if depth == 0 && sql[start..i].eq_ignore_ascii_case("select") {
-                    marks.push(Mark::Select(start));
-                }
-            }
-            _ => i += 1,
-        }
-    }
-    marks
-}
 
 /// The one statement of `sql`, without its `;`: a usage error when another statement follows
 /// (only comments, spaces and empty statements may).
 pub fn only_statement(sql: &str) -> Result<&str> {
-    let marks = scan(sql);
-    let Some(end) = marks.iter().find_map(|m| match *m {
-        Mark::Semicolon(i) => Some(i),
-        _ => None,
-    }) else {
+    let tokens = sql_lex::tokens(sql);
+    let Some(end) = tokens
+        .iter()
+        .find(|t| t.kind == sql_lex::Kind::Semicolon)
+        .map(|t| t.start)
+    else {
         return Ok(sql.trim_end());
     };
-    let comments: Vec<(usize, usize)> = marks
+    let comments: Vec<(usize, usize)> = tokens
         .iter()
-        .filter_map(|m| match *m {
-            Mark::Comment(a, b) if a > end => Some((a, b)),
-            _ => None,
-        })
+        .filter(|t| t.is_comment() && t.start > end)
+        .map(|t| (t.start, t.end))
         .collect();
     let in_comment = |i: usize| comments.iter().any(|&(a, b)| (a..b).contains(&i));
     let rest = sql

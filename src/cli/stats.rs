@@ -1,7 +1,8 @@
 //! `pawndex stats`: counts and White's score grouped by feature columns, as CSV and charts.
 //!
-//! [`columns`] names the columns and holds their rules, [`sql`] every SQL text, [`engine`] the
-//! scans and the grouping, [`report`] the built-in reports and [`chart`] the pictures.
+//! [`columns`] names the columns and holds their rules, [`crate::store::stats`] the reads and
+//! every SQL text, [`engine`] the grouping, [`report`] the built-in reports and [`chart`] the
+//! pictures.
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -9,6 +10,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Result, bail};
 use clap::Args;
 
+use crate::engine::parallel;
 use crate::engine::stats as engine;
 use crate::model::columns::{self, Column};
 use crate::model::report;
@@ -147,7 +149,8 @@ fn parse_ply_range(s: &str) -> Result<PlyRange, String> {
     command::ply_range(s).map(|(first, last)| PlyRange { first, last })
 }
 
-fn run_stats(args: StatsArgs) -> Result<i32> {
+/// The request the options make: the query, the chart it draws and the chart's title.
+fn request(args: &StatsArgs) -> Result<(engine::Query, ChartKind, String)> {
     let (mut query, kind, title) = match args.report {
         Some(r) => {
             let d = r.definition();
@@ -198,6 +201,11 @@ fn run_stats(args: StatsArgs) -> Result<i32> {
     if args.top.is_some() {
         query.top = args.top;
     }
+    Ok((query, kind, title))
+}
+
+fn run_stats(args: StatsArgs) -> Result<i32> {
+    let (query, kind, title) = request(&args)?;
     if let Some(path) = &args.output {
         command::check_output_path("--output", path)?;
     }
@@ -219,14 +227,11 @@ fn run_stats(args: StatsArgs) -> Result<i32> {
         ));
     }
 
-    let connect = || command::open_for_reading(&args.db);
-    let conn = connect()?;
-    crate::cli::query::warn_if_unfinished(&conn, &args.db)?;
-    let threads = match args.threads {
-        Some(n) => usize::from(n),
-        None => std::thread::available_parallelism().map_or(1, |n| n.get().min(8)),
-    };
-    let groups = engine::run(&conn, &connect, threads, &query)?;
+    let connect = || engine::StatsDb::open(&args.db);
+    let db = connect()?;
+    crate::cli::query::warn_if_unfinished(db.connection(), &args.db)?;
+    let threads = parallel::threads(args.threads.map(usize::from));
+    let groups = engine::run(&db, &connect, threads, &query)?;
 
     match &args.output {
         Some(path) => {

@@ -5,6 +5,7 @@
 pub mod columns;
 pub mod features;
 pub mod game;
+pub mod hash;
 pub mod moves;
 pub mod names;
 pub mod outcome;

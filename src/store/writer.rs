@@ -5,9 +5,6 @@
 //! the database holds (a load into an empty database that has not yet filled them), a miss
 //! needs no lookup at all.
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
-
 use anyhow::Result;
 use rusqlite::{Connection, ErrorCode, OptionalExtension, ffi, params};
 
@@ -15,6 +12,7 @@ use super::derive;
 use crate::model::features::SideFeatures;
 use crate::model::game::parse_elo;
 use crate::model::game::{GameRecord, Reject};
+use crate::model::hash::IntMap;
 use crate::model::outcome::roster;
 use crate::model::sink::{Sink, Stored};
 
@@ -23,43 +21,12 @@ const SET_CACHE: usize = 2_000_000;
 /// Game hashes kept in the duplicate cache at most (about 16 bytes each).
 const HASH_CACHE: usize = 4_000_000;
 
-/// A hasher for the caches' integer keys (pawn bitboards, game hashes): one multiply per
-/// word, folded, instead of SipHash (a fifth of the writer's time went to hashing). The keys
-/// are not chosen by an adversary who could aim at collisions: pawn sets are legal positions
-/// and game hashes are themselves hashes.
-#[derive(Default)]
-struct IntHasher(u64);
-
-impl Hasher for IntHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(u64::from(b));
-        }
-    }
-
-    fn write_u8(&mut self, v: u8) {
-        self.write_u64(u64::from(v));
-    }
-
-    fn write_u64(&mut self, v: u64) {
-        let m = u128::from((self.0 ^ v).wrapping_add(0x243F_6A88_85A3_08D3))
-            * 0x9E37_79B9_7F4A_7C15_u128;
-        self.0 = (m as u64) ^ ((m >> 64) as u64);
-    }
-
-    fn write_i64(&mut self, v: i64) {
-        self.write_u64(v as u64);
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
 /// A bounded cache in front of a unique index. `complete` while it holds every key the table
 /// holds: then a miss means "absent" without a lookup.
 struct Cache<K, V> {
-    map: HashMap<K, V, BuildHasherDefault<IntHasher>>,
+    /// Integer keys (pawn bitboards, game hashes), hashed by
+    /// [`IntHasher`](crate::model::hash::IntHasher): SipHash took a fifth of the writer's time.
+    map: IntMap<K, V>,
     cap: usize,
     complete: bool,
 }
@@ -67,7 +34,7 @@ struct Cache<K, V> {
 impl<K: std::hash::Hash + Eq, V: Copy> Cache<K, V> {
     fn new(cap: usize, complete: bool) -> Self {
         Cache {
-            map: HashMap::default(),
+            map: IntMap::default(),
             cap,
             complete,
         }

@@ -1,5 +1,5 @@
 //! Every SQL text `pawndex stats` runs, in one place so that a change of the storage layout
-//! behind `ply_features` only touches this file.
+//! behind `ply_features` only touches this file (and the reads of this folder that run them).
 //!
 //! The statistics never expand the `ply_features` view. They read three tables in order:
 //! `pawn_sets` once (structure columns and structure filters, per side), `games` once (results,
@@ -163,16 +163,21 @@ pub fn side_source(side: Side) -> String {
     sql
 }
 
-/// What a `--where` expression can see in the game scan.
-pub fn game_source() -> String {
-    let mut sql = "SELECT g.id AS id, g.id AS game_id".to_string();
+/// `, g.event AS event, …, elo_band`: the [`GAME_COLUMNS`] and `elo_band` of the games row `g`.
+fn select_game_columns(sql: &mut String) {
     select_list(
-        &mut sql,
+        sql,
         GAME_COLUMNS
             .iter()
             .map(|name| (format!("g.{name}"), name.to_string())),
     );
-    select_list(&mut sql, [(elo_band(), "elo_band".to_string())]);
+    select_list(sql, [(elo_band(), "elo_band".to_string())]);
+}
+
+/// What a `--where` expression can see in the game scan.
+pub fn game_source() -> String {
+    let mut sql = "SELECT g.id AS id, g.id AS game_id".to_string();
+    select_game_columns(&mut sql);
     sql.push_str("\nFROM games AS g");
     sql
 }
@@ -224,26 +229,7 @@ pub struct Joins {
 /// column a `--where` expression may use. Parameters `:lo`, `:hi` (ply range), `:first_game`,
 /// `:last_game` (game id range).
 pub fn positions_source(joins: Joins) -> String {
-    // The plies of the row, within the ply range.
-    let (first, last) = match joins.cut {
-        Cut::Runs => ("p.first_ply".to_string(), "p.last_ply".to_string()),
-        Cut::Plies => ("n.n".to_string(), "n.n".to_string()),
-        Cut::Pieces { buckets, opening } => {
-            let (mut first, mut last) = (vec!["p.first_ply", ":lo"], vec!["p.last_ply", ":hi"]);
-            if buckets {
-                first.push("b.n * 10");
-                last.push("b.n * 10 + 9");
-            }
-            if opening {
-                first.push("o.lo");
-                last.push("o.hi");
-            }
-            (
-                format!("max({})", first.join(", ")),
-                format!("min({})", last.join(", ")),
-            )
-        }
-    };
+    let (first, last) = row_plies(joins.cut);
     let mut sql = format!(
         "SELECT p.game_id AS game_id, {first} AS first_ply, {last} AS last_ply, \
          p.white_set AS white_set, p.black_set AS black_set, p.missing AS missing, \
@@ -270,15 +256,45 @@ pub fn positions_source(joins: Joins) -> String {
             .map(|c| (column_expr(c, &first, masks).unwrap(), c.name())),
     );
     if joins.games {
-        select_list(
-            &mut sql,
-            GAME_COLUMNS
-                .iter()
-                .map(|name| (format!("g.{name}"), name.to_string())),
-        );
-        select_list(&mut sql, [(elo_band(), "elo_band".to_string())]);
+        select_game_columns(&mut sql);
     }
     sql.push_str("\nFROM runs AS p");
+    positions_joins(&mut sql, joins);
+    sql.push_str(
+        "\nWHERE p.game_id BETWEEN :first_game AND :last_game \
+         AND p.last_ply >= :lo AND p.first_ply <= :hi",
+    );
+    if matches!(joins.cut, Cut::Pieces { .. }) {
+        let _ = write!(sql, " AND {first} <= {last}");
+    }
+    sql
+}
+
+/// The SQL of the first and last ply of a row of the positions source, within the ply range.
+fn row_plies(cut: Cut) -> (String, String) {
+    match cut {
+        Cut::Runs => ("p.first_ply".to_string(), "p.last_ply".to_string()),
+        Cut::Plies => ("n.n".to_string(), "n.n".to_string()),
+        Cut::Pieces { buckets, opening } => {
+            let (mut first, mut last) = (vec!["p.first_ply", ":lo"], vec!["p.last_ply", ":hi"]);
+            if buckets {
+                first.push("b.n * 10");
+                last.push("b.n * 10 + 9");
+            }
+            if opening {
+                first.push("o.lo");
+                last.push("o.hi");
+            }
+            (
+                format!("max({})", first.join(", ")),
+                format!("min({})", last.join(", ")),
+            )
+        }
+    }
+}
+
+/// The joins of the positions source after `FROM runs AS p`.
+fn positions_joins(sql: &mut String, joins: Joins) {
     match joins.cut {
         Cut::Runs => {}
         Cut::Plies => sql.push_str(
@@ -314,14 +330,6 @@ pub fn positions_source(joins: Joins) -> String {
     if joins.masks {
         sql.push_str("\nLEFT JOIN temp.stats_piece_masks AS m ON m.game_id = p.game_id");
     }
-    sql.push_str(
-        "\nWHERE p.game_id BETWEEN :first_game AND :last_game \
-         AND p.last_ply >= :lo AND p.first_ply <= :hi",
-    );
-    if matches!(joins.cut, Cut::Pieces { .. }) {
-        let _ = write!(sql, " AND {first} <= {last}");
-    }
-    sql
 }
 
 /// `WHERE (a) AND (b) …`, or nothing.
@@ -478,141 +486,12 @@ pub const MAX_SET_ID: &str = "SELECT coalesce(max(id), 0) FROM pawn_sets";
 pub const GAME_ID_RANGE: &str = "SELECT coalesce(min(id), 0), coalesce(max(id), -1) FROM games";
 pub const ROW_COUNTS: &str =
     "SELECT (SELECT count(*) FROM games), (SELECT count(*) FROM pawn_sets)";
-
-/// The lexical facts about a `--where` expression that decide where it runs.
-#[derive(Debug, Default)]
-pub struct Inspected {
-    /// Identifiers used as names (not function names), lower case.
-    pub identifiers: Vec<String>,
-}
-
-/// Reads a `--where` expression as SQL tokens: refuses what could end the expression early
-/// (`;`, comments, unbalanced parentheses) and lists the names it uses.
-pub fn inspect(expr: &str) -> Result<Inspected, String> {
-    let chars: Vec<char> = expr.chars().collect();
-    let mut out = Inspected::default();
-    let mut depth = 0i32;
-    let mut i = 0;
-    let closing = |open: char| match open {
-        '[' => ']',
-        c => c,
-    };
-    while i < chars.len() {
-        let c = chars[i];
-        match c {
-            '\'' | '"' | '`' | '[' => {
-                let close = closing(c);
-                let start = i + 1;
-                let mut j = start;
-                let mut text = String::new();
-                loop {
-                    if j >= chars.len() {
-                        return Err(format!("unterminated {c}…{close} in the expression"));
-                    }
-                    if chars[j] == close {
-                        // A doubled quote is a quote inside the literal.
-                        if close != ']' && j + 1 < chars.len() && chars[j + 1] == close {
-                            text.push(close);
-                            j += 2;
-                            continue;
-                        }
-                        break;
-                    }
-                    text.push(chars[j]);
-                    j += 1;
-                }
-                if c != '\'' {
-                    out.identifiers.push(text.to_ascii_lowercase());
-                }
-                i = j + 1;
-            }
-            ';' => return Err("the expression contains ';': give one expression".into()),
-            '-' if chars.get(i + 1) == Some(&'-') => {
-                return Err("comments (--) are not allowed in the expression".into());
-            }
-            '/' if chars.get(i + 1) == Some(&'*') => {
-                return Err("comments (/* */) are not allowed in the expression".into());
-            }
-            '(' => {
-                depth += 1;
-                i += 1;
-            }
-            ')' => {
-                depth -= 1;
-                if depth < 0 {
-                    return Err("unbalanced ')' in the expression".into());
-                }
-                i += 1;
-            }
-            c if c.is_ascii_digit()
-                || (c == '.' && chars.get(i + 1).is_some_and(|d| d.is_ascii_digit())) =>
-            {
-                // A number, including 0x1F and 1e5.
-                i += 1;
-                while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '.') {
-                    i += 1;
-                }
-            }
-            c if c.is_alphabetic() || c == '_' => {
-                let start = i;
-                while i < chars.len()
-                    && (chars[i].is_alphanumeric() || chars[i] == '_' || chars[i] == '$')
-                {
-                    i += 1;
-                }
-                let word: String = chars[start..i].iter().collect();
-                let mut j = i;
-                while j < chars.len() && chars[j].is_whitespace() {
-                    j += 1;
-                }
-                if chars.get(j) != Some(&'(') {
-                    out.identifiers.push(word.to_ascii_lowercase());
-                }
-            }
-            _ => i += 1,
-        }
-    }
-    if depth != 0 {
-        return Err("unbalanced '(' in the expression".into());
-    }
-    Ok(out)
-}
+/// The number of games.
+pub const GAME_COUNT: &str = "SELECT count(*) FROM games";
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn inspect_lists_names_and_skips_literals_and_functions() {
-        let i =
-            inspect("abs(white_islands - \"Black_Islands\") > 1 AND eco LIKE 'B%' AND x'00' = 1")
-                .unwrap();
-        assert_eq!(
-            i.identifiers,
-            [
-                "white_islands",
-                "black_islands",
-                "and",
-                "eco",
-                "like",
-                "and",
-                "x"
-            ]
-        );
-        let i = inspect("result = 'it''s' AND date(date) > 0x1F").unwrap();
-        assert_eq!(i.identifiers, ["result", "and", "date"]);
-    }
-
-    #[test]
-    fn inspect_refuses_what_could_escape_the_expression() {
-        assert!(inspect("1); DELETE FROM games; SELECT (1").is_err());
-        assert!(inspect("1 -- comment").is_err());
-        assert!(inspect("1 /* c */").is_err());
-        assert!(inspect("(1").is_err());
-        assert!(inspect("1)").is_err());
-        assert!(inspect("'open").is_err());
-        assert!(inspect("a - -1").is_ok());
-    }
 
     #[test]
     fn popcount_sql_is_valid_and_right() {
