@@ -111,6 +111,9 @@ pub struct SimilarArgs {
     /// Database to read (opened read-only)
     #[arg(long, default_value = command::DEFAULT_DB, value_name = "PATH")]
     pub db: std::path::PathBuf,
+    /// Reader threads, each on its own connection (default: every core, at most 8; up to 64)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub threads: Option<u16>,
 }
 
 fn target_of(conn: &rusqlite::Connection, args: &SimilarArgs) -> Result<Pawns> {
@@ -191,11 +194,14 @@ pub fn run(args: SimilarArgs) -> Result<i32> {
     let found = crate::engine::similar::rank(
         &conn,
         Some(&args.db),
-        target,
-        options,
-        args.limit,
-        args.max_distance,
-        args.min_games,
+        crate::engine::parallel::threads(args.threads.map(usize::from)),
+        crate::engine::similar::Request {
+            target,
+            options,
+            limit: args.limit,
+            max_distance: args.max_distance,
+            min_games: args.min_games,
+        },
     )?;
     let mut out = BufWriter::new(io::stdout().lock());
     if args.games {

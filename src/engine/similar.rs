@@ -16,6 +16,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use anyhow::Result;
 
+use crate::engine::parallel;
 use crate::model::similar::{self, Options, PartTable, Pawns, Similar, Variant};
 use crate::store::similar as db;
 
@@ -163,24 +164,6 @@ impl SideSets {
 /// pawn set of the database is read and ranked.
 const NEIGHBOURS_CAP: usize = 4096;
 
-/// How many connections read at once: one per core, at most 4.
-fn readers() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get().clamp(1, 4))
-}
-
-/// `n` consecutive ranges of about equal length covering `lo..=hi` (some may be empty).
-fn split_range(lo: i64, hi: i64, n: usize) -> Vec<(i64, i64)> {
-    let n = i64::try_from(n.max(1)).unwrap_or(1);
-    let len = (hi - lo + 1).max(0);
-    let step = len / n + 1;
-    (0..n)
-        .map(|k| {
-            let a = lo.saturating_add(k.saturating_mul(step));
-            (a, a.saturating_add(step - 1).min(hi))
-        })
-        .collect()
-}
-
 /// The sets of one id range (from `lo`), both sides: disjoint parts of the two `SideSets`.
 struct Chunk<'a> {
     lo: i64,
@@ -255,7 +238,7 @@ fn rank_all(
     for s in [&mut *white, &mut *black] {
         s.parts.iter_mut().for_each(|p| *p = [0; 4]);
     }
-    let ranges = split_range(1, max_id, extra.len() + 1);
+    let ranges = parallel::split(1, max_id, extra.len() + 1);
     // Disjoint slices of the tables, one set per range (range k covers ids lo..=hi).
     let mut chunks = Vec::with_capacity(ranges.len());
     {
@@ -281,26 +264,22 @@ fn rank_all(
             ));
         }
     }
-    let mut found: Vec<[Vec<(u32, i64)>; 2]> = Vec::with_capacity(chunks.len());
-    std::thread::scope(|s| -> Result<()> {
-        let mut chunks = chunks.into_iter();
-        let first = chunks.next();
-        let handles: Vec<_> = extra
-            .iter_mut()
-            .zip(chunks)
-            .map(|(c, (hi, chunk))| s.spawn(move || rank_chunk(c, hi, chunk, tables)))
-            .collect();
-        if let Some((hi, chunk)) = first {
-            found.push(rank_chunk(conn, hi, chunk, tables)?);
-        }
-        for h in handles {
-            match h.join() {
-                Ok(r) => found.push(r?),
-                Err(panic) => std::panic::resume_unwind(panic),
-            }
-        }
-        Ok(())
-    })?;
+    let mut chunks = chunks.into_iter();
+    let first = chunks.next();
+    let (rest, head) = parallel::join(
+        || {
+            parallel::fan_out(extra.iter_mut().zip(chunks), |(c, (hi, chunk))| {
+                rank_chunk(c, hi, chunk, tables)
+            })
+        },
+        || {
+            first
+                .map(|(hi, chunk)| rank_chunk(conn, hi, chunk, tables))
+                .transpose()
+        },
+    );
+    let mut found: Vec<[Vec<(u32, i64)>; 2]> = head?.into_iter().collect();
+    found.extend(rest?);
     let mut ranked = [Vec::new(), Vec::new()];
     for [w, b] in found {
         ranked[0].extend(w);
@@ -358,42 +337,49 @@ fn in_parallel<I: Sync, T: Send>(
     let size = items.len().div_ceil(n).max(1);
     let mut parts = items.chunks(size);
     let first = parts.next().unwrap_or(&[]);
-    std::thread::scope(|s| {
-        let work = &work;
-        let handles: Vec<_> = extra
-            .iter_mut()
-            .zip(parts)
-            .map(|(c, part)| s.spawn(move || work(c, part)))
-            .collect();
-        let mut out = vec![work(conn, first)?];
-        for h in handles {
-            match h.join() {
-                Ok(r) => out.push(r?),
-                Err(panic) => std::panic::resume_unwind(panic),
-            }
-        }
-        Ok(out)
-    })
+    let work = &work;
+    let (rest, head) = parallel::join(
+        || parallel::fan_out(extra.iter_mut().zip(parts), |(c, part)| work(c, part)),
+        || work(conn, first),
+    );
+    let mut out = vec![head?];
+    out.extend(rest?);
+    Ok(out)
+}
+
+/// What `pawndex similar` asks: the target, the options of the distance, and which structures
+/// to keep (at most `limit`, within `max_distance`, reached in at least `min_games` games).
+#[derive(Clone, Copy, Debug)]
+pub struct Request {
+    pub target: Pawns,
+    pub options: Options,
+    pub limit: usize,
+    pub max_distance: Option<u32>,
+    pub min_games: u64,
 }
 
 /// The ranked structures for a target (the command's work, without the output). `db_path`,
-/// when given, is the file of `conn`: more connections to it read at once, one per core.
+/// when given, is the file of `conn`: more connections to it read at once, `threads` in all.
 /// They read only rows that never change once written (pawn sets, the runs of the games
 /// `conn`'s snapshot holds), so their possibly later snapshots agree with `conn`'s.
 pub fn rank(
     conn: &rusqlite::Connection,
     db_path: Option<&std::path::Path>,
-    target: Pawns,
-    options: Options,
-    limit: usize,
-    max_distance: Option<u32>,
-    min_games: u64,
+    threads: usize,
+    request: Request,
 ) -> Result<Vec<Similar>> {
+    let Request {
+        target,
+        options,
+        limit,
+        max_distance,
+        min_games,
+    } = request;
     let trace = std::env::var_os("PAWNDEX_SIMILAR_TRACE").is_some();
     let start = std::time::Instant::now();
     let mut extra = Vec::new();
     if let Some(path) = db_path {
-        for _ in 1..readers() {
+        for _ in 1..threads {
             extra.push(crate::store::open_for_reading(path)?);
         }
     }
@@ -541,7 +527,7 @@ pub fn rank(
             let (cand_w, cand_b) = (ids(&white.within(rw)), ids(&black.within(rb)));
             let lo = results.first().map_or(0, |r| r.0);
             let hi = results.last().map_or(-1, |r| r.0);
-            let ranges = split_range(lo, hi, extra.len() + 1);
+            let ranges = parallel::split(lo, hi, extra.len() + 1);
             let parts = in_parallel(conn, &mut extra, &ranges, |c, ranges| {
                 let mut tallies = Tallies::new();
                 for &range in ranges {
