@@ -368,88 +368,27 @@ pub fn rank(
     threads: usize,
     request: Request,
 ) -> Result<Vec<Similar>> {
-    let Request {
-        target,
-        options,
-        limit,
-        max_distance,
-        min_games,
-    } = request;
-    let trace = std::env::var_os("PAWNDEX_SIMILAR_TRACE").is_some();
-    let start = std::time::Instant::now();
     let mut extra = Vec::new();
     if let Some(path) = db_path {
         for _ in 1..threads {
             extra.push(crate::store::open_for_reading(path)?);
         }
     }
-    let variants: Vec<Variant> = options.variants();
-    let forms: Vec<Pawns> = variants.iter().map(|v| v.apply(target)).collect();
-    let targets = [
-        forms.iter().map(|f| f.white).collect::<Vec<u64>>(),
-        forms.iter().map(|f| f.black).collect::<Vec<u64>>(),
-    ];
-    let tables = targets.clone().map(|t| {
-        t.iter()
-            .map(|&bb| PartTable::new(bb, options.ignore_wings))
-            .collect::<Vec<PartTable>>()
-    });
-    // A slot per pawn-set id: the ids are checked against the rows first (a wild id in the
-    // file must not size the tables).
-    let size = crate::store::ids::pawn_set_table(conn)?;
-    let mut white = SideSets::new(0, size);
-    let mut black = SideSets::new(1, size);
-    let wings = options.ignore_wings;
-    // Every set within the radii known on each side: the few bitboards that can be are looked
-    // up, or, when they are too many, every pawn set is read.
-    let know = |white: &mut SideSets,
-                black: &mut SideSets,
-                extra: &mut [rusqlite::Connection],
-                radii: [u32; 2]|
-     -> Result<()> {
-        if white.known == Some(u32::MAX) {
-            return Ok(());
-        }
-        // PAWNDEX_PLAN=scan reads every set (and every run), for tests.
-        let forced = crate::store::forced_plan() == Some(crate::store::ForcedPlan::Scan);
-        if !forced
-            && white.look_up(conn, radii[0], &targets[0], &tables[0], wings)?
-            && black.look_up(conn, radii[1], &targets[1], &tables[1], wings)?
-        {
-            return Ok(());
-        }
-        rank_all(conn, extra, white, black, &tables)
-    };
-    // Each side's closest set: radii 0, 1, 2, 4, … until one is found.
-    let mut radius = 0;
-    while (white.ranked.is_empty() || black.ranked.is_empty()) && white.known != Some(u32::MAX) {
-        know(&mut white, &mut black, &mut extra, [radius; 2])?;
-        radius = (radius * 2).max(1);
-    }
-    if trace {
-        eprintln!(
-            "similar: {:?} closest sets found ({} readers; sets known within {:?} and {:?})",
-            start.elapsed(),
-            extra.len() + 1,
-            white.known,
-            black.known
-        );
-    }
-    let (Some(&(min_w, _)), Some(&(min_b, _))) = (white.ranked.first(), black.ranked.first())
+    let mut r = Ranker::new(conn, extra, request)?;
+    r.find_closest()?;
+    let (Some(&(min_w, _)), Some(&(min_b, _))) = (r.white.ranked.first(), r.black.ranked.first())
     else {
         return Ok(Vec::new());
     };
     let tail = db::tail_games(conn)?;
     let game_count = db::game_count(conn)?;
-    let n = variants.len();
-    let cap = max_distance.unwrap_or(u32::MAX);
-    // From the closest possible pair up, in steps of a quarter (at least 2): the last round
-    // costs the most, and the rounds before it at most about as much together.
-    let mut bound = (min_w + min_b).min(cap);
+    let cap = request.max_distance.unwrap_or(u32::MAX);
     // The sets of each side that can be in a pair within a bound, with their least parts
     // (made known first).
     let radii = |bound: u32| [bound.saturating_sub(min_b), bound.saturating_sub(min_w)];
-    let ids = |sets: &[(u32, i64)]| sets.iter().map(|s| s.1).collect::<Vec<i64>>();
+    // From the closest possible pair up, in steps of a quarter (at least 2): the last round
+    // costs the most, and the rounds before it at most about as much together.
+    let mut bound = (min_w + min_b).min(cap);
     // The runs of the games read so far (a wider bound's games include a narrower one's).
     let mut read: HashMap<i64, GameRuns> = HashMap::new();
     // Once every set of both sides is known: a distance no pair exceeds (for any one form, the
@@ -459,21 +398,180 @@ pub fn rank(
     let mut top: Option<u32> = None;
     loop {
         let [rw, rb] = radii(bound);
-        know(&mut white, &mut black, &mut extra, [rw, rb])?;
-        if top.is_none() && white.known == Some(u32::MAX) && black.known == Some(u32::MAX) {
-            let (lw, lb) = (white.largest_parts(n), black.largest_parts(n));
-            top = (0..n.min(4)).map(|k| lw[k] + lb[k]).min();
+        r.know([rw, rb])?;
+        if top.is_none() && r.knows_every_set() {
+            top = Some(r.largest_distance());
         }
-        let (cand_w, cand_b) = (white.within(rw), black.within(rb));
-        let distance_of = |w: i64, b: i64| pair_distance(&white, &black, n, w, b);
-        let mut reader = db::Reader::new(conn)?;
-        let everything = white.known == Some(u32::MAX)
-            && black.known == Some(u32::MAX)
-            && cand_w.len() == white.ranked.len()
-            && cand_b.len() == black.ranked.len();
-        // The games that reach a candidate set of each side, each with the least part of the
-        // side's sets it reaches (from the game lists); a game can hold a pair within the bound
-        // only if its two least parts add up to at most the bound.
+        let (cand_w, cand_b) = (r.white.within(rw), r.black.within(rb));
+        let everything = r.knows_every_set()
+            && cand_w.len() == r.white.ranked.len()
+            && cand_b.len() == r.black.ranked.len();
+        let games = r.candidate_games(&cand_w, &cand_b, bound, &tail)?;
+        let tallies = if db::scan_is_cheaper(games.len(), game_count) {
+            // A pass costs about the same for a wider bound: take one, rather than pass again.
+            bound = bound.saturating_add(8).min(cap);
+            r.tally_by_scan(radii(bound), bound)?
+        } else {
+            r.tally_by_lists(&games, &mut read, bound)?
+        };
+        let found = tallies
+            .values()
+            .filter(|t| t.games >= request.min_games)
+            .count();
+        r.trace(format_args!(
+            "runs read: {} pairs within the bound, {found} with enough games",
+            tallies.len()
+        ));
+        // Every pair within the bound has been counted: the first `limit` of them are the
+        // ranking's once there are that many, or once no pair can be farther.
+        if found >= request.limit || bound >= cap || top.is_some_and(|t| bound >= t) {
+            return Ok(r.finish(tallies));
+        }
+        // Not enough yet: widen (when every set is already a candidate, a wider bound adds
+        // only games and pairs: take at once the one that holds every pair).
+        bound = match top {
+            Some(t) if everything => t,
+            _ => bound.saturating_add((bound / 4).max(2)),
+        }
+        .min(cap);
+    }
+}
+
+/// The state of one ranking: the connections, the target's forms and their part tables, and
+/// each side's known sets.
+struct Ranker<'c> {
+    conn: &'c rusqlite::Connection,
+    extra: Vec<rusqlite::Connection>,
+    request: Request,
+    /// Per side, the bitboard of each form of the target, and its part table.
+    targets: [Vec<u64>; 2],
+    tables: [Vec<PartTable>; 2],
+    white: SideSets,
+    black: SideSets,
+    /// `PAWNDEX_SIMILAR_TRACE`: when the ranking started.
+    trace: Option<std::time::Instant>,
+}
+
+impl<'c> Ranker<'c> {
+    fn new(
+        conn: &'c rusqlite::Connection,
+        extra: Vec<rusqlite::Connection>,
+        request: Request,
+    ) -> Result<Self> {
+        let variants: Vec<Variant> = request.options.variants();
+        let forms: Vec<Pawns> = variants.iter().map(|v| v.apply(request.target)).collect();
+        let targets = [
+            forms.iter().map(|f| f.white).collect::<Vec<u64>>(),
+            forms.iter().map(|f| f.black).collect::<Vec<u64>>(),
+        ];
+        let tables = targets.clone().map(|t| {
+            t.iter()
+                .map(|&bb| PartTable::new(bb, request.options.ignore_wings))
+                .collect::<Vec<PartTable>>()
+        });
+        // A slot per pawn-set id: the ids are checked against the rows first (a wild id in the
+        // file must not size the tables).
+        let size = crate::store::ids::pawn_set_table(conn)?;
+        Ok(Ranker {
+            conn,
+            extra,
+            request,
+            targets,
+            tables,
+            white: SideSets::new(0, size),
+            black: SideSets::new(1, size),
+            trace: std::env::var_os("PAWNDEX_SIMILAR_TRACE").map(|_| std::time::Instant::now()),
+        })
+    }
+
+    fn trace(&self, what: std::fmt::Arguments<'_>) {
+        if let Some(start) = self.trace {
+            eprintln!("similar: {:?} {what}", start.elapsed());
+        }
+    }
+
+    /// The number of forms of the target.
+    fn forms(&self) -> usize {
+        self.targets[0].len()
+    }
+
+    fn knows_every_set(&self) -> bool {
+        self.white.known == Some(u32::MAX) && self.black.known == Some(u32::MAX)
+    }
+
+    /// A distance no pair exceeds, once every set is known.
+    fn largest_distance(&self) -> u32 {
+        let n = self.forms();
+        let (lw, lb) = (self.white.largest_parts(n), self.black.largest_parts(n));
+        (0..n.min(4)).map(|k| lw[k] + lb[k]).min().unwrap_or(0)
+    }
+
+    /// Makes every set within the radii known on each side: the few bitboards that can be are
+    /// looked up, or, when they are too many, every pawn set is read.
+    fn know(&mut self, radii: [u32; 2]) -> Result<()> {
+        if self.white.known == Some(u32::MAX) {
+            return Ok(());
+        }
+        let wings = self.request.options.ignore_wings;
+        // PAWNDEX_PLAN=scan reads every set (and every run), for tests.
+        let forced = crate::store::forced_plan() == Some(crate::store::ForcedPlan::Scan);
+        if !forced
+            && self.white.look_up(
+                self.conn,
+                radii[0],
+                &self.targets[0],
+                &self.tables[0],
+                wings,
+            )?
+            && self.black.look_up(
+                self.conn,
+                radii[1],
+                &self.targets[1],
+                &self.tables[1],
+                wings,
+            )?
+        {
+            return Ok(());
+        }
+        rank_all(
+            self.conn,
+            &mut self.extra,
+            &mut self.white,
+            &mut self.black,
+            &self.tables,
+        )
+    }
+
+    /// Each side's closest set: radii 0, 1, 2, 4, … until one is found.
+    fn find_closest(&mut self) -> Result<()> {
+        let mut radius = 0;
+        while (self.white.ranked.is_empty() || self.black.ranked.is_empty())
+            && self.white.known != Some(u32::MAX)
+        {
+            self.know([radius; 2])?;
+            radius = (radius * 2).max(1);
+        }
+        self.trace(format_args!(
+            "closest sets found ({} readers; sets known within {:?} and {:?})",
+            self.extra.len() + 1,
+            self.white.known,
+            self.black.known
+        ));
+        Ok(())
+    }
+
+    /// The games that can hold a pair within `bound`: those that reach a candidate set of each
+    /// side whose two least parts add up to at most the bound (from the game lists), and the
+    /// unmerged tail.
+    fn candidate_games(
+        &self,
+        cand_w: &[(u32, i64)],
+        cand_b: &[(u32, i64)],
+        bound: u32,
+        tail: &[i64],
+    ) -> Result<Vec<i64>> {
+        let mut reader = db::Reader::new(self.conn)?;
+        // The games of a side's candidate sets, each with the least part of the sets it reaches.
         let mut side_games = |sets: &[(u32, i64)]| -> Result<Vec<(i64, u32)>> {
             let mut out = Vec::new();
             let mut games = Vec::new();
@@ -486,8 +584,8 @@ pub fn rank(
             out.dedup_by_key(|e| e.0);
             Ok(out)
         };
-        let games_w = side_games(&cand_w)?;
-        let games_b = side_games(&cand_b)?;
+        let games_w = side_games(cand_w)?;
+        let games_b = side_games(cand_b)?;
         let mut games: Vec<i64> = Vec::new();
         let mut j = 0;
         for &(g, pw) in &games_w {
@@ -498,142 +596,135 @@ pub fn rank(
                 games.push(g);
             }
         }
-        games.extend(&tail);
+        games.extend(tail);
         games.sort_unstable();
         games.dedup();
-        if trace {
-            eprintln!(
-                "similar: {:?} bound {bound}: {} White and {} Black candidate sets, {} games",
-                start.elapsed(),
-                cand_w.len(),
-                cand_b.len(),
-                games.len()
-            );
-        }
+        self.trace(format_args!(
+            "bound {bound}: {} White and {} Black candidate sets, {} games",
+            cand_w.len(),
+            cand_b.len(),
+            games.len()
+        ));
+        Ok(games)
+    }
+
+    /// Most games can hold a close structure: one pass over every run (each connection a range
+    /// of games) costs less than a lookup per game. Counts the pairs within `bound` (`radii`
+    /// its radii).
+    fn tally_by_scan(&mut self, radii: [u32; 2], bound: u32) -> Result<Tallies> {
+        let results: Vec<(i64, Option<u64>)> = db::results(self.conn)?
+            .into_iter()
+            .map(|(g, r)| (g, points(r.as_deref())))
+            .collect();
+        self.know(radii)?;
+        let n = self.forms();
+        let (white, black) = (&self.white, &self.black);
+        let distance_of = |w: i64, b: i64| pair_distance(white, black, n, w, b);
+        let ids = |sets: &[(u32, i64)]| sets.iter().map(|s| s.1).collect::<Vec<i64>>();
+        let (cand_w, cand_b) = (ids(&white.within(radii[0])), ids(&black.within(radii[1])));
+        let lo = results.first().map_or(0, |r| r.0);
+        let hi = results.last().map_or(-1, |r| r.0);
+        let ranges = parallel::split(lo, hi, self.extra.len() + 1);
+        let parts = in_parallel(self.conn, &mut self.extra, &ranges, |c, ranges| {
+            let mut tallies = Tallies::new();
+            for &range in ranges {
+                let mut current = (i64::MIN, None);
+                db::scan_runs(c, range, &cand_w, &cand_b, |game, r| {
+                    if current.0 != game {
+                        let p = results
+                            .binary_search_by_key(&game, |r| r.0)
+                            .ok()
+                            .and_then(|i| results[i].1);
+                        current = (game, p);
+                    }
+                    let plies = u32::try_from(r.last_ply - r.first_ply + 1).unwrap_or(0);
+                    let run = (r.white_set, r.black_set, plies);
+                    tally(&mut tallies, game, current.1, run, bound, &distance_of);
+                })?;
+            }
+            Ok(tallies)
+        })?;
         let mut tallies = Tallies::new();
-        if db::scan_is_cheaper(games.len(), game_count) {
-            // Most games can hold a close structure: one pass over every run (each connection
-            // a range of games) costs less than a lookup per game.
-            let results: Vec<(i64, Option<u64>)> = db::results(conn)?
-                .into_iter()
-                .map(|(g, r)| (g, points(r.as_deref())))
-                .collect();
-            // A pass costs about the same for a wider bound: take one, rather than pass again.
-            let wider = bound.saturating_add(8).min(cap);
-            let [rw, rb] = radii(wider);
-            drop(reader);
-            know(&mut white, &mut black, &mut extra, [rw, rb])?;
-            let distance_of = |w: i64, b: i64| pair_distance(&white, &black, n, w, b);
-            let (cand_w, cand_b) = (ids(&white.within(rw)), ids(&black.within(rb)));
-            let lo = results.first().map_or(0, |r| r.0);
-            let hi = results.last().map_or(-1, |r| r.0);
-            let ranges = parallel::split(lo, hi, extra.len() + 1);
-            let parts = in_parallel(conn, &mut extra, &ranges, |c, ranges| {
-                let mut tallies = Tallies::new();
-                for &range in ranges {
-                    let mut current = (i64::MIN, None);
-                    db::scan_runs(c, range, &cand_w, &cand_b, |game, r| {
-                        if current.0 != game {
-                            let p = results
-                                .binary_search_by_key(&game, |r| r.0)
-                                .ok()
-                                .and_then(|i| results[i].1);
-                            current = (game, p);
-                        }
-                        let plies = u32::try_from(r.last_ply - r.first_ply + 1).unwrap_or(0);
-                        tally(
-                            &mut tallies,
-                            game,
-                            current.1,
-                            (r.white_set, r.black_set, plies),
-                            wider,
-                            &distance_of,
-                        );
-                    })?;
-                }
-                Ok(tallies)
-            })?;
-            for part in parts {
-                for (pair, t) in part {
-                    tallies.entry(pair).or_default().merge(&t);
-                }
+        for part in parts {
+            for (pair, t) in part {
+                tallies.entry(pair).or_default().merge(&t);
             }
-            bound = wider;
-        } else {
-            let new: Vec<i64> = games
-                .iter()
-                .copied()
-                .filter(|g| !read.contains_key(g))
-                .collect();
-            for part in in_parallel(conn, &mut extra, &new, read_games)? {
-                read.extend(part);
-            }
-            for &game in &games {
-                if let Some((p, runs)) = read.get(&game) {
-                    for &run in runs {
-                        tally(&mut tallies, game, *p, run, bound, &distance_of);
-                    }
+        }
+        Ok(tallies)
+    }
+
+    /// Few games can hold a close structure: their runs are read by game (the ones not read
+    /// for a narrower bound), and the pairs within `bound` counted.
+    fn tally_by_lists(
+        &mut self,
+        games: &[i64],
+        read: &mut HashMap<i64, GameRuns>,
+        bound: u32,
+    ) -> Result<Tallies> {
+        let new: Vec<i64> = games
+            .iter()
+            .copied()
+            .filter(|g| !read.contains_key(g))
+            .collect();
+        for part in in_parallel(self.conn, &mut self.extra, &new, read_games)? {
+            read.extend(part);
+        }
+        let n = self.forms();
+        let distance_of = |w: i64, b: i64| pair_distance(&self.white, &self.black, n, w, b);
+        let mut tallies = Tallies::new();
+        for &game in games {
+            if let Some((p, runs)) = read.get(&game) {
+                for &run in runs {
+                    tally(&mut tallies, game, *p, run, bound, &distance_of);
                 }
             }
         }
-        let found = tallies.values().filter(|t| t.games >= min_games).count();
-        if trace {
-            eprintln!(
-                "similar: {:?} runs read: {} pairs within the bound, {found} with enough games",
-                start.elapsed(),
-                tallies.len()
-            );
-        }
-        // Every pair within the bound has been counted: the first `limit` of them are the
-        // ranking's once there are that many, or once no pair can be farther.
-        if found >= limit || bound >= cap || top.is_some_and(|t| bound >= t) {
-            let mut out: Vec<Similar> = tallies
-                .into_iter()
-                .filter(|(_, t)| t.games >= min_games)
-                .map(|((w, b), t)| {
-                    let pawns = Pawns {
-                        white: white.get(w).map_or(0, |e| e.0),
-                        black: black.get(b).map_or(0, |e| e.0),
-                    };
-                    Similar {
-                        pawns,
-                        sets: (w, b),
-                        distance: t.distance,
-                        differs: String::new(),
-                        positions: t.positions,
-                        games: t.games,
-                        points: t.points,
-                        scored: t.scored,
-                    }
-                })
-                .collect();
-            out.sort_by(|a, b| {
+        Ok(tallies)
+    }
+
+    /// The ranking: the pairs with enough games, closest first (then most games, then by
+    /// pawns), at most `limit`, each with what differs from the target.
+    fn finish(&self, tallies: Tallies) -> Vec<Similar> {
+        let Request {
+            target,
+            options,
+            limit,
+            min_games,
+            ..
+        } = self.request;
+        let mut out: Vec<Similar> = tallies
+            .into_iter()
+            .filter(|(_, t)| t.games >= min_games)
+            .map(|((w, b), t)| Similar {
+                pawns: Pawns {
+                    white: self.white.get(w).map_or(0, |e| e.0),
+                    black: self.black.get(b).map_or(0, |e| e.0),
+                },
+                sets: (w, b),
+                distance: t.distance,
+                differs: String::new(),
+                positions: t.positions,
+                games: t.games,
+                points: t.points,
+                scored: t.scored,
+            })
+            .collect();
+        out.sort_by(|a, b| {
+            let key = |s: &Similar| {
                 (
-                    a.distance,
-                    std::cmp::Reverse(a.games),
-                    a.pawns.white,
-                    a.pawns.black,
+                    s.distance,
+                    std::cmp::Reverse(s.games),
+                    s.pawns.white,
+                    s.pawns.black,
                 )
-                    .cmp(&(
-                        b.distance,
-                        std::cmp::Reverse(b.games),
-                        b.pawns.white,
-                        b.pawns.black,
-                    ))
-            });
-            out.truncate(limit);
-            for s in &mut out {
-                s.differs = similar::explain(s.pawns, target, options);
-            }
-            return Ok(out);
+            };
+            key(a).cmp(&key(b))
+        });
+        out.truncate(limit);
+        for s in &mut out {
+            s.differs = similar::explain(s.pawns, target, options);
         }
-        // Not enough yet: widen (when every set is already a candidate, a wider bound adds
-        // only games and pairs: take at once the one that holds every pair).
-        bound = match top {
-            Some(t) if everything => t,
-            _ => bound.saturating_add((bound / 4).max(2)),
-        }
-        .min(cap);
+        out
     }
 }
 
