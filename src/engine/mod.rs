@@ -5,3 +5,4 @@ pub mod parallel;
 pub mod queries;
 pub mod similar;
 pub mod stats;
+pub mod structures;

@@ -17,6 +17,7 @@ pub mod sink;
 pub mod stored;
 pub mod structure;
 mod structure_file;
+pub mod structure_report;
 pub mod tally;
 mod usage;
 

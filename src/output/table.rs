@@ -228,8 +228,6 @@ pub fn csv_writer<W: Write>(out: W) -> csv::Writer<W> {
         .from_writer(out)
 }
 
-pub use crate::model::outcome::white_score;
-
 /// Decimals of White's score in tables, CSV and JSON.
 pub const SCORE_DECIMALS: usize = 1;
 
