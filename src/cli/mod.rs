@@ -1,6 +1,7 @@
 //! Command-line interface: the subcommands and their help, dispatch, and how errors end the
-//! process. Each command's options struct lives with the command (`ingest::command`,
-//! `store::command`, `query`, `query::find`, `stats`, `info`).
+//! process. Each command is one glue file here (its options, the call to the work below, the
+//! output): `index`, `query`, `find`, `similar` (with `similar_games`), `stats`, `structures`,
+//! `migrate`, `check`, `info` and `export`; `common` holds what they share.
 
 pub mod check;
 pub mod common;
