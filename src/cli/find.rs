@@ -7,11 +7,11 @@ use std::io::{self, Write};
 use anyhow::Result;
 use clap::Args;
 use rusqlite::types::Value;
-use shakmaty::fen::Fen;
-use shakmaty::{Board, Color, File, Rank, Square};
+use shakmaty::{Color, File, Rank, Square};
 
 use crate::cli::common::{self as command, Per, UsageError, usage};
 use crate::cli::query;
+use crate::model::fen::structure_of;
 use crate::model::outcome::side_name;
 use crate::output::table::OutputArgs;
 use crate::store::search::{
@@ -334,96 +334,6 @@ fn values<'a>(flag: &str, given: &'a [String]) -> Result<Vec<&'a str>> {
     Ok(out)
 }
 
-/// Pawn bitboards (white, black) of a FEN or a FEN board part (`--structure` of `find` and
-/// `similar`). A fault is named where it is (the rank and character of a bad board), and a
-/// pawn on rank 1 or 8, which no position has, is refused.
-pub(crate) fn structure_of(text: &str) -> Result<(u64, u64)> {
-    let t = text.trim();
-    let board = match Fen::from_ascii(t.as_bytes()) {
-        Ok(fen) => fen.as_setup().board.clone(),
-        Err(full) => match Board::from_ascii_board_fen(t.as_bytes()) {
-            Ok(board) => board,
-            Err(_) => {
-                let why = board_fault(t.split_whitespace().next().unwrap_or(""))
-                    .unwrap_or_else(|| full.to_string());
-                usage!("--structure: \"{text}\" is not a valid FEN: {why}")
-            }
-        },
-    };
-    let pawns = board.pawns();
-    const RANKS_1_AND_8: u64 = 0xFF00_0000_0000_00FF;
-    if pawns.0 & RANKS_1_AND_8 != 0 {
-        let on: Vec<String> = (pawns.0 & RANKS_1_AND_8)
-            .to_le_bytes()
-            .iter()
-            .zip(0u32..)
-            .flat_map(|(&byte, rank)| {
-                (0u32..8)
-                    .filter(move |f| byte & (1 << f) != 0)
-                    .map(move |f| format!("{}{}", char::from(b'a' + f as u8), rank + 1))
-            })
-            .collect();
-        usage!(
-            "--structure: \"{text}\" has {} {} (pawns never stand on rank 1 or 8)",
-            if on.len() == 1 {
-                "a pawn on"
-            } else {
-                "pawns on"
-            },
-            on.join(" ")
-        );
-    }
-    let (white, black) = ((pawns & board.white()).0, (pawns & board.black()).0);
-    for (side, set) in [("White", white), ("Black", black)] {
-        if set.count_ones() > 8 {
-            usage!(
-                "--structure: \"{text}\" has {} {side} pawns (a side has at most 8)",
-                set.count_ones()
-            );
-        }
-    }
-    Ok((white, black))
-}
-
-/// Where a FEN's board part goes wrong, in words: the count of ranks, or the first rank with a
-/// character that is no piece or digit, or with other than 8 squares. `None` when none is
-/// found (the fault is elsewhere).
-fn board_fault(board: &str) -> Option<String> {
-    let ranks: Vec<&str> = board.split('/').collect();
-    if ranks.len() != 8 {
-        return Some(format!(
-            "the board part \"{board}\" has {} ranks (separated by /), not 8",
-            ranks.len()
-        ));
-    }
-    for (rank, number) in ranks.iter().zip((1..=8).rev()) {
-        let mut squares = 0;
-        for (i, c) in rank.chars().enumerate() {
-            match c {
-                '1'..='8' => squares += c.to_digit(10).unwrap_or(0),
-                'p' | 'n' | 'b' | 'r' | 'q' | 'k' | 'P' | 'N' | 'B' | 'R' | 'Q' | 'K' => {
-                    squares += 1;
-                }
-                // shakmaty's mark of a promoted piece
-                '~' => {}
-                _ => {
-                    return Some(format!(
-                        "rank {number} (\"{rank}\") has '{c}' at character {}, which is no \
-                         piece (PNBRQK for White, pnbrqk for Black) and no digit 1-8",
-                        i + 1
-                    ));
-                }
-            }
-        }
-        if squares != 8 {
-            return Some(format!(
-                "rank {number} (\"{rank}\") covers {squares} squares, not 8"
-            ));
-        }
-    }
-    None
-}
-
 /// The search described by a `find` command line.
 pub fn search(args: &FindArgs) -> Result<Search> {
     let mut f = Search::default();
@@ -435,6 +345,28 @@ pub fn search(args: &FindArgs) -> Result<Search> {
     }
     check_measures("--white", &args.white, &f.white)?;
     check_measures("--black", &args.black, &f.black)?;
+    let (required, absent) = pawn_squares(args, &mut f)?;
+    if let Some(fen) = &args.structure {
+        exact_structure(&mut f, fen, required, absent)?;
+    }
+    for t in values("--structure-name", &args.structure_name)? {
+        let form = structure_form(t)?;
+        if !f.structures.contains(&form) {
+            f.structures.push(form);
+        }
+    }
+    if let Some(range) = &args.ply {
+        f.plies = command::ply_range(range)
+            .map_err(|why| anyhow::Error::new(UsageError(format!("--ply {range}: {why}"))))?;
+    }
+    game_filters(args, &mut f)?;
+    Ok(f)
+}
+
+/// `--pawns` and `--no-pawns` into each side's conditions, refusing a square required for
+/// both sides, more than 8 pawns, or a square both required and excluded; the squares
+/// required and excluded per side (White first).
+fn pawn_squares(args: &FindArgs, f: &mut Search) -> Result<([u64; 2], [u64; 2])> {
     let mut required = [0u64; 2];
     for t in tokens("--pawns", &args.pawns)? {
         let (color, bb) = side_squares("--pawns", t, false)?;
@@ -481,39 +413,39 @@ pub fn search(args: &FindArgs) -> Result<Search> {
             conds.push(SetCond::NoPawnsOn(abs));
         }
     }
-    if let Some(fen) = &args.structure {
-        let (white, black) = structure_of(fen)?;
-        for (color, pawns) in [(Color::White, white), (Color::Black, black)] {
-            let (req, abs) = (required[color as usize], absent[color as usize]);
-            let side = side_name(color);
-            if req & !pawns != 0 {
-                usage!(
-                    "--structure and --pawns contradict each other: the structure has no {side} \
-                     pawn on {}",
-                    crate::store::search::squares(req & !pawns)
-                );
-            }
-            if abs & pawns != 0 {
-                usage!(
-                    "--structure and --no-pawns contradict each other: the structure has {side} \
-                     pawns on {}",
-                    crate::store::search::squares(abs & pawns)
-                );
-            }
+    Ok((required, absent))
+}
+
+/// `--structure FEN`: exactly its pawns on each side, refused against `--pawns` and
+/// `--no-pawns` that contradict it.
+fn exact_structure(f: &mut Search, fen: &str, required: [u64; 2], absent: [u64; 2]) -> Result<()> {
+    let (white, black) = structure_of(fen)?;
+    for (color, pawns) in [(Color::White, white), (Color::Black, black)] {
+        let (req, abs) = (required[color as usize], absent[color as usize]);
+        let side = side_name(color);
+        if req & !pawns != 0 {
+            usage!(
+                "--structure and --pawns contradict each other: the structure has no {side} \
+                 pawn on {}",
+                crate::store::search::squares(req & !pawns)
+            );
         }
-        f.white.push(SetCond::Exactly(white));
-        f.black.push(SetCond::Exactly(black));
-    }
-    for t in values("--structure-name", &args.structure_name)? {
-        let form = structure_form(t)?;
-        if !f.structures.contains(&form) {
-            f.structures.push(form);
+        if abs & pawns != 0 {
+            usage!(
+                "--structure and --no-pawns contradict each other: the structure has {side} \
+                 pawns on {}",
+                crate::store::search::squares(abs & pawns)
+            );
         }
     }
-    if let Some(range) = &args.ply {
-        f.plies = command::ply_range(range)
-            .map_err(|why| anyhow::Error::new(UsageError(format!("--ply {range}: {why}"))))?;
-    }
+    f.white.push(SetCond::Exactly(white));
+    f.black.push(SetCond::Exactly(black));
+    Ok(())
+}
+
+/// The game filters: `--result`, `--min-elo`, the player, event and site texts, `--eco` and
+/// `--date` (several values of one filter: any of them).
+fn game_filters(args: &FindArgs, f: &mut Search) -> Result<()> {
     let mut results = Vec::new();
     for r in values("--result", &args.result)? {
         if !RESULTS.contains(&r) {
@@ -556,7 +488,7 @@ pub fn search(args: &FindArgs) -> Result<Search> {
         dates.push(GameCond::Date(from, to));
     }
     f.games.extend(any_of(dates));
-    Ok(f)
+    Ok(())
 }
 
 /// One `--structure-name` value as typed: a catalogue key or a structure's display name, `~`

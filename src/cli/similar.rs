@@ -118,7 +118,7 @@ pub struct SimilarArgs {
 
 fn target_of(conn: &rusqlite::Connection, args: &SimilarArgs) -> Result<Pawns> {
     if let Some(fen) = &args.structure {
-        let (white, black) = crate::cli::find::structure_of(fen)?;
+        let (white, black) = crate::model::fen::structure_of(fen)?;
         return Ok(Pawns { white, black });
     }
     let (Some(game), Some(ply)) = (args.game, args.ply) else {

@@ -4,5 +4,6 @@
 pub mod parallel;
 pub mod queries;
 pub mod similar;
+mod similar_sets;
 pub mod stats;
 pub mod structures;

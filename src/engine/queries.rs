@@ -147,55 +147,60 @@ pub fn named_search(name: &str, params: &[(String, Value)]) -> Result<Search> {
             s.black = vec![PawnsOn(sq("c5 e5")), NoPawnsOn(files("d"))];
         }
         "exact-structure" => {
-            let value = |side: &str| -> Result<u64> {
-                let key = format!("{side}_pawns");
-                match params.iter().rev().find(|(n, _)| *n == key) {
-                    Some((_, Value::Integer(v))) => Ok(*v as u64),
-                    Some((_, v)) => {
-                        usage!(
-                            "--param {key}: expected a bitboard (an integer, 0x… for hex), got {v:?}"
-                        )
-                    }
-                    None => usage!("the query needs a value for :{key}: add --param {key}=VALUE"),
-                }
-            };
-            let (w, b) = (value("white")?, value("black")?);
-            if let Some((p, _)) = params
-                .iter()
-                .find(|(n, _)| n != "white_pawns" && n != "black_pawns")
-            {
-                usage!(
-                    "--param {p}: the query has no parameter :{p} (its parameters: white_pawns, black_pawns)"
-                );
-            }
-            // Bitboards no position has are refused, as `find` refuses such conditions.
-            if w & b != 0 {
-                usage!(
-                    "--param white_pawns and black_pawns: both have a pawn on {} (a square \
-                     holds one pawn)",
-                    crate::store::search::squares(w & b)
-                );
-            }
-            for (side, v) in [("white_pawns", w), ("black_pawns", b)] {
-                if v & 0xFF00_0000_0000_00FF != 0 {
-                    usage!(
-                        "--param {side}: a pawn on {} (pawns never stand on rank 1 or 8)",
-                        crate::store::search::squares(v & 0xFF00_0000_0000_00FF)
-                    );
-                }
-                if v.count_ones() > 8 {
-                    usage!(
-                        "--param {side}: {} pawns (a side has at most 8)",
-                        v.count_ones()
-                    );
-                }
-            }
+            let (w, b) = exact_params(params)?;
             s.white.push(SetCond::Exactly(w));
             s.black.push(SetCond::Exactly(b));
         }
         other => bail!("no search is defined for the named query {other}"),
     }
     Ok(s)
+}
+
+/// The pawns of `exact-structure` from its parameters (`white_pawns`, `black_pawns`),
+/// refusing a missing or extra parameter and bitboards no position has.
+fn exact_params(params: &[(String, Value)]) -> Result<(u64, u64)> {
+    let value = |side: &str| -> Result<u64> {
+        let key = format!("{side}_pawns");
+        match params.iter().rev().find(|(n, _)| *n == key) {
+            Some((_, Value::Integer(v))) => Ok(*v as u64),
+            Some((_, v)) => {
+                usage!("--param {key}: expected a bitboard (an integer, 0x… for hex), got {v:?}")
+            }
+            None => usage!("the query needs a value for :{key}: add --param {key}=VALUE"),
+        }
+    };
+    let (w, b) = (value("white")?, value("black")?);
+    if let Some((p, _)) = params
+        .iter()
+        .find(|(n, _)| n != "white_pawns" && n != "black_pawns")
+    {
+        usage!(
+            "--param {p}: the query has no parameter :{p} (its parameters: white_pawns, black_pawns)"
+        );
+    }
+    // Bitboards no position has are refused, as `find` refuses such conditions.
+    if w & b != 0 {
+        usage!(
+            "--param white_pawns and black_pawns: both have a pawn on {} (a square \
+             holds one pawn)",
+            crate::store::search::squares(w & b)
+        );
+    }
+    for (side, v) in [("white_pawns", w), ("black_pawns", b)] {
+        if v & 0xFF00_0000_0000_00FF != 0 {
+            usage!(
+                "--param {side}: a pawn on {} (pawns never stand on rank 1 or 8)",
+                crate::store::search::squares(v & 0xFF00_0000_0000_00FF)
+            );
+        }
+        if v.count_ones() > 8 {
+            usage!(
+                "--param {side}: {} pawns (a side has at most 8)",
+                v.count_ones()
+            );
+        }
+    }
+    Ok((w, b))
 }
 
 /// The text of a named query's `.sql` file: its opening comment, then the SQL of its search

@@ -4,6 +4,7 @@
 
 pub mod columns;
 pub mod features;
+pub mod fen;
 pub mod game;
 pub mod hash;
 pub mod moves;
@@ -12,6 +13,7 @@ pub mod outcome;
 pub mod pieceset;
 pub mod report;
 mod scope;
+pub mod search;
 pub mod similar;
 pub mod sink;
 pub mod stored;

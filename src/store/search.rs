@@ -14,124 +14,10 @@ use anyhow::Result;
 use rusqlite::Connection;
 use rusqlite::types::Value;
 
-/// White or Black.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Side {
-    White,
-    Black,
-}
-
-impl Side {
-    #[must_use]
-    pub fn name(self) -> &'static str {
-        match self {
-            Side::White => "white",
-            Side::Black => "black",
-        }
-    }
-
-    /// The `pawn_sets.side` value.
-    #[must_use]
-    pub fn code(self) -> u8 {
-        match self {
-            Side::White => 0,
-            Side::Black => 1,
-        }
-    }
-}
-
-/// Pawns side by side on a rank (a `pawn_sets` mask column).
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Group {
-    Duo,
-    Trio,
-    Quart,
-}
-
-/// A numeric feature of one side's pawns.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Measure {
-    Islands,
-    Dispersion,
-    Distortion,
-}
-
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Op {
-    Eq,
-    Ne,
-    Lt,
-    Le,
-    Gt,
-    Ge,
-}
-
-impl Op {
-    /// The SQL operator (the same in SQLite, DuckDB and Spark).
-    pub fn sql(self) -> &'static str {
-        match self {
-            Op::Eq => "=",
-            Op::Ne => "!=",
-            Op::Lt => "<",
-            Op::Le => "<=",
-            Op::Gt => ">",
-            Op::Ge => ">=",
-        }
-    }
-}
-
-/// A condition on one side's pawn set.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum SetCond {
-    /// The side has such a group somewhere.
-    Has(Group),
-    Compare(Measure, Op, i64),
-    /// Pawns on every one of these squares.
-    PawnsOn(u64),
-    /// No pawn on any of these squares.
-    NoPawnsOn(u64),
-    /// A pawn on at least one of these squares.
-    PawnOnAny(u64),
-    /// Exactly these pawns (a parameter `:white_pawns`/`:black_pawns` of that value).
-    Exactly(u64),
-}
-
-/// A condition on a run.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum RunCond {
-    /// The side has (or has not) the bishop pair.
-    BishopPair(Side, bool),
-    /// Exactly this bishop-pair state (bit 0 White, bit 1 Black).
-    BishopPairs(u8),
-}
-
-/// A condition on the game.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum GameCond {
-    Result(String),
-    /// Both players rated at least this.
-    MinElo(i64),
-    /// White or Black name contains this (ASCII case-insensitive).
-    Player(String),
-    /// White's name contains this.
-    WhitePlayer(String),
-    /// Black's name contains this.
-    BlackPlayer(String),
-    /// The Event tag contains this.
-    Event(String),
-    /// The Site tag contains this.
-    Site(String),
-    /// The ECO code's first three characters lie in this range (both included, `A00`..`E99`).
-    Eco(String, String),
-    /// The date lies in this range (both included, either open), compared at each bound's own
-    /// precision: `2020`, `2020.05` or `2020.05.17`. A game is in only when its date surely is:
-    /// `????` never, `2020.??.??` not for `2020.05..` but for `2019.05..`, `..2020` and
-    /// `..2020.12.31`.
-    Date(Option<String>, Option<String>),
-    /// Any one of these conditions (several values of one filter: `--result 1-0,0-1`). Their
-    /// parameters are numbered: `:result_1`, `:result_2`, ….
-    AnyOf(Vec<GameCond>),
-}
+pub use crate::model::search::{
+    Form, GameCond, Group, Measure, Op, Rows, RunCond, Search, SetCond, Side, StructureForm,
+    squares,
+};
 
 impl GameCond {
     /// The condition as SQL over `games AS g`, with named parameters (see [`GameCond::params`]).
@@ -222,66 +108,6 @@ impl GameCond {
     }
 }
 
-/// One form of a named structure: the catalogue key (a row of `structure_names`) and whether
-/// it is the colour-reversed form (`runs.structure = 2 * id + reversed`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct StructureForm {
-    pub key: String,
-    pub reversed: bool,
-}
-
-impl StructureForm {
-    /// The form as `find --structure-name` writes it: `carlsbad`, or `carlsbad~` reversed.
-    #[must_use]
-    pub fn label(&self) -> String {
-        format!("{}{}", self.key, if self.reversed { "~" } else { "" })
-    }
-}
-
-/// A position search. Plies are `plies.0..=plies.1`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Search {
-    pub white: Vec<SetCond>,
-    pub black: Vec<SetCond>,
-    pub runs: Vec<RunCond>,
-    pub games: Vec<GameCond>,
-    pub plies: (u32, u32),
-    /// The run's named structure is one of these forms (none: any structure, named or not).
-    pub structures: Vec<StructureForm>,
-}
-
-impl Default for Search {
-    fn default() -> Self {
-        Search {
-            white: Vec::new(),
-            black: Vec::new(),
-            runs: Vec::new(),
-            games: Vec::new(),
-            plies: (0, u32::MAX),
-            structures: Vec::new(),
-        }
-    }
-}
-
-/// What the final SELECT returns.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Rows {
-    /// `game_id, ply` per position, in (game, ply) order.
-    Positions,
-    /// `game_id, ply, white, black, result, date` per position.
-    PositionsWithGame,
-    /// `game_id, ply, white, black, result, date` per game, at its first matching ply.
-    Games,
-}
-
-/// How the runs are read (see the module comment).
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Form {
-    Scan,
-    /// Through the `:games` parameter (see [`Search::rows_form`]).
-    Postings,
-}
-
 /// SQL with the parameters it needs.
 #[derive(Clone, Debug)]
 pub struct Sql {
@@ -302,6 +128,20 @@ pub enum CountPlan {
     Runs,
 }
 
+impl Op {
+    /// The SQL operator (the same in SQLite, DuckDB and Spark).
+    pub fn sql(self) -> &'static str {
+        match self {
+            Op::Eq => "=",
+            Op::Ne => "!=",
+            Op::Lt => "<",
+            Op::Le => "<=",
+            Op::Gt => ">",
+            Op::Ge => ">=",
+        }
+    }
+}
+
 fn like_pattern(name: &str) -> String {
     let mut p = String::from("%");
     for c in name.chars() {
@@ -316,36 +156,6 @@ fn like_pattern(name: &str) -> String {
 
 fn hex(v: u64) -> String {
     format!("0x{v:016X}")
-}
-
-/// Squares of a mask in words: whole files as "the c- or e-file", other squares by name.
-pub fn squares(mask: u64) -> String {
-    const FILE: u64 = 0x0101_0101_0101_0101;
-    let mut files = Vec::new();
-    let mut rest = mask;
-    for f in 0..8 {
-        if mask & (FILE << f) == FILE << f {
-            files.push(format!("{}", (b'a' + f) as char));
-            rest &= !(FILE << f);
-        }
-    }
-    let mut words = Vec::new();
-    if !files.is_empty() {
-        let last = files.pop().unwrap_or_default();
-        words.push(if files.is_empty() {
-            format!("the {last}-file")
-        } else {
-            format!("the {}- or {last}-file", files.join("-, "))
-        });
-    }
-    let names: Vec<String> = (0..64)
-        .filter(|i| rest & (1u64 << i) != 0)
-        .map(|i| format!("{}{}", (b'a' + i % 8) as char, i / 8 + 1))
-        .collect();
-    if !names.is_empty() {
-        words.push(names.join(" "));
-    }
-    words.join(" and ")
 }
 
 impl SetCond {
@@ -752,7 +562,7 @@ impl Search {
             .structure_games(conn)?
             .filter(|g| limit == usize::MAX || g.len() <= usize::try_from(last / 2).unwrap_or(0));
         let mut lists_read = false;
-        'sides: for ids in sides {
+        for ids in sides {
             // Every set holds at least one game: more sets than the limit cannot be rare.
             if ids.len() > limit {
                 continue;
@@ -762,24 +572,9 @@ impl Search {
             if limit != usize::MAX && games.as_ref().is_some_and(|g| ids.len() > g.len() / 2) {
                 continue;
             }
-            let mut these = Vec::new();
-            let mut check_at = limit.max(1024);
-            for &id in ids {
-                let mut rows = list.query([id])?;
-                if let Some(r) = rows.next()? {
-                    these.extend(super::decode_games(r.get_ref(0)?.as_blob()?));
-                }
-                if these.len() > check_at {
-                    these.sort_unstable();
-                    these.dedup();
-                    if these.len() > limit {
-                        continue 'sides;
-                    }
-                    check_at = these.len().saturating_mul(2).max(limit);
-                }
-            }
-            these.sort_unstable();
-            these.dedup();
+            let Some(these) = listed_games(&mut list, ids, limit)? else {
+                continue;
+            };
             lists_read = true;
             games = Some(match games {
                 None => these,
@@ -794,12 +589,7 @@ impl Search {
         };
         if lists_read {
             // The lists leave out the unmerged tail (the structures' games may hold some).
-            let mut tail = conn.prepare("SELECT id FROM games WHERE id > ?1 ORDER BY id")?;
-            for id in tail.query_map([through], |r| r.get::<_, i64>(0))? {
-                games.push(id?);
-            }
-            games.sort_unstable();
-            games.dedup();
+            add_tail(conn, through, &mut games)?;
         }
         Ok(Some(games))
     }
@@ -897,6 +687,46 @@ pub fn json_array(ids: &[i64]) -> String {
 pub struct MatchingSets {
     pub white: Option<Vec<i64>>,
     pub black: Option<Vec<i64>>,
+}
+
+/// The games of the sets `ids` from their `set_games` lists (`list` reads one), sorted and
+/// without repeats; `None` once they are more than `limit`.
+fn listed_games(
+    list: &mut rusqlite::Statement<'_>,
+    ids: &[i64],
+    limit: usize,
+) -> Result<Option<Vec<i64>>> {
+    let mut these = Vec::new();
+    let mut check_at = limit.max(1024);
+    for &id in ids {
+        let mut rows = list.query([id])?;
+        if let Some(r) = rows.next()? {
+            these.extend(super::decode_games(r.get_ref(0)?.as_blob()?));
+        }
+        if these.len() > check_at {
+            these.sort_unstable();
+            these.dedup();
+            if these.len() > limit {
+                return Ok(None);
+            }
+            check_at = these.len().saturating_mul(2).max(limit);
+        }
+    }
+    these.sort_unstable();
+    these.dedup();
+    Ok(Some(these))
+}
+
+/// Adds the games after `through` (the unmerged tail) to `games`, keeping them sorted and
+/// without repeats.
+fn add_tail(conn: &Connection, through: i64, games: &mut Vec<i64>) -> Result<()> {
+    let mut tail = conn.prepare("SELECT id FROM games WHERE id > ?1 ORDER BY id")?;
+    for id in tail.query_map([through], |r| r.get::<_, i64>(0))? {
+        games.push(id?);
+    }
+    games.sort_unstable();
+    games.dedup();
+    Ok(())
 }
 
 #[cfg(test)]

@@ -467,12 +467,8 @@ impl Writer {
         self.explain(r, Step::Storing)
     }
 
-    fn add_game_inner(&mut self, g: &GameRecord, source: &str) -> Result<Stored> {
-        self.begin()?;
-        if self.is_duplicate(g)? {
-            return Ok(Stored::Duplicate);
-        }
-        self.ensure_ply_numbers(g.plies)?;
+    /// Inserts the `games` row of `g`; its id.
+    fn insert_game(&mut self, g: &GameRecord, source: &str) -> Result<i64> {
         let t = &g.tags;
         let elo = |v: &Option<String>| parse_elo(v.as_deref());
         self.conn
@@ -500,21 +496,36 @@ impl Writer {
                 g.moves,
                 g.hash,
             ])?;
-        let game_id = self.conn.last_insert_rowid();
-        {
-            let sm = &g.summary;
-            let mut st = self.conn.prepare_cached(
-                "INSERT INTO game_summary VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
-            )?;
-            st.raw_bind_parameter(1, game_id)?;
-            for (i, a) in sm.any.iter().enumerate() {
-                st.raw_bind_parameter(2 + i, a)?;
-            }
-            for (i, m) in sm.max.iter().enumerate() {
-                st.raw_bind_parameter(10 + i, m)?;
-            }
-            st.raw_execute()?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    /// Inserts the `game_summary` row of `g` (game `game_id`).
+    fn insert_summary(&mut self, game_id: i64, g: &GameRecord) -> Result<()> {
+        let sm = &g.summary;
+        let mut st = self.conn.prepare_cached(
+            "INSERT INTO game_summary VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+        )?;
+        st.raw_bind_parameter(1, game_id)?;
+        for (i, a) in sm.any.iter().enumerate() {
+            st.raw_bind_parameter(2 + i, a)?;
         }
+        for (i, m) in sm.max.iter().enumerate() {
+            st.raw_bind_parameter(10 + i, m)?;
+        }
+        st.raw_execute()?;
+        Ok(())
+    }
+
+    fn add_game_inner(&mut self, g: &GameRecord, source: &str) -> Result<Stored> {
+        self.begin()?;
+        if self.is_duplicate(g)? {
+            return Ok(Stored::Duplicate);
+        }
+        self.ensure_ply_numbers(g.plies)?;
+        let game_id = self.insert_game(g, source)?;
+        self.insert_summary(game_id, g)?;
+        let t = &g.tags;
+        let elo = |v: &Option<String>| parse_elo(v.as_deref());
         self.pairs.start_game(
             game_id,
             t.result.as_deref(),

@@ -51,6 +51,18 @@ pub fn draw_named(
     super::write_chart(path, &bytes)
 }
 
+/// What a bar says of White's score: the score drawn, a score from too few results, or none.
+fn bar_score(score: Option<f64>, drawn: Option<f64>) -> String {
+    match (score, drawn) {
+        (_, Some(s)) => format!("White {}%", score_text(Some(s))),
+        (Some(s), None) => format!(
+            "White {}% (under {MIN_GAMES_FOR_SCORE} results)",
+            score_text(Some(s))
+        ),
+        (None, _) => "no result".to_string(),
+    }
+}
+
 /// The title, the colour scale and a bar per form.
 fn draw<DB: DrawingBackend>(
     root: &Area<DB>,
@@ -113,18 +125,10 @@ where
             RGBColor(120, 120, 120).stroke_width(1),
         ))
         .map_err(plot_error)?;
-        let score = match (b.score, drawn) {
-            (_, Some(s)) => format!("White {}%", score_text(Some(s))),
-            (Some(s), None) => format!(
-                "White {}% (under {MIN_GAMES_FOR_SCORE} results)",
-                score_text(Some(s))
-            ),
-            (None, _) => "no result".to_string(),
-        };
         let (px, py) = chart.backend_coord(&(games, SegmentValue::CenterOf(row)));
         text(
             &body,
-            &format!("{} games, {score}", short(games)),
+            &format!("{} games, {}", short(games), bar_score(b.score, drawn)),
             (px - base.0 + 6, py - base.1 - 7),
             12,
             &BLACK,
