@@ -131,7 +131,8 @@ class Pawndex:
 
 def stats_sql(exclude=None):
     """`pawndex stats --by white_islands` over the dataset: the integer sums, and the three
-    ratios as doubles computed in the order pawndex computes them (rounded when printed).
+    ratios as doubles computed in the order pawndex computes them (rounded when printed):
+    White's score is the percent 50 * (2 * wins + draws) / games with a result.
     `exclude` names a table of game ids to leave out (the inner join drops their runs too).
     Runs are first summed per (game, islands), so that a game counts once per group without a
     COUNT(DISTINCT) over every run, and the result is decoded once per game, not per run."""
@@ -152,7 +153,7 @@ per_game AS (
 SELECT white_islands,
        positions, games, white_wins, draws, black_wins,
        CASE WHEN white_wins + draws + black_wins > 0
-            THEN (CAST(white_wins AS DOUBLE) + CAST(draws AS DOUBLE) / 2.0)
+            THEN CAST(50.0 AS DOUBLE) * CAST(2 * white_wins + draws AS DOUBLE)
                  / CAST(white_wins + draws + black_wins AS DOUBLE) END AS white_score,
        CASE WHEN white_elo_units > 0
             THEN CAST(white_elo_sum AS DOUBLE) / CAST(white_elo_units AS DOUBLE) END
@@ -205,7 +206,7 @@ def structure_rows(rows):
 def stats_csv(rows):
     """Stats rows (white_islands, 5 counts, 3 doubles) as pawndex prints them."""
     opt = lambda v, d: "" if v is None else f"{v:.{d}f}"
-    return [[str(r[0]), *(str(int(v)) for v in r[1:6]), opt(r[6], 4), opt(r[7], 1), opt(r[8], 1)]
+    return [[str(r[0]), *(str(int(v)) for v in r[1:6]), opt(r[6], 1), opt(r[7], 1), opt(r[8], 1)]
             for r in rows]
 
 
