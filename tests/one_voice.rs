@@ -14,22 +14,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::stats::{parse_csv, stats_csv};
+use common::structures::{CARLSBAD, MINORITY};
 use common::{BIN, Run};
 use serde_json::Value;
-
-const CARLSBAD: &str = r#"
-name = "Carlsbad"
-family = "d4-d5"
-description = "White d4+e3 without a c-pawn against Black c6+d5 without an e-pawn."
-source = "test"
-reversed = true
-[white]
-pawns = ["d4", "e3"]
-none = ["c"]
-[black]
-pawns = ["c6", "d5"]
-none = ["e"]
-"#;
 
 /// A Carlsbad at plies 11 and 12, left by 7. e4 (ply 13).
 const CARLSBAD_MOVES: &str =
@@ -429,19 +416,6 @@ source = "test"
 reversed = true
 [white]
 pawns = ["d4", "e3"]
-none = ["c"]
-[black]
-pawns = ["c6", "d5"]
-none = ["e"]
-"#;
-
-const MINORITY: &str = r#"
-name = "Minority attack"
-family = "Soltis"
-description = "A Carlsbad with White's b-pawn on b4."
-source = "test"
-[white]
-pawns = ["b4", "d4", "e3"]
 none = ["c"]
 [black]
 pawns = ["c6", "d5"]

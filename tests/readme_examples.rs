@@ -19,9 +19,10 @@
 mod common;
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 
+use common::doc_files;
 use common::query::root_path;
 
 /// Examples that cannot succeed on the 12 sample games, though the binary accepts them: a
@@ -45,19 +46,6 @@ struct Example {
     /// `file:line`.
     place: String,
     command: String,
-}
-
-/// The files whose shell blocks are examples: README.md, then docs/*.md by name.
-fn example_files() -> Vec<PathBuf> {
-    let mut docs: Vec<PathBuf> = std::fs::read_dir(root_path("docs"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "md"))
-        .collect();
-    docs.sort();
-    let mut files = vec![root_path("README.md")];
-    files.extend(docs);
-    files
 }
 
 /// The `pawndex` commands of the shell blocks of `text`.
@@ -247,7 +235,7 @@ fn judge(example: &Example, code: Option<i32>, stderr: &str) -> Option<String> {
 fn every_command_example_of_the_docs_runs() {
     let dir = workspace();
     let mut examples = Vec::new();
-    for file in example_files() {
+    for file in doc_files() {
         let name = file
             .strip_prefix(root_path(""))
             .unwrap()

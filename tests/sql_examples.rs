@@ -17,8 +17,9 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
+use common::doc_files;
 use common::query::{Db, csv_records, pawndex, random_games_pgn, root_path, write_file};
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags};
@@ -36,19 +37,6 @@ struct Example {
     sql: String,
     /// Holds `…`: a sketch, not meant to run.
     sketch: bool,
-}
-
-/// The files whose ```sql blocks are examples: README.md, then docs/*.md by name.
-fn example_files() -> Vec<PathBuf> {
-    let mut docs: Vec<PathBuf> = std::fs::read_dir(root_path("docs"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "md"))
-        .collect();
-    docs.sort();
-    let mut files = vec![root_path("README.md")];
-    files.extend(docs);
-    files
 }
 
 /// The statements of the ```sql blocks of `text`: a statement ends at a line ending in `;`
@@ -115,7 +103,7 @@ fn parse_examples(name: &str, text: &str) -> Vec<Example> {
 }
 
 fn examples() -> Vec<Example> {
-    example_files()
+    doc_files()
         .iter()
         .flat_map(|path| {
             let text = std::fs::read_to_string(path).unwrap();

@@ -10,6 +10,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use common::structures::MINORITY;
 use common::{BIN, Run};
 use serde_json::Value;
 
@@ -21,20 +22,6 @@ source = "test"
 reversed = true
 [white]
 pawns = ["d4", "e3"]
-none = ["c"]
-[black]
-pawns = ["c6", "d5"]
-none = ["e"]
-"#;
-
-/// More conditions than the Carlsbad, so it wins while White's pawn stands on b4.
-const MINORITY: &str = r#"
-name = "Minority attack"
-family = "Soltis"
-description = "A Carlsbad with White's b-pawn on b4."
-source = "test"
-[white]
-pawns = ["b4", "d4", "e3"]
 none = ["c"]
 [black]
 pawns = ["c6", "d5"]

@@ -41,6 +41,19 @@ pub fn root_path(rel: &str) -> PathBuf {
     Path::new(ROOT).join(rel)
 }
 
+/// The docs whose code blocks are examples: README.md, then docs/*.md by name.
+pub fn doc_files() -> Vec<PathBuf> {
+    let mut docs: Vec<PathBuf> = std::fs::read_dir(root_path("docs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "md"))
+        .collect();
+    docs.sort();
+    let mut files = vec![root_path("README.md")];
+    files.extend(docs);
+    files
+}
+
 /// The three fixture files `expected.json` describes, relative to the repository root.
 pub const FEATURE_FIXTURES: [&str; 3] = [
     "examples/sample.pgn",

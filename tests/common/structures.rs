@@ -70,3 +70,17 @@ pub fn index_classified(
     pawndex_env(Path::new(ROOT), &args, &env).ok("index");
     path
 }
+
+/// More conditions than the Carlsbad, so it wins while White's pawn stands on b4.
+pub const MINORITY: &str = r#"
+name = "Minority attack"
+family = "Soltis"
+description = "A Carlsbad with White's b-pawn on b4."
+source = "test"
+[white]
+pawns = ["b4", "d4", "e3"]
+none = ["c"]
+[black]
+pawns = ["c6", "d5"]
+none = ["e"]
+"#;
