@@ -44,6 +44,32 @@ pub enum Measure {
     Distortion,
 }
 
+impl Group {
+    /// The feature's name: the `pawn_sets` column, and after `white_`/`black_` the
+    /// `ply_features` column.
+    #[must_use]
+    pub fn column(self) -> &'static str {
+        match self {
+            Group::Duo => "duo",
+            Group::Trio => "trio",
+            Group::Quart => "quart",
+        }
+    }
+}
+
+impl Measure {
+    /// The feature's name: the `pawn_sets` column, and after `white_`/`black_` the
+    /// `ply_features` column.
+    #[must_use]
+    pub fn column(self) -> &'static str {
+        match self {
+            Measure::Islands => "islands",
+            Measure::Dispersion => "dispersion",
+            Measure::Distortion => "distortion",
+        }
+    }
+}
+
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Op {
     Eq,

@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 use anyhow::{Result, bail};
 use clap::ValueEnum;
 
-use crate::store::search::{Group, Measure, RunCond, Search, SetCond, Side, squares};
+use crate::store::search::{RunCond, Search, SetCond, Side, squares};
 
 /// An engine that reads the Parquet dataset.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -110,22 +110,8 @@ pub fn bigint(v: u64) -> String {
 fn set_condition(side: Side, cond: &SetCond) -> String {
     let s = side.name();
     match cond {
-        SetCond::Has(g) => {
-            let group = match g {
-                Group::Duo => "duo",
-                Group::Trio => "trio",
-                Group::Quart => "quart",
-            };
-            format!("{s}_{group} != 0")
-        }
-        SetCond::Compare(m, op, n) => {
-            let measure = match m {
-                Measure::Islands => "islands",
-                Measure::Dispersion => "dispersion",
-                Measure::Distortion => "distortion",
-            };
-            format!("{s}_{measure} {} {n}", op.sql())
-        }
+        SetCond::Has(g) => format!("{s}_{} != 0", g.column()),
+        SetCond::Compare(m, op, n) => format!("{s}_{} {} {n}", m.column(), op.sql()),
         SetCond::PawnsOn(mask) => format!(
             "({s}_pawns & {0}) = {0}  -- {s} pawns on {1}",
             bigint(*mask),
@@ -364,6 +350,7 @@ pub fn dataset_views(dialect: Dialect, dir: &str) -> String {
 mod tests {
     use super::*;
     use crate::engine::queries::{named_queries, named_search};
+    use crate::store::search::Group;
     use rusqlite::types::Value;
 
     const DIALECTS: [Dialect; 2] = [Dialect::Duckdb, Dialect::Spark];

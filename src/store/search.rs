@@ -161,23 +161,8 @@ fn hex(v: u64) -> String {
 impl SetCond {
     fn sql(&self, side: Side) -> String {
         match self {
-            SetCond::Has(g) => format!(
-                "s.{} != 0",
-                match g {
-                    Group::Duo => "duo",
-                    Group::Trio => "trio",
-                    Group::Quart => "quart",
-                }
-            ),
-            SetCond::Compare(m, op, n) => format!(
-                "s.{} {} {n}",
-                match m {
-                    Measure::Islands => "islands",
-                    Measure::Dispersion => "dispersion",
-                    Measure::Distortion => "distortion",
-                },
-                op.sql()
-            ),
+            SetCond::Has(g) => format!("s.{} != 0", g.column()),
+            SetCond::Compare(m, op, n) => format!("s.{} {} {n}", m.column(), op.sql()),
             SetCond::PawnsOn(mask) => format!(
                 "(s.pawns & {0}) = {0}  -- pawns on {1}",
                 hex(*mask),
