@@ -11,11 +11,12 @@ use shakmaty::{Color, File, Rank, Square};
 
 use crate::cli::common::{self as command, Per, UsageError, usage};
 use crate::cli::query;
+use crate::model::features::Kind;
 use crate::model::fen::structure_of;
 use crate::model::outcome::side_name;
 use crate::output::table::OutputArgs;
 use crate::store::search::{
-    Form, GameCond, Group, Measure, Op, Rows, RunCond, Search, SetCond, Side, Sql, StructureForm,
+    Feature, Form, GameCond, Op, Rows, RunCond, Search, SetCond, Side, Sql, StructureForm,
     StructureName,
 };
 
@@ -137,31 +138,32 @@ fn feature(f: &mut Search, color: Color, text: &str) -> Result<()> {
         Color::White => &mut f.white,
         Color::Black => &mut f.black,
     };
+    if let Some(squares) = Feature::parse(&t).filter(|f| f.kind() == Kind::Squares) {
+        conds.push(SetCond::Has(squares));
+        return Ok(());
+    }
     match t.as_str() {
-        "duo" => conds.push(SetCond::Has(Group::Duo)),
-        "trio" => conds.push(SetCond::Has(Group::Trio)),
-        "quart" => conds.push(SetCond::Has(Group::Quart)),
         "bishop-pair" | "no-bishop-pair" => f
             .runs
             .push(RunCond::BishopPair(side_of(color), t == "bishop-pair")),
         _ => {
             let Some(at) = t.find(|c: char| "=<>!:".contains(c)) else {
                 usage!(
-                    "{flag} {text}: unknown feature; expected duo, trio, quart, bishop-pair, \
-                     no-bishop-pair, or islands, dispersion or distortion with a range \
+                    "{flag} {text}: unknown feature; expected {}, bishop-pair, \
+                     no-bishop-pair, or {} with a range \
                      (islands:3.., islands:2..4, islands:3) or compared with a whole number by \
-                     =, !=, <, <=, > or >= ('islands>=3', quoted)"
+                     =, !=, <, <=, > or >= ('islands>=3', quoted)",
+                    feature_names(Kind::Squares, ", "),
+                    feature_names(COUNT, " or "),
                 );
             };
             let (name, rest) = t.split_at(at);
-            let measure = match name.trim() {
-                "islands" => Measure::Islands,
-                "dispersion" => Measure::Dispersion,
-                "distortion" => Measure::Distortion,
-                other => usage!(
-                    "{flag} {text}: unknown feature \"{other}\"; numeric features are islands, \
-                     dispersion and distortion"
-                ),
+            let Some(measure) = Feature::parse(name).filter(|f| f.max_value().is_some()) else {
+                usage!(
+                    "{flag} {text}: unknown feature \"{}\"; numeric features are {}",
+                    name.trim(),
+                    feature_names(COUNT, " and ")
+                );
             };
             if let Some(range) = rest.strip_prefix(':') {
                 for (op, n) in feature_range(range).map_err(|why| {
@@ -195,17 +197,33 @@ fn feature(f: &mut Search, color: Color, text: &str) -> Result<()> {
     Ok(())
 }
 
+/// Any count, for [`feature_names`].
+const COUNT: Kind = Kind::Count { max: 0 };
+
+/// The names of the side features of `kind`'s variant, joined by ", " and `last` before the
+/// last one (`islands, dispersion or distortion`).
+fn feature_names(kind: Kind, last: &str) -> String {
+    let names: Vec<&str> = Feature::all()
+        .filter(|f| std::mem::discriminant(&f.kind()) == std::mem::discriminant(&kind))
+        .map(Feature::name)
+        .collect();
+    match names.split_last() {
+        Some((end, [])) => (*end).to_string(),
+        Some((end, rest)) => format!("{}{last}{end}", rest.join(", ")),
+        None => String::new(),
+    }
+}
+
 /// Refuses one side's numeric feature conditions that no position meets (`islands:6..`, or
 /// `'islands>=3'` with `islands:..2`), naming them. A side has 0 to 4 islands (8 files hold
 /// at most 4 groups); dispersion is at most 3 × 4² = 48 and distortion at most 56 (one per
 /// cell of files b to h): bounds no position passes, though not the tightest.
 fn check_measures(flag: &str, given: &[String], conds: &[SetCond]) -> Result<()> {
-    let measures = [
-        (Measure::Islands, "islands", 4),
-        (Measure::Dispersion, "dispersion", 48),
-        (Measure::Distortion, "distortion", 56),
-    ];
-    for (measure, name, max) in measures {
+    for measure in Feature::all() {
+        let Some(max) = measure.max_value().map(i64::from) else {
+            continue;
+        };
+        let name = measure.name();
         let (mut lo, mut hi, mut not, mut any) = (0i64, max, Vec::new(), false);
         for c in conds {
             let SetCond::Compare(m, op, n) = *c else {
@@ -760,6 +778,16 @@ mod tests {
         find: FindArgs,
     }
 
+    /// `--help` names every side feature: a new one fails here until FEATURE describes it.
+    #[test]
+    fn help_names_every_feature() {
+        use clap::CommandFactory;
+        let help = Cli::command().render_long_help().to_string();
+        for f in Feature::all() {
+            assert!(help.contains(f.name()), "{} is not in --help", f.name());
+        }
+    }
+
     fn args(list: &[&str]) -> FindArgs {
         Cli::try_parse_from(std::iter::once("find").chain(list.iter().copied()))
             .unwrap()
@@ -784,26 +812,28 @@ mod tests {
 
     #[test]
     fn quote_free_ranges_are_comparisons() {
-        use Measure::{Dispersion, Distortion, Islands};
+        const ISLANDS: Feature = Feature::ISLANDS;
+        const DISPERSION: Feature = Feature::DISPERSION;
+        const DISTORTION: Feature = Feature::DISTORTION;
         let white = |feature: &str| search(&args(&["--white", feature])).unwrap().white;
         assert_eq!(
             white("islands:3.."),
-            vec![SetCond::Compare(Islands, Op::Ge, 3)]
+            vec![SetCond::Compare(ISLANDS, Op::Ge, 3)]
         );
         assert_eq!(
             white("dispersion:..2"),
-            vec![SetCond::Compare(Dispersion, Op::Le, 2)]
+            vec![SetCond::Compare(DISPERSION, Op::Le, 2)]
         );
         assert_eq!(
             white("distortion:2..4"),
             vec![
-                SetCond::Compare(Distortion, Op::Ge, 2),
-                SetCond::Compare(Distortion, Op::Le, 4)
+                SetCond::Compare(DISTORTION, Op::Ge, 2),
+                SetCond::Compare(DISTORTION, Op::Le, 4)
             ]
         );
         assert_eq!(
             white("islands:3"),
-            vec![SetCond::Compare(Islands, Op::Eq, 3)]
+            vec![SetCond::Compare(ISLANDS, Op::Eq, 3)]
         );
         assert_eq!(white("islands:3.."), white("islands>=3"));
         for bad in ["islands:..", "islands:x..", "islands:", "islandz:3.."] {
@@ -890,7 +920,7 @@ mod tests {
             "no-bishop-pair",
         ]))
         .unwrap();
-        assert_eq!(s.white, vec![SetCond::Compare(Measure::Islands, Op::Ge, 3)]);
+        assert_eq!(s.white, vec![SetCond::Compare(Feature::ISLANDS, Op::Ge, 3)]);
         assert_eq!(s.runs, vec![RunCond::BishopPair(Side::Black, false)]);
         assert_eq!(s.games, vec![GameCond::Player("O'Kelly".into())]);
         assert_eq!(s.plies, (10, 20));

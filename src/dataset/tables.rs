@@ -1,14 +1,15 @@
 //! The four tables of a dataset as Arrow schemas, and column buffers that fill one record
 //! batch at a time (see `docs/dataset.md` for what each column means).
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use anyhow::Result;
 use arrow_array::builder::{BinaryBuilder, StringBuilder};
 use arrow_array::{ArrayRef, BooleanArray, Int8Array, Int32Array, Int64Array, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
-use crate::model::features::SideFeatures;
+use crate::model::columns::{self, Column};
+use crate::model::features::{Kind, SIDE_FEATURE_COUNT, SIDE_FEATURES, SideFeatures};
 
 /// The rows of a column vector, leaving it empty with room for as many again (the next batch
 /// then grows no vector from nothing).
@@ -39,31 +40,29 @@ const GAMES: &[(&str, DataType, bool)] = &[
     ("hash", DataType::Int64, false),
 ];
 
-/// The columns of `runs`: the `ply_features` columns, with `ply` as two bounds.
-const RUNS: &[(&str, DataType, bool)] = &[
-    ("game_id", DataType::Int64, false),
-    ("first_ply", DataType::Int32, false),
-    ("last_ply", DataType::Int32, false),
-    ("white_pawns", DataType::Int64, false),
-    ("black_pawns", DataType::Int64, false),
-    ("white_islands", DataType::Int8, false),
-    ("black_islands", DataType::Int8, false),
-    ("white_dispersion", DataType::Int8, false),
-    ("black_dispersion", DataType::Int8, false),
-    ("white_distortion", DataType::Int8, false),
-    ("black_distortion", DataType::Int8, false),
-    ("white_duo", DataType::Int64, false),
-    ("black_duo", DataType::Int64, false),
-    ("white_trio", DataType::Int64, false),
-    ("black_trio", DataType::Int64, false),
-    ("white_quart", DataType::Int64, false),
-    ("black_quart", DataType::Int64, false),
-    ("white_bishop_pair", DataType::Int8, false),
-    ("black_bishop_pair", DataType::Int8, false),
-    ("pieceset", DataType::Int64, false),
-    ("structure", DataType::Utf8, true),
-    ("structure_reversed", DataType::Boolean, false),
-];
+/// The columns of `runs`: the `ply_features` columns (see [`columns::ply_features`]), with
+/// `ply` as two bounds.
+fn runs_columns() -> &'static [(String, DataType, bool)] {
+    static RUNS: OnceLock<Vec<(String, DataType, bool)>> = OnceLock::new();
+    RUNS.get_or_init(|| {
+        let mut out = vec![
+            ("game_id".to_string(), DataType::Int64, false),
+            ("first_ply".to_string(), DataType::Int32, false),
+            ("last_ply".to_string(), DataType::Int32, false),
+        ];
+        for c in columns::ply_features().into_iter().skip(2) {
+            let (ty, null) = match c {
+                Column::Feature(f, _) if f.kind() == Kind::Squares => (DataType::Int64, false),
+                Column::Feature(..) | Column::BishopPair(_) => (DataType::Int8, false),
+                Column::Structure => (DataType::Utf8, true),
+                Column::StructureReversed => (DataType::Boolean, false),
+                _ => (DataType::Int64, false),
+            };
+            out.push((c.name(), ty, null));
+        }
+        out
+    })
+}
 
 /// The columns of `structure_changes`: the SQLite view `structure_transitions`.
 const STRUCTURE_CHANGES: &[(&str, DataType, bool)] = &[
@@ -87,11 +86,11 @@ const REJECTS: &[(&str, DataType, bool)] = &[
     ("reason", DataType::Utf8, false),
 ];
 
-fn schema(columns: &[(&str, DataType, bool)]) -> SchemaRef {
+fn schema(columns: &[(impl AsRef<str>, DataType, bool)]) -> SchemaRef {
     Arc::new(Schema::new(
         columns
             .iter()
-            .map(|(name, ty, null)| Field::new(*name, ty.clone(), *null))
+            .map(|(name, ty, null)| Field::new(name.as_ref(), ty.clone(), *null))
             .collect::<Vec<_>>(),
     ))
 }
@@ -101,7 +100,7 @@ fn schema(columns: &[(&str, DataType, bool)]) -> SchemaRef {
 pub fn schema_of(table: &str) -> SchemaRef {
     match table {
         "games" => schema(GAMES),
-        "runs" => schema(RUNS),
+        "runs" => schema(runs_columns()),
         "structure_changes" => schema(STRUCTURE_CHANGES),
         _ => schema(REJECTS),
     }
@@ -111,10 +110,9 @@ pub fn schema_of(table: &str) -> SchemaRef {
 pub fn all_columns() -> impl Iterator<Item = &'static str> {
     GAMES
         .iter()
-        .chain(RUNS)
-        .chain(REJECTS)
-        .chain(STRUCTURE_CHANGES)
         .map(|c| c.0)
+        .chain(runs_columns().iter().map(|c| c.0.as_str()))
+        .chain(REJECTS.iter().chain(STRUCTURE_CHANGES).map(|c| c.0))
 }
 
 /// One row of `games`.
@@ -228,14 +226,30 @@ pub struct RunRow<'a> {
     pub structure_reversed: bool,
 }
 
+/// The values of one side feature: a count fits an `Int8` (its `max` is at most 127, see
+/// [`SIDE_FEATURES`]), a set of squares is an `Int64` with the bitboard's bits.
+enum FeatureColumn {
+    Count(Vec<i8>),
+    Squares(Vec<i64>),
+}
+
+impl FeatureColumn {
+    fn push(&mut self, v: u64) {
+        match self {
+            FeatureColumn::Count(col) => col.push(v as i8),
+            FeatureColumn::Squares(col) => col.push(v as i64),
+        }
+    }
+}
+
 /// Buffered rows of `runs`, one vector per column.
 pub struct Runs {
     game_id: Vec<i64>,
     first_ply: Vec<i32>,
     last_ply: Vec<i32>,
     pawns: [Vec<i64>; 2],
-    small: [Vec<i8>; 6],
-    groups: [Vec<i64>; 6],
+    /// White's and Black's values of each side feature, in list order.
+    features: [[FeatureColumn; 2]; SIDE_FEATURE_COUNT],
     bishop_pair: [Vec<i8>; 2],
     pieceset: Vec<i64>,
     structure: StringBuilder,
@@ -249,8 +263,16 @@ impl Default for Runs {
             first_ply: Vec::new(),
             last_ply: Vec::new(),
             pawns: Default::default(),
-            small: Default::default(),
-            groups: Default::default(),
+            features: std::array::from_fn(|i| match SIDE_FEATURES[i].kind {
+                Kind::Count { .. } => [
+                    FeatureColumn::Count(Vec::new()),
+                    FeatureColumn::Count(Vec::new()),
+                ],
+                Kind::Squares => [
+                    FeatureColumn::Squares(Vec::new()),
+                    FeatureColumn::Squares(Vec::new()),
+                ],
+            }),
             bishop_pair: Default::default(),
             pieceset: Vec::new(),
             structure: StringBuilder::new(),
@@ -266,22 +288,10 @@ impl Runs {
         self.last_ply.push(r.last_ply);
         self.pawns[0].push(r.white_pawns as i64);
         self.pawns[1].push(r.black_pawns as i64);
-        let (w, b) = (&r.white, &r.black);
-        let small = [
-            w.islands,
-            b.islands,
-            w.dispersion,
-            b.dispersion,
-            w.distortion,
-            b.distortion,
-        ];
-        for (col, v) in self.small.iter_mut().zip(small) {
-            // Islands, dispersion and distortion are at most 8.
-            col.push(v as i8);
-        }
-        let groups = [w.duo, b.duo, w.trio, b.trio, w.quart, b.quart];
-        for (col, v) in self.groups.iter_mut().zip(groups) {
-            col.push(v as i64);
+        for (i, [w, b]) in self.features.iter_mut().enumerate() {
+            let get = SIDE_FEATURES[i].get;
+            w.push(get(&r.white));
+            b.push(get(&r.black));
         }
         self.bishop_pair[0].push((r.bishop_pairs & 1) as i8);
         self.bishop_pair[1].push((r.bishop_pairs >> 1 & 1) as i8);
@@ -305,15 +315,19 @@ impl Runs {
             i32s(&mut self.last_ply),
         ];
         cols.extend(self.pawns.iter_mut().map(i64s));
-        cols.extend(self.small.iter_mut().map(i8s));
-        cols.extend(self.groups.iter_mut().map(i64s));
+        for column in self.features.iter_mut().flatten() {
+            cols.push(match column {
+                FeatureColumn::Count(v) => i8s(v),
+                FeatureColumn::Squares(v) => i64s(v),
+            });
+        }
         cols.extend(self.bishop_pair.iter_mut().map(i8s));
         cols.push(i64s(&mut self.pieceset));
         cols.push(Arc::new(self.structure.finish()));
         cols.push(Arc::new(BooleanArray::from(take_vec(
             &mut self.structure_reversed,
         ))));
-        Ok(RecordBatch::try_new(schema(RUNS), cols)?)
+        Ok(RecordBatch::try_new(schema(runs_columns()), cols)?)
     }
 }
 

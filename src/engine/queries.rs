@@ -5,7 +5,7 @@ use anyhow::{Result, bail};
 use rusqlite::types::Value;
 
 use crate::model::usage;
-use crate::store::search::{Group, Measure, Op, RunCond, Search, SetCond};
+use crate::store::search::{Feature, Op, RunCond, Search, SetCond};
 
 macro_rules! named_queries {
     ($($name:literal),* $(,)?) => {
@@ -110,16 +110,16 @@ pub fn named_search(name: &str, params: &[(String, Value)]) -> Result<Search> {
         usage!("--param {p}: the query has no parameter :{p} (its parameters: none)");
     }
     match name {
-        "white-duo" => s.white.push(Has(Group::Duo)),
-        "black-duo" => s.black.push(Has(Group::Duo)),
-        "white-trio" => s.white.push(Has(Group::Trio)),
-        "black-trio" => s.black.push(Has(Group::Trio)),
-        "white-quart" => s.white.push(Has(Group::Quart)),
-        "black-quart" => s.black.push(Has(Group::Quart)),
+        "white-duo" => s.white.push(Has(Feature::DUO)),
+        "black-duo" => s.black.push(Has(Feature::DUO)),
+        "white-trio" => s.white.push(Has(Feature::TRIO)),
+        "black-trio" => s.black.push(Has(Feature::TRIO)),
+        "white-quart" => s.white.push(Has(Feature::QUART)),
+        "black-quart" => s.black.push(Has(Feature::QUART)),
         "white-bishop-pair" => s.runs.push(RunCond::BishopPairs(1)),
         "black-bishop-pair" => s.runs.push(RunCond::BishopPairs(2)),
-        "white-three-islands" => s.white.push(SetCond::Compare(Measure::Islands, Op::Ge, 3)),
-        "black-three-islands" => s.black.push(SetCond::Compare(Measure::Islands, Op::Ge, 3)),
+        "white-three-islands" => s.white.push(SetCond::Compare(Feature::ISLANDS, Op::Ge, 3)),
+        "black-three-islands" => s.black.push(SetCond::Compare(Feature::ISLANDS, Op::Ge, 3)),
         "white-isolated-queen-pawn" => {
             s.white = vec![PawnOnAny(files("d")), NoPawnsOn(files("ce"))];
         }

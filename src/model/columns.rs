@@ -3,26 +3,15 @@
 //! `--where`) is in [`crate::store::stats`]; the tests check that both agree.
 
 use std::fmt;
+use std::sync::OnceLock;
 
 use anyhow::{Context, Result};
 use shakmaty::fen::Fen;
 use shakmaty::{Color, Role, Square};
 
-/// A side of the board.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
-pub enum Side {
-    White,
-    Black,
-}
+use crate::model::features::{Feature, Kind};
 
-impl Side {
-    fn name(self) -> &'static str {
-        match self {
-            Side::White => "white",
-            Side::Black => "black",
-        }
-    }
-}
+pub use crate::model::search::Side;
 
 /// Where a column's value comes from, which decides the scan that computes it.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -43,12 +32,8 @@ pub enum Column {
     GameId,
     Ply,
     Pawns(Side),
-    Islands(Side),
-    Dispersion(Side),
-    Distortion(Side),
-    Duo(Side),
-    Trio(Side),
-    Quart(Side),
+    /// A side feature of [`crate::model::features::SIDE_FEATURES`] (`white_islands`).
+    Feature(Feature, Side),
     BishopPair(Side),
     Pieceset,
     /// `ply / 10 * 10`.
@@ -57,9 +42,8 @@ pub enum Column {
     EloBand,
     /// `opening`, `middlegame` or `endgame`: see [`Phase`].
     Phase,
-    DuoCount(Side),
-    TrioCount(Side),
-    QuartCount(Side),
+    /// The number of squares of a side feature that is a set of squares (`white_duo_count`).
+    SquareCount(Feature, Side),
     /// The pawns as the board part of a FEN (`8/pppppppp/8/8/8/8/PPPPPPPP/8`).
     PawnFen,
     /// The named structure of the position. In `--by` one value per form: the catalogue key
@@ -72,40 +56,54 @@ pub enum Column {
 
 use Side::{Black, White};
 
-/// Every column, `ply_features` order first, then the derived ones.
-pub const ALL: &[Column] = &[
-    Column::GameId,
-    Column::Ply,
-    Column::Pawns(White),
-    Column::Pawns(Black),
-    Column::Islands(White),
-    Column::Islands(Black),
-    Column::Dispersion(White),
-    Column::Dispersion(Black),
-    Column::Distortion(White),
-    Column::Distortion(Black),
-    Column::Duo(White),
-    Column::Duo(Black),
-    Column::Trio(White),
-    Column::Trio(Black),
-    Column::Quart(White),
-    Column::Quart(Black),
-    Column::BishopPair(White),
-    Column::BishopPair(Black),
-    Column::Pieceset,
-    Column::PlyBucket,
-    Column::EloBand,
-    Column::Phase,
-    Column::DuoCount(White),
-    Column::DuoCount(Black),
-    Column::TrioCount(White),
-    Column::TrioCount(Black),
-    Column::QuartCount(White),
-    Column::QuartCount(Black),
-    Column::PawnFen,
-    Column::Structure,
-    Column::StructureReversed,
-];
+/// Both sides' columns of each side feature, in list order (`white_islands`, `black_islands`,
+/// `white_dispersion`, …).
+fn side_features(column: fn(Feature, Side) -> Column, kind: Option<Kind>) -> Vec<Column> {
+    Feature::all()
+        .filter(|f| kind.is_none_or(|k| f.kind() == k))
+        .flat_map(|f| [column(f, White), column(f, Black)])
+        .collect()
+}
+
+/// The columns of the view `ply_features`, in its order.
+#[must_use]
+pub fn ply_features() -> Vec<Column> {
+    let mut out = vec![
+        Column::GameId,
+        Column::Ply,
+        Column::Pawns(White),
+        Column::Pawns(Black),
+    ];
+    out.extend(side_features(Column::Feature, None));
+    out.extend([
+        Column::BishopPair(White),
+        Column::BishopPair(Black),
+        Column::Pieceset,
+        Column::Structure,
+        Column::StructureReversed,
+    ]);
+    out
+}
+
+/// Every column, `ply_features` order first (the named structure last), then the derived ones.
+#[must_use]
+pub fn all() -> &'static [Column] {
+    static ALL: OnceLock<Vec<Column>> = OnceLock::new();
+    ALL.get_or_init(|| {
+        let mut out: Vec<Column> = ply_features()
+            .into_iter()
+            .filter(|c| !matches!(c, Column::Structure | Column::StructureReversed))
+            .collect();
+        out.extend([Column::PlyBucket, Column::EloBand, Column::Phase]);
+        out.extend(side_features(Column::SquareCount, Some(Kind::Squares)));
+        out.extend([
+            Column::PawnFen,
+            Column::Structure,
+            Column::StructureReversed,
+        ]);
+        out
+    })
+}
 
 impl Column {
     pub fn name(self) -> String {
@@ -113,20 +111,13 @@ impl Column {
             Column::GameId => "game_id".into(),
             Column::Ply => "ply".into(),
             Column::Pawns(s) => format!("{}_pawns", s.name()),
-            Column::Islands(s) => format!("{}_islands", s.name()),
-            Column::Dispersion(s) => format!("{}_dispersion", s.name()),
-            Column::Distortion(s) => format!("{}_distortion", s.name()),
-            Column::Duo(s) => format!("{}_duo", s.name()),
-            Column::Trio(s) => format!("{}_trio", s.name()),
-            Column::Quart(s) => format!("{}_quart", s.name()),
+            Column::Feature(f, s) => format!("{}_{}", s.name(), f.name()),
             Column::BishopPair(s) => format!("{}_bishop_pair", s.name()),
             Column::Pieceset => "pieceset".into(),
             Column::PlyBucket => "ply_bucket".into(),
             Column::EloBand => "elo_band".into(),
             Column::Phase => "phase".into(),
-            Column::DuoCount(s) => format!("{}_duo_count", s.name()),
-            Column::TrioCount(s) => format!("{}_trio_count", s.name()),
-            Column::QuartCount(s) => format!("{}_quart_count", s.name()),
+            Column::SquareCount(f, s) => format!("{}_{}_count", s.name(), f.name()),
             Column::PawnFen => "pawn_fen".into(),
             Column::Structure => "structure".into(),
             Column::StructureReversed => "structure_reversed".into(),
@@ -135,7 +126,7 @@ impl Column {
 
     pub fn parse(name: &str) -> Option<Column> {
         let name = name.trim().to_ascii_lowercase();
-        ALL.iter().copied().find(|c| c.name() == name)
+        all().iter().copied().find(|c| c.name() == name)
     }
 
     pub fn level(self) -> Level {
@@ -154,16 +145,9 @@ impl Column {
     pub fn side(self) -> Option<Side> {
         match self {
             Column::Pawns(s)
-            | Column::Islands(s)
-            | Column::Dispersion(s)
-            | Column::Distortion(s)
-            | Column::Duo(s)
-            | Column::Trio(s)
-            | Column::Quart(s)
+            | Column::Feature(_, s)
             | Column::BishopPair(s)
-            | Column::DuoCount(s)
-            | Column::TrioCount(s)
-            | Column::QuartCount(s) => Some(s),
+            | Column::SquareCount(_, s) => Some(s),
             _ => None,
         }
     }
@@ -171,9 +155,7 @@ impl Column {
     /// For structure columns: the per-side columns the value is computed from.
     pub fn structure_sources(self) -> Vec<String> {
         match self {
-            Column::DuoCount(s) => vec![Column::Duo(s).name()],
-            Column::TrioCount(s) => vec![Column::Trio(s).name()],
-            Column::QuartCount(s) => vec![Column::Quart(s).name()],
+            Column::SquareCount(f, s) => vec![Column::Feature(f, s).name()],
             Column::PawnFen => vec![Column::Pawns(White).name(), Column::Pawns(Black).name()],
             c if c.level() == Level::Structure => vec![c.name()],
             _ => Vec::new(),
@@ -184,9 +166,7 @@ impl Column {
     /// structure column but `pawn_fen` is an integer).
     pub fn structure_int(self, raw: &[i64]) -> i64 {
         match self {
-            Column::DuoCount(_) | Column::TrioCount(_) | Column::QuartCount(_) => {
-                i64::from((raw[0] as u64).count_ones())
-            }
+            Column::SquareCount(..) => i64::from((raw[0] as u64).count_ones()),
             _ => raw[0],
         }
     }
@@ -386,12 +366,12 @@ mod tests {
 
     #[test]
     fn names_round_trip() {
-        for c in ALL {
+        for c in all() {
             assert_eq!(Column::parse(&c.name()), Some(*c));
         }
         assert_eq!(
             Column::parse(" White_Islands "),
-            Some(Column::Islands(White))
+            Some(Column::Feature(Feature::ISLANDS, White))
         );
         assert_eq!(Column::parse("white_island"), None);
     }

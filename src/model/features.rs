@@ -559,6 +559,236 @@ impl SideFeatures {
     }
 }
 
+/// What a side feature's value is, which decides how it is stored, searched and summed up.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A whole number from 0 to `max`. `find` compares it (`islands:2..`), `game_summary`
+    /// keeps its maximum over a game (`max_white_islands`). `max` is a bound no position
+    /// passes, not necessarily the tightest.
+    Count { max: u8 },
+    /// A set of squares (a bitboard). `find` asks whether it has any (`--white quart`),
+    /// `game_summary` whether a game ever had one (`any_white_quart`), and `stats` counts its
+    /// squares (`white_quart_count`).
+    Squares,
+}
+
+/// One feature of one side's pawns: the `pawn_sets` column `name`, the `ply_features` columns
+/// `white_NAME` and `black_NAME`, and everything derived from them (see [`SIDE_FEATURES`]).
+#[derive(Copy, Clone, Debug)]
+pub struct SideFeature {
+    pub name: &'static str,
+    pub kind: Kind,
+    /// The feature's value in a [`SideFeatures`] (a count, or a bitboard's bits).
+    pub get: fn(&SideFeatures) -> u64,
+    /// Sets the feature's value in a [`SideFeatures`]; a count is at most `max` (the caller
+    /// checks a value read from a database, see [`SideFeatures::from_stored`]).
+    pub set: fn(&mut SideFeatures, u64),
+}
+
+/// Every feature of one side's pawns, in column order: **the one list**. The writer, the
+/// schema checks, `check`, the dump, the Parquet dataset, the typed search and its SQL, `find`,
+/// the `stats` columns and `game_summary` derive their columns from it, so a new per-side
+/// feature is its kernel, a field of [`SideFeatures`], an entry here and one migration
+/// (`migrations/`, adding its `pawn_sets` and `game_summary` columns and the `ply_features`
+/// view; a test compares the view with this list).
+///
+/// ```rust
+/// use pawndex::features::{SIDE_FEATURES, SideFeatures};
+///
+/// let names: Vec<_> = SIDE_FEATURES.iter().map(|f| f.name).collect();
+/// assert_eq!(names, ["islands", "dispersion", "distortion", "duo", "trio", "quart"]);
+/// let start = SideFeatures::white(0xff00);
+/// let values: Vec<_> = SIDE_FEATURES.iter().map(|f| (f.get)(&start)).collect();
+/// assert_eq!(values, [1, 5, 0, 0, 0, 0xff00]);
+/// ```
+pub const SIDE_FEATURES: [SideFeature; SIDE_FEATURE_COUNT] = [
+    SideFeature {
+        name: "islands",
+        // 8 files hold at most 4 groups.
+        kind: Kind::Count { max: 4 },
+        get: |f| f.islands.into(),
+        set: |f, v| f.islands = v as u8,
+    },
+    SideFeature {
+        name: "dispersion",
+        // 3 × 4²
+        kind: Kind::Count { max: 48 },
+        get: |f| f.dispersion.into(),
+        set: |f, v| f.dispersion = v as u8,
+    },
+    SideFeature {
+        name: "distortion",
+        // one per cell of files b to h
+        kind: Kind::Count { max: 56 },
+        get: |f| f.distortion.into(),
+        set: |f, v| f.distortion = v as u8,
+    },
+    SideFeature {
+        name: "duo",
+        kind: Kind::Squares,
+        get: |f| f.duo,
+        set: |f, v| f.duo = v,
+    },
+    SideFeature {
+        name: "trio",
+        kind: Kind::Squares,
+        get: |f| f.trio,
+        set: |f, v| f.trio = v,
+    },
+    SideFeature {
+        name: "quart",
+        kind: Kind::Squares,
+        get: |f| f.quart,
+        set: |f, v| f.quart = v,
+    },
+];
+
+/// The length of [`SIDE_FEATURES`].
+pub const SIDE_FEATURE_COUNT: usize = 6;
+
+/// How many features of [`SIDE_FEATURES`] are counts.
+pub const COUNT_FEATURES: usize = count_of(true);
+
+/// How many features of [`SIDE_FEATURES`] are sets of squares.
+pub const SQUARE_FEATURES: usize = count_of(false);
+
+// Every count fits the `Int8` of the Parquet dataset.
+const _: () = {
+    let mut i = 0;
+    while i < SIDE_FEATURE_COUNT {
+        if let Kind::Count { max } = SIDE_FEATURES[i].kind {
+            assert!(max <= i8::MAX as u8, "a count must fit an i8");
+        }
+        i += 1;
+    }
+};
+
+const fn count_of(counts: bool) -> usize {
+    let mut n = 0;
+    let mut i = 0;
+    while i < SIDE_FEATURE_COUNT {
+        if matches!(SIDE_FEATURES[i].kind, Kind::Count { .. }) == counts {
+            n += 1;
+        }
+        i += 1;
+    }
+    n
+}
+
+/// A feature of [`SIDE_FEATURES`], by its place in the list: what the typed search, `find` and
+/// `stats` hold (copyable, comparable, hashable, where [`SideFeature`] holds functions).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Feature(u8);
+
+impl Feature {
+    pub const ISLANDS: Feature = Feature::named("islands");
+    pub const DISPERSION: Feature = Feature::named("dispersion");
+    pub const DISTORTION: Feature = Feature::named("distortion");
+    pub const DUO: Feature = Feature::named("duo");
+    pub const TRIO: Feature = Feature::named("trio");
+    pub const QUART: Feature = Feature::named("quart");
+
+    /// The feature of that name; fails to compile (in a const) when the list has none.
+    const fn named(name: &str) -> Feature {
+        let mut i = 0;
+        while i < SIDE_FEATURE_COUNT {
+            if str_eq(SIDE_FEATURES[i].name, name) {
+                return Feature(i as u8);
+            }
+            i += 1;
+        }
+        panic!("no such side feature")
+    }
+
+    /// Every feature, in list order.
+    pub fn all() -> impl Iterator<Item = Feature> {
+        (0..SIDE_FEATURE_COUNT as u8).map(Feature)
+    }
+
+    /// The feature called `name` (as typed: case and surrounding blanks do not matter).
+    #[must_use]
+    pub fn parse(name: &str) -> Option<Feature> {
+        let name = name.trim();
+        Feature::all().find(|f| f.name().eq_ignore_ascii_case(name))
+    }
+
+    /// Its entry in [`SIDE_FEATURES`].
+    #[must_use]
+    pub fn spec(self) -> &'static SideFeature {
+        &SIDE_FEATURES[usize::from(self.0)]
+    }
+
+    /// Its place in [`SIDE_FEATURES`].
+    #[must_use]
+    pub fn index(self) -> usize {
+        usize::from(self.0)
+    }
+
+    /// Its name: the `pawn_sets` column, and after `white_`/`black_` the `ply_features` one.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        self.spec().name
+    }
+
+    #[must_use]
+    pub fn kind(self) -> Kind {
+        self.spec().kind
+    }
+
+    /// The largest value of a count, `None` for a set of squares.
+    #[must_use]
+    pub fn max_value(self) -> Option<u8> {
+        match self.kind() {
+            Kind::Count { max } => Some(max),
+            Kind::Squares => None,
+        }
+    }
+
+    /// Its value in `f`.
+    #[must_use]
+    pub fn of(self, f: &SideFeatures) -> u64 {
+        (self.spec().get)(f)
+    }
+}
+
+const fn str_eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+impl SideFeatures {
+    /// The values in [`SIDE_FEATURES`] order.
+    #[must_use]
+    pub fn values(&self) -> [u64; SIDE_FEATURE_COUNT] {
+        std::array::from_fn(|i| (SIDE_FEATURES[i].get)(self))
+    }
+
+    /// The features from values read back from a database, in [`SIDE_FEATURES`] order; the
+    /// name of the first that cannot be one (a negative count, or one above its `max`).
+    pub fn from_stored(values: [i64; SIDE_FEATURE_COUNT]) -> Result<Self, &'static str> {
+        let mut f = SideFeatures::default();
+        for (spec, v) in SIDE_FEATURES.iter().zip(values) {
+            if let Kind::Count { max } = spec.kind
+                && !(0..=i64::from(max)).contains(&v)
+            {
+                return Err(spec.name);
+            }
+            (spec.set)(&mut f, v as u64);
+        }
+        Ok(f)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -581,6 +811,32 @@ mod tests {
 
     const RANK_2: u64 = 0xff << 8;
     const RANK_7: u64 = 0xff << 48;
+
+    // ---- the list ----------------------------------------------------------
+
+    #[test]
+    fn the_list_names_each_feature_once() {
+        let mut names: Vec<_> = SIDE_FEATURES.iter().map(|f| f.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), SIDE_FEATURE_COUNT);
+        assert_eq!(COUNT_FEATURES + SQUARE_FEATURES, SIDE_FEATURE_COUNT);
+        for f in Feature::all() {
+            assert_eq!(Feature::parse(&f.name().to_uppercase()), Some(f));
+        }
+        assert_eq!(Feature::QUART.kind(), Kind::Squares);
+        assert_eq!(Feature::ISLANDS.max_value(), Some(4));
+    }
+
+    #[test]
+    fn stored_values_out_of_range_are_refused() {
+        let mut v = SideFeatures::white(RANK_2).values().map(|v| v as i64);
+        v[Feature::DISPERSION.index()] = 300;
+        assert_eq!(SideFeatures::from_stored(v), Err("dispersion"));
+        v[Feature::DISPERSION.index()] = 5;
+        v[Feature::ISLANDS.index()] = -1;
+        assert_eq!(SideFeatures::from_stored(v), Err("islands"));
+    }
 
     // ---- worked examples -------------------------------------------------
 
@@ -930,6 +1186,21 @@ mod tests {
                 SideFeatures::black(pawns),
                 common(naive_distortion(naive_rear_fill_black(pawns)))
             );
+        }
+
+        /// Every count of the list stays within its `max`, and a side's values read back
+        /// through [`SideFeatures::from_stored`] give the same features.
+        #[test]
+        fn the_list_bounds_and_round_trips(pawns in pawn_set()) {
+            for f in [SideFeatures::white(pawns), SideFeatures::black(pawns)] {
+                for (spec, v) in SIDE_FEATURES.iter().zip(f.values()) {
+                    if let Kind::Count { max } = spec.kind {
+                        prop_assert!(v <= u64::from(max), "{} {v} > {max}", spec.name);
+                    }
+                }
+                let stored = f.values().map(|v| v as i64);
+                prop_assert_eq!(SideFeatures::from_stored(stored), Ok(f));
+            }
         }
 
         #[test]

@@ -2,7 +2,7 @@
 //! named-structure changes, and, for a game that could not be indexed, the reject with its
 //! category and reason.
 
-use crate::model::features::SideFeatures;
+use crate::model::features::{COUNT_FEATURES, Kind, SIDE_FEATURES, SQUARE_FEATURES, SideFeatures};
 use crate::model::outcome::roster;
 use crate::model::structure::Code;
 
@@ -60,43 +60,70 @@ pub struct StructureChange {
     pub san: Option<String>,
 }
 
-/// What a game reached at any ply (the `game_summary` row).
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+/// What a game reached at any ply (the `game_summary` row, see [`GameSummary::columns`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct GameSummary {
-    /// white duo, black duo, white trio, black trio, white quart, black quart,
-    /// white bishop pair, black bishop pair.
-    pub any: [bool; 8],
-    /// white islands, black islands, white dispersion, black dispersion, white distortion,
-    /// black distortion.
-    pub max: [u8; 6],
+    /// For each side feature that is a set of squares, in list order, White's then Black's: was
+    /// it ever non-empty; then White's and Black's bishop pair: did the side ever have it.
+    pub any: [bool; 2 * SQUARE_FEATURES + 2],
+    /// For each side feature that is a count, in list order, White's then Black's maximum.
+    pub max: [u8; 2 * COUNT_FEATURES],
+}
+
+impl Default for GameSummary {
+    fn default() -> Self {
+        GameSummary {
+            any: [false; 2 * SQUARE_FEATURES + 2],
+            max: [0; 2 * COUNT_FEATURES],
+        }
+    }
 }
 
 impl GameSummary {
+    /// The `game_summary` columns after `game_id`, in the order of `any` then `max`
+    /// (`any_white_duo`, …, `any_black_bishop_pair`, `max_white_islands`, …).
+    #[must_use]
+    pub fn columns() -> Vec<String> {
+        let sides = |prefix: &str, name: &str| {
+            [
+                format!("{prefix}_white_{name}"),
+                format!("{prefix}_black_{name}"),
+            ]
+        };
+        let kind = |counts: bool| {
+            SIDE_FEATURES
+                .iter()
+                .filter(move |f| matches!(f.kind, Kind::Count { .. }) == counts)
+        };
+        let mut out: Vec<String> = kind(false).flat_map(|f| sides("any", f.name)).collect();
+        out.extend(sides("any", "bishop_pair"));
+        out.extend(kind(true).flat_map(|f| sides("max", f.name)));
+        out
+    }
+
     /// Folds in one run's values; `w` and `b` are the features of its White and Black pawns.
     pub fn add(&mut self, run: &Run, w: &SideFeatures, b: &SideFeatures) {
-        let any = [
-            w.duo != 0,
-            b.duo != 0,
-            w.trio != 0,
-            b.trio != 0,
-            w.quart != 0,
-            b.quart != 0,
-            run.bishop_pairs & 1 != 0,
-            run.bishop_pairs & 2 != 0,
-        ];
-        for (a, v) in self.any.iter_mut().zip(any) {
-            *a |= v;
+        let (mut any, mut max) = (self.any.iter_mut(), self.max.iter_mut());
+        for f in &SIDE_FEATURES {
+            for v in [(f.get)(w), (f.get)(b)] {
+                // `any` and `max` have one slot per side of each feature of their kind.
+                match f.kind {
+                    Kind::Squares => {
+                        if let Some(a) = any.next() {
+                            *a |= v != 0;
+                        }
+                    }
+                    Kind::Count { .. } => {
+                        if let Some(m) = max.next() {
+                            // A count is at most its `max`, which fits a u8.
+                            *m = (*m).max(v as u8);
+                        }
+                    }
+                }
+            }
         }
-        let max = [
-            w.islands,
-            b.islands,
-            w.dispersion,
-            b.dispersion,
-            w.distortion,
-            b.distortion,
-        ];
-        for (m, v) in self.max.iter_mut().zip(max) {
-            *m = (*m).max(v);
+        for (a, bit) in any.zip([1, 2]) {
+            *a |= run.bishop_pairs & bit != 0;
         }
     }
 }

@@ -4,6 +4,7 @@ use clap::ValueEnum;
 
 use crate::model::Per;
 use crate::model::columns::{Column, Side};
+use crate::model::features::Feature;
 use crate::model::tally::PlyRange;
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -64,7 +65,10 @@ impl Report {
         };
         match self {
             Report::IslandsVsScore => Definition {
-                by: vec![Column::Islands(White), Column::Islands(Black)],
+                by: vec![
+                    Column::Feature(Feature::ISLANDS, White),
+                    Column::Feature(Feature::ISLANDS, Black),
+                ],
                 chart: ChartKind::Heatmap,
                 title: "White's score by pawn islands",
                 ..base
@@ -77,21 +81,21 @@ impl Report {
                 ..base
             },
             Report::DispersionByPhase => Definition {
-                by: vec![Column::Phase, Column::Dispersion(White)],
+                by: vec![Column::Phase, Column::Feature(Feature::DISPERSION, White)],
                 title: "White's pawn dispersion by game phase",
                 ..base
             },
             Report::DistortionByPhase => Definition {
-                by: vec![Column::Phase, Column::Distortion(White)],
+                by: vec![Column::Phase, Column::Feature(Feature::DISTORTION, White)],
                 title: "White's pawn distortion by game phase",
                 ..base
             },
             Report::PhalanxByPly => Definition {
                 by: vec![
                     Column::PlyBucket,
-                    Column::DuoCount(White),
-                    Column::TrioCount(White),
-                    Column::QuartCount(White),
+                    Column::SquareCount(Feature::DUO, White),
+                    Column::SquareCount(Feature::TRIO, White),
+                    Column::SquareCount(Feature::QUART, White),
                 ],
                 plies: PlyRange {
                     first: 0,

@@ -2,8 +2,10 @@
 //! range and named structures. The store compiles it to SQL (`store::search`) and to DuckDB's and
 //! Spark's SQL (`store::dialect`); `find`, the named queries and `stats` build it.
 
+pub use crate::model::features::Feature;
+
 /// White or Black.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Side {
     White,
     Black,
@@ -28,48 +30,6 @@ impl Side {
     }
 }
 
-/// Pawns side by side on a rank (a `pawn_sets` mask column).
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Group {
-    Duo,
-    Trio,
-    Quart,
-}
-
-/// A numeric feature of one side's pawns.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Measure {
-    Islands,
-    Dispersion,
-    Distortion,
-}
-
-impl Group {
-    /// The feature's name: the `pawn_sets` column, and after `white_`/`black_` the
-    /// `ply_features` column.
-    #[must_use]
-    pub fn column(self) -> &'static str {
-        match self {
-            Group::Duo => "duo",
-            Group::Trio => "trio",
-            Group::Quart => "quart",
-        }
-    }
-}
-
-impl Measure {
-    /// The feature's name: the `pawn_sets` column, and after `white_`/`black_` the
-    /// `ply_features` column.
-    #[must_use]
-    pub fn column(self) -> &'static str {
-        match self {
-            Measure::Islands => "islands",
-            Measure::Dispersion => "dispersion",
-            Measure::Distortion => "distortion",
-        }
-    }
-}
-
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Op {
     Eq,
@@ -83,9 +43,10 @@ pub enum Op {
 /// A condition on one side's pawn set.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SetCond {
-    /// The side has such a group somewhere.
-    Has(Group),
-    Compare(Measure, Op, i64),
+    /// The side's feature (a set of squares: duo, trio, quart) is not empty.
+    Has(Feature),
+    /// The side's feature (a count: islands, dispersion, distortion) compared with a number.
+    Compare(Feature, Op, i64),
     /// Pawns on every one of these squares.
     PawnsOn(u64),
     /// No pawn on any of these squares.

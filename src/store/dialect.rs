@@ -12,6 +12,7 @@ use std::fmt::Write as _;
 use anyhow::{Result, bail};
 use clap::ValueEnum;
 
+use crate::model::columns::{self, Column};
 use crate::store::search::{RunCond, Search, SetCond, Side, squares};
 
 /// An engine that reads the Parquet dataset.
@@ -28,27 +29,14 @@ pub const TABLES: [&str; 4] = ["games", "runs", "rejects", "structure_changes"];
 
 /// The columns of the SQLite view `ply_features` after `game_id` and `ply`, all stored inline
 /// in the dataset's `runs`.
-pub const FEATURE_COLUMNS: [&str; 19] = [
-    "white_pawns",
-    "black_pawns",
-    "white_islands",
-    "black_islands",
-    "white_dispersion",
-    "black_dispersion",
-    "white_distortion",
-    "black_distortion",
-    "white_duo",
-    "black_duo",
-    "white_trio",
-    "black_trio",
-    "white_quart",
-    "black_quart",
-    "white_bishop_pair",
-    "black_bishop_pair",
-    "pieceset",
-    "structure",
-    "structure_reversed",
-];
+#[must_use]
+pub fn feature_columns() -> Vec<String> {
+    columns::ply_features()
+        .into_iter()
+        .skip(2)
+        .map(Column::name)
+        .collect()
+}
 
 impl Dialect {
     /// The engine's name, for the opening comment.
@@ -110,8 +98,8 @@ pub fn bigint(v: u64) -> String {
 fn set_condition(side: Side, cond: &SetCond) -> String {
     let s = side.name();
     match cond {
-        SetCond::Has(g) => format!("{s}_{} != 0", g.column()),
-        SetCond::Compare(m, op, n) => format!("{s}_{} {} {n}", m.column(), op.sql()),
+        SetCond::Has(g) => format!("{s}_{} != 0", g.name()),
+        SetCond::Compare(m, op, n) => format!("{s}_{} {} {n}", m.name(), op.sql()),
         SetCond::PawnsOn(mask) => format!(
             "({s}_pawns & {0}) = {0}  -- {s} pawns on {1}",
             bigint(*mask),
@@ -315,11 +303,11 @@ fn ply_features_view(dialect: Dialect) -> String {
         format!("{} AS ply", dialect.expand("first_ply", "last_ply")),
     ];
     // The dataset's booleans as SQLite's 0 and 1.
-    columns.extend(FEATURE_COLUMNS.iter().map(|&c| {
+    columns.extend(feature_columns().into_iter().map(|c| {
         if c == "structure_reversed" {
             format!("CAST({c} AS INT) AS {c}")
         } else {
-            c.to_string()
+            c
         }
     }));
     format!(
@@ -350,7 +338,7 @@ pub fn dataset_views(dialect: Dialect, dir: &str) -> String {
 mod tests {
     use super::*;
     use crate::engine::queries::{named_queries, named_search};
-    use crate::store::search::Group;
+    use crate::store::search::Feature;
     use rusqlite::types::Value;
 
     const DIALECTS: [Dialect; 2] = [Dialect::Duckdb, Dialect::Spark];
@@ -474,7 +462,7 @@ mod tests {
     #[test]
     fn ply_ranges_clip_the_runs() {
         let s = Search {
-            white: vec![SetCond::Has(Group::Duo)],
+            white: vec![SetCond::Has(Feature::DUO)],
             plies: (10, 20),
             ..Search::default()
         };
@@ -543,7 +531,7 @@ mod tests {
                 .map(|c| c.trim().rsplit(' ').next().unwrap())
                 .collect();
             assert_eq!(names[..2], ["game_id", "ply"]);
-            assert_eq!(names[2..], FEATURE_COLUMNS);
+            assert_eq!(names[2..], feature_columns());
         }
     }
 }

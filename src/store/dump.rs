@@ -5,7 +5,8 @@
 use anyhow::Result;
 use rusqlite::Connection;
 
-use crate::model::features::SideFeatures;
+use crate::model::features::{SIDE_FEATURE_COUNT, SideFeatures};
+use crate::store::side_columns;
 
 /// One row of `games`, as stored.
 pub struct GameRow {
@@ -78,28 +79,32 @@ pub struct RunRow {
 
 /// Calls `each` for every run, in (game, first ply) order.
 pub fn runs(conn: &Connection, mut each: impl FnMut(&RunRow) -> Result<()>) -> Result<()> {
-    let mut st = conn.prepare(
+    let mut st = conn.prepare(&format!(
         "SELECT r.game_id, r.first_ply, r.last_ply, r.bishop_pairs, 4294967295 - r.missing,
-                w.pawns, w.islands, w.dispersion, w.distortion, w.duo, w.trio, w.quart,
-                b.pawns, b.islands, b.dispersion, b.distortion, b.duo, b.trio, b.quart,
-                s.key, r.structure & 1
+                s.key, r.structure & 1, w.pawns, {}, b.pawns, {}
          FROM runs AS r
          JOIN pawn_sets AS w ON w.id = r.white_set
          JOIN pawn_sets AS b ON b.id = r.black_set
          LEFT JOIN structure_names AS s ON s.id = r.structure >> 1
          ORDER BY r.game_id, r.first_ply",
-    )?;
+        side_columns::features("w"),
+        side_columns::features("b"),
+    ))?;
     let mut rows = st.query([])?;
-    let side = |r: &rusqlite::Row, at: usize| -> rusqlite::Result<SideFeatures> {
-        Ok(SideFeatures {
-            islands: r.get(at + 1)?,
-            dispersion: r.get(at + 2)?,
-            distortion: r.get(at + 3)?,
-            duo: r.get::<_, i64>(at + 4)? as u64,
-            trio: r.get::<_, i64>(at + 5)? as u64,
-            quart: r.get::<_, i64>(at + 6)? as u64,
+    // The side's features from the columns after its pawns at `at`.
+    let side = |r: &rusqlite::Row, at: usize| -> Result<SideFeatures> {
+        let mut values = [0i64; SIDE_FEATURE_COUNT];
+        for (i, v) in values.iter_mut().enumerate() {
+            *v = r.get(at + 1 + i)?;
+        }
+        SideFeatures::from_stored(values).map_err(|name| {
+            anyhow::anyhow!(
+                "pawn set {:#018x}: {name} out of range",
+                r.get::<_, i64>(at).unwrap_or(0)
+            )
         })
     };
+    let black = 8 + SIDE_FEATURE_COUNT;
     while let Some(r) = rows.next()? {
         let row = RunRow {
             game_id: r.get(0)?,
@@ -107,12 +112,12 @@ pub fn runs(conn: &Connection, mut each: impl FnMut(&RunRow) -> Result<()>) -> R
             last_ply: r.get(2)?,
             bishop_pairs: r.get(3)?,
             pieceset: r.get(4)?,
-            white_pawns: r.get(5)?,
-            white: side(r, 5)?,
-            black_pawns: r.get(12)?,
-            black: side(r, 12)?,
-            structure: r.get(19)?,
-            structure_reversed: r.get(20)?,
+            structure: r.get(5)?,
+            structure_reversed: r.get(6)?,
+            white_pawns: r.get(7)?,
+            white: side(r, 7)?,
+            black_pawns: r.get(black)?,
+            black: side(r, black)?,
         };
         each(&row)?;
     }

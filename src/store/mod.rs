@@ -21,6 +21,7 @@ pub mod ids;
 pub mod info;
 pub mod params;
 pub mod search;
+mod side_columns;
 pub mod similar;
 pub mod similar_sql;
 pub mod sql_lex;
@@ -131,6 +132,7 @@ pub fn migrate(conn: &mut Connection, path: &Path) -> Result<()> {
     // Checked again inside the write transaction: another process may have upgraded the
     // database between the first check and taking the write lock.
     let version = schema_version(&tx)?;
+    side_columns::register_kernels(&tx)?;
     for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
         tx.execute_batch(sql)
             .with_context(|| format!("applying migration {}", i + 1))?;

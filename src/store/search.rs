@@ -15,8 +15,7 @@ use rusqlite::Connection;
 use rusqlite::types::Value;
 
 pub use crate::model::search::{
-    Form, GameCond, Group, Measure, Op, Rows, RunCond, Search, SetCond, Side, StructureForm,
-    squares,
+    Feature, Form, GameCond, Op, Rows, RunCond, Search, SetCond, Side, StructureForm, squares,
 };
 
 impl GameCond {
@@ -161,8 +160,8 @@ fn hex(v: u64) -> String {
 impl SetCond {
     fn sql(&self, side: Side) -> String {
         match self {
-            SetCond::Has(g) => format!("s.{} != 0", g.column()),
-            SetCond::Compare(m, op, n) => format!("s.{} {} {n}", m.column(), op.sql()),
+            SetCond::Has(g) => format!("s.{} != 0", g.name()),
+            SetCond::Compare(m, op, n) => format!("s.{} {} {n}", m.name(), op.sql()),
             SetCond::PawnsOn(mask) => format!(
                 "(s.pawns & {0}) = {0}  -- pawns on {1}",
                 hex(*mask),
@@ -721,8 +720,8 @@ mod tests {
     #[test]
     fn conditions_become_sql_over_pawn_sets() {
         let s = Search {
-            white: vec![SetCond::Has(Group::Quart), SetCond::PawnsOn(1 << 27)],
-            black: vec![SetCond::Compare(Measure::Islands, Op::Ge, 3)],
+            white: vec![SetCond::Has(Feature::QUART), SetCond::PawnsOn(1 << 27)],
+            black: vec![SetCond::Compare(Feature::ISLANDS, Op::Ge, 3)],
             ..Search::default()
         };
         let sql = s.rows_sql(Form::Scan, Rows::Positions).text;

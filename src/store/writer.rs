@@ -5,16 +5,19 @@
 //! the database holds (a load into an empty database that has not yet filled them), a miss
 //! needs no lookup at all.
 
+use std::sync::OnceLock;
+
 use anyhow::Result;
 use rusqlite::{Connection, ErrorCode, OptionalExtension, ffi, params};
 
 use super::derive;
-use crate::model::features::SideFeatures;
+use crate::model::features::{SIDE_FEATURE_COUNT, SideFeatures};
 use crate::model::game::parse_elo;
-use crate::model::game::{GameRecord, Reject};
+use crate::model::game::{GameRecord, GameSummary, Reject};
 use crate::model::hash::IntMap;
 use crate::model::outcome::roster;
 use crate::model::sink::{Sink, Stored};
+use crate::store::side_columns;
 
 /// Pawn sets (of both sides) kept in the id cache at most (about 40 bytes each).
 const SET_CACHE: usize = 2_000_000;
@@ -200,7 +203,7 @@ pub struct Writer {
 }
 
 const RUN_COLUMNS: usize = 8;
-const SET_COLUMNS: usize = 9;
+const SET_COLUMNS: usize = 3 + SIDE_FEATURE_COUNT;
 /// Rows per multi-row INSERT statement.
 const ROWS_PER_INSERT: usize = 128;
 
@@ -310,7 +313,10 @@ impl Writer {
             }
         };
         let n = take(self.pending_sets.len());
-        insert_rows(&self.conn, "pawn_sets", &self.pending_sets[..n])?;
+        static PAWN_SETS: OnceLock<String> = OnceLock::new();
+        let pawn_sets =
+            PAWN_SETS.get_or_init(|| format!("pawn_sets ({})", side_columns::pawn_sets()));
+        insert_rows(&self.conn, pawn_sets, &self.pending_sets[..n])?;
         self.pending_sets.drain(..n);
         let n = take(self.pending_runs.len());
         insert_rows(&self.conn, "runs", &self.pending_runs[..n])?;
@@ -391,17 +397,14 @@ impl Writer {
         } else {
             SideFeatures::black(pawns)
         };
-        self.pending_sets.push([
-            id,
-            side.into(),
-            pawns as i64,
-            f.islands.into(),
-            f.dispersion.into(),
-            f.distortion.into(),
-            f.duo as i64,
-            f.trio as i64,
-            f.quart as i64,
-        ]);
+        let values = f.values();
+        self.pending_sets.push(std::array::from_fn(|i| match i {
+            0 => id,
+            1 => side.into(),
+            2 => pawns as i64,
+            // A bitboard is stored as the i64 of the same bits.
+            _ => values[i - 3] as i64,
+        }));
         self.remember_set(pawns, side, id)?;
         Ok(id)
     }
@@ -502,15 +505,22 @@ impl Writer {
     /// Inserts the `game_summary` row of `g` (game `game_id`).
     fn insert_summary(&mut self, game_id: i64, g: &GameRecord) -> Result<()> {
         let sm = &g.summary;
-        let mut st = self.conn.prepare_cached(
-            "INSERT INTO game_summary VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
-        )?;
+        static SQL: OnceLock<String> = OnceLock::new();
+        let sql = SQL.get_or_init(|| {
+            let columns = GameSummary::columns();
+            format!(
+                "INSERT INTO game_summary (game_id, {}) VALUES ({})",
+                columns.join(", "),
+                vec!["?"; columns.len() + 1].join(", ")
+            )
+        });
+        let mut st = self.conn.prepare_cached(sql)?;
         st.raw_bind_parameter(1, game_id)?;
         for (i, a) in sm.any.iter().enumerate() {
             st.raw_bind_parameter(2 + i, a)?;
         }
         for (i, m) in sm.max.iter().enumerate() {
-            st.raw_bind_parameter(10 + i, m)?;
+            st.raw_bind_parameter(2 + sm.any.len() + i, m)?;
         }
         st.raw_execute()?;
         Ok(())

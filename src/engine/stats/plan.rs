@@ -88,7 +88,7 @@ pub(super) fn source_index(raw: &mut Vec<String>, c: Column) -> Vec<usize> {
 
 /// Every name a `--where` expression may use.
 pub fn where_names() -> Vec<String> {
-    let mut names: Vec<String> = columns::ALL
+    let mut names: Vec<String> = columns::all()
         .iter()
         .filter(|c| **c != Column::PawnFen)
         .map(|c| c.name())

@@ -13,6 +13,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::font::FONT;
 use crate::model::columns::{Cell, Column};
+use crate::model::features::Kind;
 
 pub(super) type Area<DB> = DrawingArea<DB, Shift>;
 
@@ -398,10 +399,12 @@ fn step(col: Column) -> Option<i64> {
     match col {
         Column::PlyBucket => Some(10),
         Column::EloBand => Some(100),
-        Column::GameId | Column::Pawns(_) | Column::Duo(_) | Column::Trio(_) | Column::Quart(_) => {
-            None
-        }
-        Column::Pieceset | Column::PawnFen | Column::Structure => None,
+        Column::Feature(f, _) if f.kind() == Kind::Squares => None,
+        Column::GameId
+        | Column::Pawns(_)
+        | Column::Pieceset
+        | Column::PawnFen
+        | Column::Structure => None,
         _ => Some(1),
     }
 }

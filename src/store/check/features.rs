@@ -5,29 +5,30 @@ use anyhow::Result;
 use rusqlite::{Connection, Row};
 
 use super::{Kind, Report, int, show};
-use crate::model::features::SideFeatures;
+use crate::model::features::{SIDE_FEATURE_COUNT, SIDE_FEATURES, SideFeatures};
+use crate::store::side_columns;
 
 /// Pawn-set ids are below this.
 pub(super) const SET_ID_END: i64 = 1 << 31;
 
-/// The columns read after the id, in the order of the query in [`pawn_sets`].
-const COLUMNS: [&str; 8] = [
-    "side",
-    "pawns",
-    "islands",
-    "dispersion",
-    "distortion",
-    "duo",
-    "trio",
-    "quart",
-];
+/// The columns read after the id: `side`, `pawns` and the side features in list order.
+const COLUMNS: usize = 2 + SIDE_FEATURE_COUNT;
+
+/// The name of the `i`th column read after the id.
+fn column_name(i: usize) -> &'static str {
+    match i {
+        0 => "side",
+        1 => "pawns",
+        _ => SIDE_FEATURES[i - 2].name,
+    }
+}
 
 /// Streams `pawn_sets`; returns how many there are.
 pub(super) fn pawn_sets(conn: &Connection, f: &mut Report) -> Result<u64> {
-    let mut st = conn.prepare(
-        "SELECT id, side, pawns, islands, dispersion, distortion, duo, trio, quart
-         FROM pawn_sets ORDER BY id",
-    )?;
+    let mut st = conn.prepare(&format!(
+        "SELECT id, side, pawns, {} FROM pawn_sets ORDER BY id",
+        side_columns::features("")
+    ))?;
     let mut rows = st.query([])?;
     let mut n = 0u64;
     while let Some(r) = rows.next()? {
@@ -55,14 +56,14 @@ pub(super) fn pawn_sets(conn: &Connection, f: &mut Report) -> Result<u64> {
 }
 
 /// The row's values after the id, or `None` (a problem) when one is not an integer.
-fn integers(r: &Row, id: i64, f: &mut Report) -> Result<Option<[i64; 8]>> {
-    let mut v = [0i64; 8];
+fn integers(r: &Row, id: i64, f: &mut Report) -> Result<Option<[i64; COLUMNS]>> {
+    let mut v = [0i64; COLUMNS];
     let mut bad = Vec::new();
-    for (i, name) in COLUMNS.iter().enumerate() {
+    for (i, slot) in v.iter_mut().enumerate() {
         let value = r.get_ref(i + 1)?;
         match int(value) {
-            Some(x) => v[i] = x,
-            None => bad.push(format!("{name} is {}", show(value))),
+            Some(x) => *slot = x,
+            None => bad.push(format!("{} is {}", column_name(i), show(value))),
         }
     }
     if !bad.is_empty() {
@@ -97,25 +98,18 @@ fn impossible(f: &mut Report, id: i64, side: i64, pawns: u64) {
     }
 }
 
-/// The stored features (islands, dispersion, distortion, duo, trio, quart) against
-/// [`SideFeatures`] of the pawns of `side` (0 or 1).
-fn features(f: &mut Report, id: i64, side: i64, pawns: u64, stored: [i64; 6]) {
-    let [islands, dispersion, distortion, duo, trio, quart] = stored;
+/// The stored side features (in list order) against [`SideFeatures`] of the pawns of `side`
+/// (0 or 1).
+fn features(f: &mut Report, id: i64, side: i64, pawns: u64, stored: [i64; SIDE_FEATURE_COUNT]) {
     let want = if side == 0 {
         SideFeatures::white(pawns)
     } else {
         SideFeatures::black(pawns)
     };
-    let pairs = [
-        ("islands", islands, i64::from(want.islands)),
-        ("dispersion", dispersion, i64::from(want.dispersion)),
-        ("distortion", distortion, i64::from(want.distortion)),
-        ("duo", duo, want.duo as i64),
-        ("trio", trio, want.trio as i64),
-        ("quart", quart, want.quart as i64),
-    ];
-    let differ: Vec<String> = pairs
+    let differ: Vec<String> = SIDE_FEATURES
         .iter()
+        .zip(stored)
+        .map(|(spec, have)| (spec.name, have, (spec.get)(&want) as i64))
         .filter(|(_, have, want)| have != want)
         .map(|(name, have, want)| format!("{name} is {have} but the pawns give {want}"))
         .collect();

@@ -105,9 +105,7 @@ pub fn column_expr(c: Column, ply: &str, masks: Option<&str>) -> Option<String> 
         Column::BishopPair(Side::Black) => "(p.bishop_pairs >> 1)".into(),
         Column::Pieceset => "(4294967295 - p.missing)".into(),
         Column::EloBand => elo_band(),
-        Column::DuoCount(s) => popcount(&format!("{}.duo", alias(s))),
-        Column::TrioCount(s) => popcount(&format!("{}.trio", alias(s))),
-        Column::QuartCount(s) => popcount(&format!("{}.quart", alias(s))),
+        Column::SquareCount(f, s) => popcount(&format!("{}.{}", alias(s), f.name())),
         Column::PawnFen => return None,
         Column::Structure => {
             "(SELECT sn.key FROM structure_names AS sn WHERE sn.id = p.structure >> 1)".into()
@@ -138,7 +136,7 @@ fn select_list(out: &mut String, columns: impl IntoIterator<Item = (String, Stri
 }
 
 fn structure_columns() -> impl Iterator<Item = Column> {
-    crate::model::columns::ALL
+    crate::model::columns::all()
         .iter()
         .copied()
         .filter(|c| c.level() == crate::model::columns::Level::Structure && *c != Column::PawnFen)
