@@ -1,6 +1,8 @@
 //! Portable SQL for the engines that read the Parquet dataset (docs/dataset.md): a named query
 //! in DuckDB's or Spark SQL's dialect, written from its typed [`Search`] over the dataset's
 //! `runs` table (every feature inline, no join), and the views that name the dataset's tables.
+//! The conditions come from the walk `store::walk` shares with the SQLite compiler; a
+//! [`Dialect`] is its back end for the dataset.
 //!
 //! The text runs unchanged in its engine and returns the rows of the SQLite named query: one
 //! row per position (game_id, ply), ordered by game and ply. Every number is a decimal literal
@@ -12,8 +14,9 @@ use std::fmt::Write as _;
 use anyhow::{Result, bail};
 use clap::ValueEnum;
 
+use super::walk::{self, Target};
 use crate::model::columns::{self, Column};
-use crate::store::search::{RunCond, Search, SetCond, Side, squares};
+use crate::store::search::{GameCond, Search, Side, StructureForm};
 
 /// An engine that reads the Parquet dataset.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -93,102 +96,82 @@ pub fn bigint(v: u64) -> String {
     }
 }
 
-/// One condition on a side's pawns, over the `runs` columns of that side (a comment may end
-/// the line).
-fn set_condition(side: Side, cond: &SetCond) -> String {
-    let s = side.name();
-    match cond {
-        SetCond::Has(g) => format!("{s}_{} != 0", g.name()),
-        SetCond::Compare(m, op, n) => format!("{s}_{} {} {n}", m.name(), op.sql()),
-        SetCond::PawnsOn(mask) => format!(
-            "({s}_pawns & {0}) = {0}  -- {s} pawns on {1}",
-            bigint(*mask),
-            squares(*mask)
-        ),
-        SetCond::NoPawnsOn(mask) => format!(
-            "({s}_pawns & {}) = 0  -- no {s} pawn on {}",
-            bigint(*mask),
-            squares(*mask)
-        ),
-        SetCond::PawnOnAny(mask) => format!(
-            "({s}_pawns & {}) != 0  -- a {s} pawn on {}",
-            bigint(*mask),
-            squares(*mask)
-        ),
-        SetCond::Exactly(v) => format!("{s}_pawns = {}  -- 0x{v:016X}", bigint(*v)),
-    }
-}
+/// The dialects' back end of the shared walk (`store::walk`): every condition over the
+/// dataset's `runs` row, where both sides' features stand inline (`white_islands`), masks and
+/// exact structures as decimal BIGINTs, a boolean bishop pair per side, named structures by
+/// key; game conditions need the games' tags, which no named query uses, and are refused.
+impl Target for Dialect {
+    type Refusal = anyhow::Error;
 
-/// One condition on a run's bishop-pair state.
-fn run_condition(cond: RunCond) -> String {
-    match cond {
-        RunCond::BishopPair(side, has) => {
-            format!("{}_bishop_pair = {}", side.name(), u8::from(has))
-        }
-        RunCond::BishopPairs(v) => format!(
+    fn feature(&self, side: Side, column: &str) -> String {
+        format!("{}_{column}", side.name())
+    }
+
+    fn mask(&self, v: u64) -> String {
+        bigint(v)
+    }
+
+    fn names_side(&self) -> bool {
+        true
+    }
+
+    fn exact(&self, _side: Side, pawns: u64) -> String {
+        format!("{}  -- 0x{pawns:016X}", bigint(pawns))
+    }
+
+    fn bishop_pair(&self, side: Side, has: bool) -> String {
+        format!("{}_bishop_pair = {}", side.name(), u8::from(has))
+    }
+
+    fn bishop_pairs(&self, state: u8) -> String {
+        format!(
             "white_bishop_pair = {} AND black_bishop_pair = {}",
-            v & 1,
-            (v >> 1) & 1
-        ),
+            state & 1,
+            (state >> 1) & 1
+        )
+    }
+
+    /// The dataset's runs hold a structure's key and a boolean for the reversed form.
+    fn structure_forms(&self, forms: &[StructureForm]) -> String {
+        let forms: Vec<String> = forms
+            .iter()
+            .map(|f| {
+                format!(
+                    "(structure = {} AND structure_reversed = {})",
+                    self.string(&f.key),
+                    f.reversed
+                )
+            })
+            .collect();
+        match &forms[..] {
+            [one] => one.clone(),
+            many => format!("({})", many.join(" OR ")),
+        }
+    }
+
+    fn run_column(&self, column: &str) -> String {
+        column.to_string()
+    }
+
+    fn greatest_least(&self) -> (&'static str, &'static str) {
+        ("greatest", "least")
+    }
+
+    fn game(&self, _cond: &GameCond) -> Result<String> {
+        bail!("conditions on games are not available in --dialect SQL")
     }
 }
 
-/// The WHERE conditions of a search over `runs`; game conditions need the games' tags, which
-/// no named query uses, and are refused.
+/// The WHERE conditions of a search over `runs`.
 fn conditions(dialect: Dialect, search: &Search) -> Result<Vec<String>> {
-    if !search.games.is_empty() {
-        bail!("conditions on games are not available in --dialect SQL");
-    }
-    let mut wheres: Vec<String> = [Side::White, Side::Black]
-        .into_iter()
-        .flat_map(|side| {
-            let conds = match side {
-                Side::White => &search.white,
-                Side::Black => &search.black,
-            };
-            conds.iter().map(move |c| set_condition(side, c))
-        })
-        .collect();
-    wheres.extend(search.runs.iter().map(|&c| run_condition(c)));
-    // A named structure: the dataset's runs hold its key and a boolean for the reversed form.
-    let forms: Vec<String> = search
-        .structures
-        .iter()
-        .map(|f| {
-            format!(
-                "(structure = {} AND structure_reversed = {})",
-                dialect.string(&f.key),
-                f.reversed
-            )
-        })
-        .collect();
-    match &forms[..] {
-        [] => {}
-        [one] => wheres.push(one.clone()),
-        many => wheres.push(format!("({})", many.join(" OR "))),
-    }
-    if search.plies.0 > 0 {
-        wheres.push(format!("last_ply >= {}", search.plies.0));
-    }
-    if search.plies.1 < u32::MAX {
-        wheres.push(format!("first_ply <= {}", search.plies.1));
-    }
+    let conds = walk::conditions(&dialect, search)?;
+    let mut wheres = conds.white;
+    wheres.extend(conds.black);
+    wheres.extend(conds.runs);
+    wheres.extend(conds.structures);
+    wheres.extend(conds.plies);
+    wheres.extend(conds.games);
     Ok(wheres)
-}
-
-/// The first and last ply of a run inside the search's ply range.
-fn bounds(search: &Search) -> (String, String) {
-    let first = if search.plies.0 > 0 {
-        format!("greatest(first_ply, {})", search.plies.0)
-    } else {
-        "first_ply".into()
-    };
-    let last = if search.plies.1 < u32::MAX {
-        format!("least(last_ply, {})", search.plies.1)
-    } else {
-        "last_ply".into()
-    };
-    (first, last)
 }
 
 /// `FROM runs` and the WHERE clause, indented by `indent` spaces, each line ended.
@@ -235,7 +218,7 @@ pub fn rows_sql(
     description: &str,
     search: &Search,
 ) -> Result<String> {
-    let (first, last) = bounds(search);
+    let (first, last) = walk::bounds(&dialect, search);
     let mut sql = header(dialect, name, description, false);
     let _ = write!(
         sql,
@@ -255,7 +238,7 @@ pub fn count_sql(
     description: &str,
     search: &Search,
 ) -> Result<String> {
-    let (first, last) = bounds(search);
+    let (first, last) = walk::bounds(&dialect, search);
     let mut sql = header(dialect, name, description, true);
     // The `;` gets a line of its own: the last condition's line may end in a comment.
     let _ = write!(
@@ -338,7 +321,7 @@ pub fn dataset_views(dialect: Dialect, dir: &str) -> String {
 mod tests {
     use super::*;
     use crate::engine::queries::{named_queries, named_search};
-    use crate::store::search::Feature;
+    use crate::store::search::{Feature, SetCond};
     use rusqlite::types::Value;
 
     const DIALECTS: [Dialect; 2] = [Dialect::Duckdb, Dialect::Spark];

@@ -28,6 +28,7 @@ pub mod sql_lex;
 pub mod stats;
 pub mod structure_report;
 pub mod structures;
+mod walk;
 mod writer;
 
 use std::path::Path;

@@ -1,6 +1,8 @@
 //! Typed position searches: conditions on each side's pawn set, on runs and on games, plus a
 //! ply range. The storage layer turns a [`Search`] into SQL (for rows) and picks how to count
-//! it; `find` and the named queries build searches, and nothing parses SQL pawndex wrote.
+//! it; `find` and the named queries build searches, and nothing parses SQL pawndex wrote. The
+//! conditions come from the walk `store::walk` shares with the DuckDB/Spark dialect; this file
+//! is its SQLite back end (`Sqlite`) and the statements around them.
 //!
 //! Two ways to read the matching runs:
 //! - **scan**: every run in key order (game, ply), each checked against the matching pawn sets
@@ -8,6 +10,7 @@
 //! - **postings**: the games that reach a matching set of each side whose sets are rare, from
 //!   `set_games` (plus the games not yet in it), then only those games' runs.
 
+use std::convert::Infallible;
 use std::fmt::Write as _;
 
 use anyhow::Result;
@@ -17,6 +20,8 @@ use rusqlite::types::Value;
 pub use crate::model::search::{
     Feature, Form, GameCond, Op, Rows, RunCond, Search, SetCond, Side, StructureForm, squares,
 };
+
+use super::walk::{self, Target};
 
 impl GameCond {
     /// The condition as SQL over `games AS g`, with named parameters (see [`GameCond::params`]).
@@ -157,28 +162,68 @@ fn hex(v: u64) -> String {
     format!("0x{v:016X}")
 }
 
-impl SetCond {
-    fn sql(&self, side: Side) -> String {
-        match self {
-            SetCond::Has(g) => format!("s.{} != 0", g.name()),
-            SetCond::Compare(m, op, n) => format!("s.{} {} {n}", m.name(), op.sql()),
-            SetCond::PawnsOn(mask) => format!(
-                "(s.pawns & {0}) = {0}  -- pawns on {1}",
-                hex(*mask),
-                squares(*mask)
-            ),
-            SetCond::NoPawnsOn(mask) => format!(
-                "(s.pawns & {}) = 0  -- no pawn on {}",
-                hex(*mask),
-                squares(*mask)
-            ),
-            SetCond::PawnOnAny(mask) => format!(
-                "(s.pawns & {}) != 0  -- a pawn on {}",
-                hex(*mask),
-                squares(*mask)
-            ),
-            SetCond::Exactly(_) => format!("s.pawns = :{}_pawns", side.name()),
-        }
+/// The SQLite back end of the shared walk (`store::walk`): a side's conditions over its
+/// `pawn_sets` row `s` (one side per subquery), hex masks, an exact structure as a parameter
+/// `:white_pawns`/`:black_pawns`, the packed `r.bishop_pairs`, named structures through
+/// `structure_names`, game conditions over `games AS g` with parameters.
+struct Sqlite;
+
+impl Target for Sqlite {
+    type Refusal = Infallible;
+
+    fn feature(&self, _side: Side, column: &str) -> String {
+        format!("s.{column}")
+    }
+
+    fn mask(&self, v: u64) -> String {
+        hex(v)
+    }
+
+    fn names_side(&self) -> bool {
+        false
+    }
+
+    fn exact(&self, side: Side, _pawns: u64) -> String {
+        format!(":{}_pawns", side.name())
+    }
+
+    fn bishop_pair(&self, side: Side, has: bool) -> String {
+        let bit = if side == Side::White { 1 } else { 2 };
+        format!("(r.bishop_pairs & {bit}) = {}", if has { bit } else { 0 })
+    }
+
+    fn bishop_pairs(&self, state: u8) -> String {
+        format!("r.bishop_pairs = {state}  -- bit 0: White has the pair, bit 1: Black has it")
+    }
+
+    fn structure_forms(&self, forms: &[StructureForm]) -> String {
+        let parts: Vec<String> = forms
+            .iter()
+            .enumerate()
+            .map(|(i, form)| {
+                format!(
+                    "SELECT 2 * n.id + {} FROM structure_names AS n WHERE n.key = :structure_{}",
+                    u8::from(form.reversed),
+                    i + 1
+                )
+            })
+            .collect();
+        format!(
+            "r.structure IN (\n        {}\n      )  -- code 2 * id (+ 1 reversed)",
+            parts.join("\n        UNION ALL ")
+        )
+    }
+
+    fn run_column(&self, column: &str) -> String {
+        format!("r.{column}")
+    }
+
+    fn greatest_least(&self) -> (&'static str, &'static str) {
+        ("max", "min")
+    }
+
+    fn game(&self, cond: &GameCond) -> Result<String, Infallible> {
+        Ok(cond.sql())
     }
 }
 
@@ -215,28 +260,6 @@ impl Search {
             ));
         }
         p
-    }
-
-    /// `SELECT` of the `runs.structure` codes of the wanted forms (keys as parameters
-    /// `:structure_1`, …), or `None` without structure conditions.
-    #[must_use]
-    pub fn structure_codes_sql(&self) -> Option<String> {
-        if self.structures.is_empty() {
-            return None;
-        }
-        let parts: Vec<String> = self
-            .structures
-            .iter()
-            .enumerate()
-            .map(|(i, form)| {
-                format!(
-                    "SELECT 2 * n.id + {} FROM structure_names AS n WHERE n.key = :structure_{}",
-                    u8::from(form.reversed),
-                    i + 1
-                )
-            })
-            .collect();
-        Some(parts.join("\n        UNION ALL "))
     }
 
     /// The `runs.structure` codes of the wanted forms in this database (a form whose key the
@@ -283,25 +306,15 @@ impl Search {
     /// `SELECT s.id FROM pawn_sets …` of one side's matching sets, or `None` for no condition.
     #[must_use]
     pub fn sets_sql(&self, side: Side) -> Option<String> {
-        let conds = self.side(side);
-        if conds.is_empty() {
-            return None;
-        }
-        let mut sql = format!(
-            "SELECT s.id\n    FROM pawn_sets AS s\n    WHERE s.side = {}",
-            side.code()
-        );
-        for c in conds {
-            let _ = write!(sql, "\n      AND {}", c.sql(side));
-        }
-        Some(sql)
+        sets_select(side, &walk::set_conditions(&Sqlite, side, self.side(side)))
     }
 
     /// The common table expressions up to `matching_runs`, in the given form.
     fn head(&self, form: Form) -> String {
+        let Ok(conds) = walk::conditions(&Sqlite, self);
         let mut ctes = Vec::new();
-        for side in [Side::White, Side::Black] {
-            if let Some(sets) = self.sets_sql(side) {
+        for (side, conds) in [(Side::White, &conds.white), (Side::Black, &conds.black)] {
+            if let Some(sets) = sets_select(side, conds) {
                 ctes.push(format!("matching_{} AS (\n    {sets}\n)", side.name()));
             }
         }
@@ -319,38 +332,17 @@ impl Search {
                 .to_string();
         }
         let mut wheres = Vec::new();
-        for side in [Side::White, Side::Black] {
-            if !self.side(side).is_empty() {
+        for (side, conds) in [(Side::White, &conds.white), (Side::Black, &conds.black)] {
+            if !conds.is_empty() {
                 wheres.push(format!("r.{0}_set IN matching_{0}", side.name()));
             }
         }
-        if let Some(codes) = self.structure_codes_sql() {
-            wheres.push(format!(
-                "r.structure IN (\n        {codes}\n      )  -- code 2 * id (+ 1 reversed)"
-            ));
-        }
-        for c in &self.runs {
-            wheres.push(match *c {
-                RunCond::BishopPair(side, has) => {
-                    let bit = if side == Side::White { 1 } else { 2 };
-                    format!("(r.bishop_pairs & {bit}) = {}", if has { bit } else { 0 })
-                }
-                RunCond::BishopPairs(v) => format!(
-                    "r.bishop_pairs = {v}  -- bit 0: White has the pair, bit 1: Black has it"
-                ),
-            });
-        }
-        if self.plies.0 > 0 {
-            wheres.push(format!("r.last_ply >= {}", self.plies.0));
-        }
-        if self.plies.1 < u32::MAX {
-            wheres.push(format!("r.first_ply <= {}", self.plies.1));
-        }
-        if !self.games.is_empty() {
+        wheres.extend(conds.structures);
+        wheres.extend(conds.runs);
+        wheres.extend(conds.plies);
+        if !conds.games.is_empty() {
             from.push_str("    JOIN games AS g ON g.id = r.game_id\n");
-            for g in &self.games {
-                wheres.push(g.sql());
-            }
+            wheres.extend(conds.games);
         }
         let mut runs =
             format!("matching_runs AS (\n    SELECT r.game_id, r.first_ply, r.last_ply\n{from}");
@@ -374,26 +366,11 @@ impl Search {
         })
     }
 
-    /// The first and last ply of a run inside the ply range, as SQL over `r`.
-    fn bounds(&self) -> (String, String) {
-        let first = if self.plies.0 > 0 {
-            format!("max(r.first_ply, {})", self.plies.0)
-        } else {
-            "r.first_ply".into()
-        };
-        let last = if self.plies.1 < u32::MAX {
-            format!("min(r.last_ply, {})", self.plies.1)
-        } else {
-            "r.last_ply".into()
-        };
-        (first, last)
-    }
-
     /// The SQL returning the rows of this search.
     #[must_use]
     pub fn rows_sql(&self, form: Form, rows: Rows) -> Sql {
         let mut sql = self.head(form);
-        let (first, last) = self.bounds();
+        let (first, last) = walk::bounds(&Sqlite, self);
         let columns = "g.white, g.black, g.result, g.date";
         match rows {
             Rows::Positions => {
@@ -432,7 +409,7 @@ impl Search {
     #[must_use]
     pub fn count_sql(&self, form: Form, games: bool) -> Sql {
         let mut sql = self.head(form);
-        let (first, last) = self.bounds();
+        let (first, last) = walk::bounds(&Sqlite, self);
         if games {
             sql.push_str("SELECT count(DISTINCT r.game_id) AS games\nFROM matching_runs AS r");
         } else {
@@ -464,8 +441,8 @@ impl Search {
                     sql.push_str("\n   OR ");
                 }
                 let _ = write!(sql, "(s.side = {}", side.code());
-                for c in self.side(side) {
-                    let _ = write!(sql, "\n      AND {}", c.sql(side));
+                for c in walk::set_conditions(&Sqlite, side, self.side(side)) {
+                    let _ = write!(sql, "\n      AND {c}");
                 }
                 sql.push_str("\n)");
             }
@@ -621,6 +598,22 @@ impl Search {
         }
         CountPlan::Runs
     }
+}
+
+/// `SELECT s.id FROM pawn_sets …` of the sets of `side` passing `conds`, or `None` for no
+/// condition.
+fn sets_select(side: Side, conds: &[String]) -> Option<String> {
+    if conds.is_empty() {
+        return None;
+    }
+    let mut sql = format!(
+        "SELECT s.id\n    FROM pawn_sets AS s\n    WHERE s.side = {}",
+        side.code()
+    );
+    for c in conds {
+        let _ = write!(sql, "\n      AND {c}");
+    }
+    Some(sql)
 }
 
 /// A row of `structure_names`: the id, the key, the display name and family, and whether the
