@@ -8,16 +8,11 @@
 //! appends games and pawn sets, and each part of the count reads games up to the last one it
 //! saw at the start (or one read transaction).
 
-use std::thread;
-
 use anyhow::{Result, anyhow};
 use rusqlite::types::Value;
 use rusqlite::{Connection, Statement};
 
 use super::search::{CountPlan, GameCond, MatchingSets, RunCond, Search, Side, json_array};
-
-/// Threads that read `runs`, each a range of game ids.
-const SCAN_THREADS: i64 = 2;
 
 /// A set of ids (pawn sets or games): a bit per id up to a bound sized by how many ids it
 /// holds (64 per id, plus 2^26), and the ids above it, few in any database pawndex writes, in
@@ -96,18 +91,38 @@ fn single(conn: &Connection, sql: &str, params: &[(String, Value)]) -> Result<i6
     })
 }
 
-/// Counts the positions of `search`. `conn` is a read-only connection inside a read
-/// transaction; `open` opens more connections to the same database for parallel scans.
-pub fn positions(
-    conn: &Connection,
-    open: &(dyn Fn() -> Result<Connection> + Sync),
-    search: &Search,
-) -> Result<u64> {
-    match search.count_plan() {
-        CountPlan::Totals(side) => from_totals(conn, search, side),
-        CountPlan::Bishops => from_bishop_totals(conn, search),
-        CountPlan::Runs => from_runs(conn, open, search),
-    }
+/// How a search's positions are counted, decided and prepared here, finished by the caller:
+/// either counted already from the aggregates, or the runs to read with a [`RunFilter`] (the
+/// candidate games, or every game), which the caller may split between connections.
+pub enum Counting {
+    /// The count, from `set_totals` or `bishop_totals` (plus the unmerged tail).
+    Done(u64),
+    /// Read the runs of these games (ascending ids).
+    Games(RunFilter, Vec<i64>),
+    /// Read every run, of games `1..=last_game`.
+    Scan(RunFilter, i64),
+}
+
+/// Prepares the count of `search`'s positions. `conn` is a read-only connection inside a read
+/// transaction; the runs a [`Counting`] asks for are read with [`RunFilter::games`] and
+/// [`RunFilter::range`], on this connection or others to the same database.
+pub fn prepare(conn: &Connection, search: &Search) -> Result<Counting> {
+    Ok(match search.count_plan() {
+        CountPlan::Totals(side) => Counting::Done(from_totals(conn, search, side)?),
+        CountPlan::Bishops => Counting::Done(from_bishop_totals(conn, search)?),
+        CountPlan::Runs => {
+            let sets = search.matching_sets(conn)?;
+            let filter = filter(conn, search, &sets)?;
+            match search.candidate_games(conn, &sets)? {
+                Some(games) => Counting::Games(filter, games),
+                None => {
+                    let last_game: i64 =
+                        conn.query_row("SELECT coalesce(max(id), 0) FROM games", [], |r| r.get(0))?;
+                    Counting::Scan(filter, last_game)
+                }
+            }
+        }
+    })
 }
 
 /// One side's set conditions: the aggregates of the matching sets, plus the unmerged tail.
@@ -159,82 +174,40 @@ fn from_bishop_totals(conn: &Connection, search: &Search) -> Result<u64> {
     Ok(total.max(0) as u64)
 }
 
-/// Run conditions: the matching runs of the candidate games (or of every game).
-fn from_runs(
-    conn: &Connection,
-    open: &(dyn Fn() -> Result<Connection> + Sync),
-    search: &Search,
-) -> Result<u64> {
-    let timings = std::env::var_os("PAWNDEX_TIMINGS").is_some();
-    let t = std::time::Instant::now();
-    let sets = search.matching_sets(conn)?;
-    let filter = filter(conn, search, &sets)?;
-    let t_sets = t.elapsed();
-    let games = search.candidate_games(conn, &sets)?;
-    let t_lists = t.elapsed() - t_sets;
-    let n = match &games {
-        Some(games) => candidates(conn, open, &filter, games)?,
-        None => scan(conn, open, &filter)?,
-    };
-    if timings {
-        eprintln!(
-            "timings: matching sets {:.3} s (white {:?}, black {:?}), game lists {:.3} s \
-             ({:?} candidate games), runs {:.3} s",
-            t_sets.as_secs_f64(),
-            sets.white.as_ref().map(Vec::len),
-            sets.black.as_ref().map(Vec::len),
-            t_lists.as_secs_f64(),
-            games.as_ref().map(Vec::len),
-            (t.elapsed() - t_sets - t_lists).as_secs_f64()
-        );
-    }
-    Ok(n)
-}
-
-/// The plies of the matching runs of `games`: a lookup per game in the key of `runs`, the
-/// games split between [`SCAN_THREADS`] connections when there are many.
-fn candidates(
-    conn: &Connection,
-    open: &(dyn Fn() -> Result<Connection> + Sync),
-    filter: &Filter,
-    games: &[i64],
-) -> Result<u64> {
-    if games.len() < 4096 {
-        return candidate_slice(conn, filter, games);
-    }
-    let per = games.len().div_ceil(SCAN_THREADS as usize);
-    thread::scope(|scope| {
-        let reads: Vec<_> = games
-            .chunks(per)
-            .map(|slice| scope.spawn(move || candidate_slice(&open()?, filter, slice)))
-            .collect();
-        let mut total = 0;
-        for read in reads {
-            total += read
-                .join()
-                .map_err(|_| anyhow!("a counting thread panicked"))??;
+impl RunFilter {
+    /// The matching plies in the runs of `games` (a lookup each in the key of `runs`).
+    pub fn games(&self, conn: &Connection, games: &[i64]) -> Result<u64> {
+        // One statement for all the games (a lookup each, in key order).
+        let mut st = conn.prepare(
+            "SELECT r.game_id, r.first_ply, r.last_ply, r.white_set, r.black_set, r.bishop_pairs,
+                    r.structure
+             FROM json_each(?1) AS c JOIN runs AS r ON r.game_id = c.value",
+        )?;
+        let mut rows = st.query([json_array(games)])?;
+        let mut total = 0u64;
+        while let Some(r) = rows.next()? {
+            total += self.plies(r)?;
         }
         Ok(total)
-    })
-}
-
-fn candidate_slice(conn: &Connection, filter: &Filter, games: &[i64]) -> Result<u64> {
-    // One statement for all the games (a lookup each, in key order).
-    let mut st = conn.prepare(
-        "SELECT r.game_id, r.first_ply, r.last_ply, r.white_set, r.black_set, r.bishop_pairs,
-                r.structure
-         FROM json_each(?1) AS c JOIN runs AS r ON r.game_id = c.value",
-    )?;
-    let mut rows = st.query([json_array(games)])?;
-    let mut total = 0u64;
-    while let Some(r) = rows.next()? {
-        total += filter.plies(r)?;
     }
-    Ok(total)
+
+    /// The matching plies in the runs of games `from..=to`.
+    pub fn range(&self, conn: &Connection, from: i64, to: i64) -> Result<u64> {
+        let mut st = conn.prepare(
+            "SELECT game_id, first_ply, last_ply, white_set, black_set, bishop_pairs, structure
+             FROM runs WHERE game_id BETWEEN ?1 AND ?2",
+        )?;
+        let mut rows = st.query([from, to])?;
+        let mut total = 0u64;
+        while let Some(r) = rows.next()? {
+            total += self.plies(r)?;
+        }
+        Ok(total)
+    }
 }
 
-/// Everything a scan thread checks per run.
-struct Filter {
+/// Everything a reader of runs checks per run.
+pub struct RunFilter {
     white: Option<IdSet>,
     black: Option<IdSet>,
     games: Option<IdSet>,
@@ -245,7 +218,7 @@ struct Filter {
     plies: (u32, u32),
 }
 
-fn filter(conn: &Connection, search: &Search, sets: &MatchingSets) -> Result<Filter> {
+fn filter(conn: &Connection, search: &Search, sets: &MatchingSets) -> Result<RunFilter> {
     let params = search.params();
     let side =
         |ids: &Option<Vec<i64>>| -> Option<IdSet> { ids.as_ref().map(|ids| IdSet::new(ids)) };
@@ -259,7 +232,7 @@ fn filter(conn: &Connection, search: &Search, sets: &MatchingSets) -> Result<Fil
             &params,
         )?)
     };
-    let filter = Filter {
+    let filter = RunFilter {
         white: side(&sets.white),
         black: side(&sets.black),
         games,
@@ -282,7 +255,7 @@ fn filter(conn: &Connection, search: &Search, sets: &MatchingSets) -> Result<Fil
     Ok(filter)
 }
 
-impl Filter {
+impl RunFilter {
     /// The plies of a run row (`game_id, first_ply, last_ply, white_set, black_set,
     /// bishop_pairs, structure`) that match, 0 when it does not.
     #[inline]
@@ -319,45 +292,6 @@ impl Filter {
         let hi = last.min(i64::from(self.plies.1));
         Ok(if hi >= lo { (hi - lo + 1) as u64 } else { 0 })
     }
-}
-
-fn scan(
-    conn: &Connection,
-    open: &(dyn Fn() -> Result<Connection> + Sync),
-    filter: &Filter,
-) -> Result<u64> {
-    let last_game: i64 =
-        conn.query_row("SELECT coalesce(max(id), 0) FROM games", [], |r| r.get(0))?;
-    let chunk = last_game / SCAN_THREADS + 1;
-    thread::scope(|scope| {
-        let scans: Vec<_> = (0..SCAN_THREADS)
-            .map(|i| {
-                let (from, to) = (i * chunk + 1, ((i + 1) * chunk).min(last_game));
-                scope.spawn(move || scan_slice(&open()?, from, to, filter))
-            })
-            .collect();
-        let mut total = 0;
-        for scan in scans {
-            total += scan
-                .join()
-                .map_err(|_| anyhow!("a counting thread panicked"))??;
-        }
-        Ok(total)
-    })
-}
-
-/// Plies of the matching runs of games `from..=to`.
-fn scan_slice(conn: &Connection, from: i64, to: i64, f: &Filter) -> Result<u64> {
-    let mut st = conn.prepare(
-        "SELECT game_id, first_ply, last_ply, white_set, black_set, bishop_pairs, structure
-         FROM runs WHERE game_id BETWEEN ?1 AND ?2",
-    )?;
-    let mut rows = st.query([from, to])?;
-    let mut total = 0u64;
-    while let Some(r) = rows.next()? {
-        total += f.plies(r)?;
-    }
-    Ok(total)
 }
 
 #[cfg(test)]
