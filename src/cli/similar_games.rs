@@ -10,9 +10,8 @@
 
 use std::io::Write;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
-use crate::cli::similar::SimilarFormat;
 use crate::engine::similar::listed_games;
 use crate::model::similar::{Similar, pawn_board};
 use crate::output::table::{self as output, Format};
@@ -23,13 +22,13 @@ use crate::store::similar as db;
 pub fn write(
     conn: &rusqlite::Connection,
     found: &[Similar],
-    format: SimilarFormat,
+    format: Format,
     limit: Option<u64>,
     out: &mut dyn Write,
 ) -> Result<u64> {
     let (games, runs) = listed_games(conn, found, limit)?;
-    let (sql, rows, format) = match format {
-        SimilarFormat::Table | SimilarFormat::Csv | SimilarFormat::Json => {
+    let (which, rows, format) = match format {
+        Format::Table | Format::Csv | Format::Json => {
             let rows: Vec<serde_json::Value> = games
                 .iter()
                 .map(|g| {
@@ -41,14 +40,9 @@ pub fn write(
                     ])
                 })
                 .collect();
-            let format = match format {
-                SimilarFormat::Table => Format::Table,
-                SimilarFormat::Csv => Format::Csv,
-                _ => Format::Json,
-            };
-            (db::SIMILAR_GAME_ROWS_SQL, rows, format)
+            (db::ListedRows::Games, rows, format)
         }
-        SimilarFormat::Pgn => {
+        Format::Pgn => {
             let rows = games
                 .iter()
                 .map(|g| {
@@ -62,9 +56,9 @@ pub fn write(
                     serde_json::json!([g.game, g.ply, comment])
                 })
                 .collect();
-            (db::SIMILAR_EXPORT_ROWS_SQL, rows, Format::Pgn)
+            (db::ListedRows::Export, rows, Format::Pgn)
         }
-        SimilarFormat::Fen => {
+        Format::Fen => {
             // The kept games in their order, each with its positions of a listed structure.
             let mut rows = Vec::new();
             for g in &games {
@@ -75,12 +69,17 @@ pub fn write(
                     }
                 }
             }
-            (db::SIMILAR_EXPORT_ROWS_SQL, rows, Format::Fen)
+            (db::ListedRows::Export, rows, Format::Fen)
         }
     };
     let json = serde_json::Value::Array(rows).to_string();
-    let mut st = conn.prepare(sql)?;
-    st.raw_bind_parameter(1, json)
-        .context("binding the game list")?;
-    output::write_results(conn, &mut st, format, None, out)
+    let mut st = db::listed_rows(conn, which, &json)?;
+    output::write_results(
+        conn,
+        &mut st,
+        format,
+        None,
+        crate::engine::parallel::threads(None),
+        out,
+    )
 }

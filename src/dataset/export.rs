@@ -17,20 +17,19 @@ fn narrow<T: TryFrom<i64>>(v: i64, what: &str) -> Result<T> {
 
 /// Writes the database at `db` into the dataset `target`.
 pub fn export(db: &Path, target: &Target, max_file_bytes: u64) -> Result<Written> {
-    let mut conn = crate::store::open_for_reading(db)?;
-    let tx = conn.transaction()?;
+    let snap = dump::Snapshot::open(db)?;
     let inputs = [db.display().to_string()];
     let mut w = DatasetWriter::new(target.claim(&inputs)?, false, max_file_bytes)?;
     // What the export was reading, for the message when it fails.
     let mut step = "reading the games";
     let result = (|| -> Result<()> {
-        copy_games(&tx, &mut w)?;
+        copy_games(&snap, &mut w)?;
         step = "reading the runs";
-        copy_runs(&tx, &mut w)?;
+        copy_runs(&snap, &mut w)?;
         step = "reading the structure changes";
-        copy_changes(&tx, &mut w)?;
+        copy_changes(&snap, &mut w)?;
         step = "reading the rejects";
-        copy_rejects(&tx, &mut w)
+        copy_rejects(&snap, &mut w)
     })();
     match result {
         Ok(()) => w.finish(),
@@ -52,8 +51,8 @@ pub fn export(db: &Path, target: &Target, max_file_bytes: u64) -> Result<Written
 }
 
 /// Copies every game row.
-fn copy_games(tx: &rusqlite::Transaction<'_>, w: &mut DatasetWriter) -> Result<()> {
-    dump::games(tx, |g| {
+fn copy_games(snap: &dump::Snapshot, w: &mut DatasetWriter) -> Result<()> {
+    snap.games(|g| {
         let id = w.id_for(g.id)?;
         let t = &g.tags;
         w.push_game_row(&GameRow {
@@ -75,8 +74,8 @@ fn copy_games(tx: &rusqlite::Transaction<'_>, w: &mut DatasetWriter) -> Result<(
 }
 
 /// Copies every run.
-fn copy_runs(tx: &rusqlite::Transaction<'_>, w: &mut DatasetWriter) -> Result<()> {
-    dump::runs(tx, |r| {
+fn copy_runs(snap: &dump::Snapshot, w: &mut DatasetWriter) -> Result<()> {
+    snap.runs(|r| {
         let row = RunRow {
             game_id: w.id_for(r.game_id)?,
             first_ply: narrow(r.first_ply, "first_ply")?,
@@ -96,8 +95,8 @@ fn copy_runs(tx: &rusqlite::Transaction<'_>, w: &mut DatasetWriter) -> Result<()
 }
 
 /// Copies every structure change.
-fn copy_changes(tx: &rusqlite::Transaction<'_>, w: &mut DatasetWriter) -> Result<()> {
-    dump::changes(tx, |c| {
+fn copy_changes(snap: &dump::Snapshot, w: &mut DatasetWriter) -> Result<()> {
+    snap.changes(|c| {
         let row = ChangeRow {
             game_id: w.id_for(c.game_id)?,
             ply: narrow(c.ply, "ply")?,
@@ -113,8 +112,8 @@ fn copy_changes(tx: &rusqlite::Transaction<'_>, w: &mut DatasetWriter) -> Result
 }
 
 /// Copies every reject.
-fn copy_rejects(tx: &rusqlite::Transaction<'_>, w: &mut DatasetWriter) -> Result<()> {
-    dump::rejects(tx, |r| {
+fn copy_rejects(snap: &dump::Snapshot, w: &mut DatasetWriter) -> Result<()> {
+    snap.rejects(|r| {
         let id = w.id_for(r.id)?;
         w.push_reject_row(&RejectRow {
             id,

@@ -1,9 +1,46 @@
 //! Every row of a database's games, runs (with both sides' pawn-set features and the named
-//! structure), structure changes and rejects, in id order, for `pawndex export parquet`. The
-//! caller reads inside one transaction, so the tables come from one snapshot.
+//! structure), structure changes and rejects, in id order, for `pawndex export parquet`, read
+//! from one [`Snapshot`] so the tables agree with each other.
+
+use std::path::Path;
 
 use anyhow::Result;
 use rusqlite::Connection;
+
+/// A database opened read-only inside one read transaction: every table read through it comes
+/// from the same state, whatever a concurrent `pawndex index` appends meanwhile.
+pub struct Snapshot {
+    conn: Connection,
+}
+
+impl Snapshot {
+    /// Opens the database at `db` (as every read-only command does) and starts the snapshot.
+    pub fn open(db: &Path) -> Result<Snapshot> {
+        let conn = crate::store::open_for_reading(db)?;
+        conn.execute_batch("BEGIN")?;
+        Ok(Snapshot { conn })
+    }
+
+    /// Calls `each` for every game, in id order.
+    pub fn games(&self, each: impl FnMut(&GameRow) -> Result<()>) -> Result<()> {
+        games(&self.conn, each)
+    }
+
+    /// Calls `each` for every run, in key order.
+    pub fn runs(&self, each: impl FnMut(&RunRow) -> Result<()>) -> Result<()> {
+        runs(&self.conn, each)
+    }
+
+    /// Calls `each` for every structure change, in key order.
+    pub fn changes(&self, each: impl FnMut(&ChangeRow) -> Result<()>) -> Result<()> {
+        changes(&self.conn, each)
+    }
+
+    /// Calls `each` for every rejected game, in id order.
+    pub fn rejects(&self, each: impl FnMut(&RejectRow) -> Result<()>) -> Result<()> {
+        rejects(&self.conn, each)
+    }
+}
 
 use crate::model::features::{SIDE_FEATURE_COUNT, SideFeatures};
 use crate::store::side_columns;
@@ -26,7 +63,7 @@ pub struct GameRow {
 }
 
 /// Calls `each` for every game, in id order.
-pub fn games(conn: &Connection, mut each: impl FnMut(&GameRow) -> Result<()>) -> Result<()> {
+fn games(conn: &Connection, mut each: impl FnMut(&GameRow) -> Result<()>) -> Result<()> {
     let mut st = conn.prepare(
         "SELECT id, event, site, date, round, white, black, result, white_elo, black_elo, eco,
                 plies, source, offset, fen, chess960, moves, hash
@@ -78,7 +115,7 @@ pub struct RunRow {
 }
 
 /// Calls `each` for every run, in (game, first ply) order.
-pub fn runs(conn: &Connection, mut each: impl FnMut(&RunRow) -> Result<()>) -> Result<()> {
+fn runs(conn: &Connection, mut each: impl FnMut(&RunRow) -> Result<()>) -> Result<()> {
     let mut st = conn.prepare(&format!(
         "SELECT r.game_id, r.first_ply, r.last_ply, r.bishop_pairs, 4294967295 - r.missing,
                 s.key, r.structure & 1, w.pawns, {}, b.pawns, {}
@@ -136,7 +173,7 @@ pub struct ChangeRow {
 }
 
 /// Calls `each` for every change of named structure, in (game, ply) order.
-pub fn changes(conn: &Connection, mut each: impl FnMut(&ChangeRow) -> Result<()>) -> Result<()> {
+fn changes(conn: &Connection, mut each: impl FnMut(&ChangeRow) -> Result<()>) -> Result<()> {
     let mut st = conn.prepare(
         "SELECT game_id, ply, from_structure, from_reversed, to_structure, to_reversed, move
          FROM structure_transitions ORDER BY game_id, ply",
@@ -170,7 +207,7 @@ pub struct RejectRow {
 }
 
 /// Calls `each` for every reject, in id order.
-pub fn rejects(conn: &Connection, mut each: impl FnMut(&RejectRow) -> Result<()>) -> Result<()> {
+fn rejects(conn: &Connection, mut each: impl FnMut(&RejectRow) -> Result<()>) -> Result<()> {
     let mut st = conn.prepare(
         "SELECT id, source, offset, event, white, black, ply, reason FROM rejects ORDER BY id",
     )?;

@@ -3,7 +3,7 @@
 //! runs (one game's with its result, or every run in one pass), the pawns of one game's ply,
 //! and for `--games` the runs of the listed structures and the rows handed to `query`'s writers.
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use rusqlite::{CachedStatement, Connection, OptionalExtension};
 
 use super::decode_games;
@@ -260,7 +260,7 @@ pub fn pair_runs(conn: &Connection, pairs: &[(i64, i64)]) -> Result<Vec<PairRun>
 /// The rows of `pawndex similar --games` for the table, CSV and JSON formats: `?1` is a JSON
 /// array of `[game_id, ply, distance, structure]`, in output order; each gets its game's
 /// players, result, date and ECO code.
-pub const SIMILAR_GAME_ROWS_SQL: &str = "SELECT
+const SIMILAR_GAME_ROWS_SQL: &str = "SELECT
     json_extract(j.value, '$[0]') AS game_id,
     json_extract(j.value, '$[1]') AS ply,
     json_extract(j.value, '$[2]') AS distance,
@@ -277,9 +277,37 @@ ORDER BY j.key";
 /// The rows of `pawndex similar --games` for the PGN and FEN exports: `?1` is a JSON array of
 /// `[game_id, ply]` or `[game_id, ply, comment]`, in output order (the PGN export marks `ply`
 /// with `pgn_comment`).
-pub const SIMILAR_EXPORT_ROWS_SQL: &str = "SELECT
+const SIMILAR_EXPORT_ROWS_SQL: &str = "SELECT
     json_extract(j.value, '$[0]') AS game_id,
     json_extract(j.value, '$[1]') AS ply,
     json_extract(j.value, '$[2]') AS pgn_comment
 FROM json_each(?1) AS j
 ORDER BY j.key";
+
+/// Which rows of `pawndex similar --games` a statement returns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ListedRows {
+    /// `game_id, ply, distance, structure` and the game's players, result, date and ECO code,
+    /// from a list of `[game_id, ply, distance, structure]`.
+    Games,
+    /// `game_id, ply, pgn_comment`, for the PGN and FEN exports, from a list of
+    /// `[game_id, ply]` or `[game_id, ply, comment]`.
+    Export,
+}
+
+/// The statement returning `rows` for `list` (a JSON array, in output order), its parameter
+/// bound, ready for a writer to run.
+pub fn listed_rows<'c>(
+    conn: &'c Connection,
+    rows: ListedRows,
+    list: &str,
+) -> Result<rusqlite::Statement<'c>> {
+    let sql = match rows {
+        ListedRows::Games => SIMILAR_GAME_ROWS_SQL,
+        ListedRows::Export => SIMILAR_EXPORT_ROWS_SQL,
+    };
+    let mut st = conn.prepare(sql)?;
+    st.raw_bind_parameter(1, list)
+        .context("binding the game list")?;
+    Ok(st)
+}
