@@ -7,7 +7,8 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::Args;
 
-use crate::cli::common::{DEFAULT_DB, EXIT_ERROR, EXIT_OK};
+use crate::cli::common::{EXIT_ERROR, EXIT_OK};
+use crate::store::DEFAULT_DB;
 use crate::store::check::{Finding, Report};
 
 #[derive(Args, Debug)]

@@ -19,7 +19,7 @@ pub const EXIT_INTERRUPTED: i32 = 130;
 /// output pipe (`| head`) ends quietly with 0, other errors go up to the caller (status 1).
 pub fn exit_status(result: Result<i32>) -> Result<i32> {
     match result {
-        Err(e) if e.downcast_ref::<UsageError>().is_some() => {
+        Err(e) if e.downcast_ref::<crate::model::UsageError>().is_some() => {
             eprintln!("pawndex: error: {e}");
             Ok(EXIT_USAGE)
         }
@@ -39,7 +39,24 @@ pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
     })
 }
 
-pub(crate) use crate::model::usage;
+/// `--threads`: one option, one meaning, in every command that works in parallel (`index`
+/// replays on them, `stats` and `similar` read slices of the database on them); the policy is
+/// [`crate::engine::parallel::threads`].
+#[derive(clap::Args, Debug, Clone, Copy, Default)]
+pub struct ThreadsArg {
+    /// Threads to work on (default: every core, at most 8; up to 64)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub threads: Option<u16>,
+}
+
+impl ThreadsArg {
+    /// The number of threads to run.
+    #[must_use]
+    pub fn count(self) -> usize {
+        crate::engine::parallel::threads(self.threads.map(usize::from))
+    }
+}
+
 /// Refuses a `--db` that is a PGN file, not a database (the slip `pawndex info --db
 /// games.pgn`; `pawndex index research.db` is refused the other way round), saying what to
 /// run. It reads the first bytes of a file that is not SQLite only.
@@ -99,8 +116,3 @@ pub fn with_fen_hint(mut e: clap::Error, args: &[String]) -> clap::Error {
     e.insert(ContextKind::Suggested, ContextValue::StyledStrs(tips));
     e
 }
-
-pub use crate::model::names::{closest, did_you_mean};
-pub use crate::model::{Per, UsageError, ply_range};
-pub use crate::output::{check_output_path, write_output};
-pub use crate::store::{DEFAULT_DB, open_for_reading};

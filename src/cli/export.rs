@@ -6,8 +6,10 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::{Args, Subcommand};
 
-use crate::cli::common::{DEFAULT_DB, EXIT_OK, usage};
+use crate::cli::common::EXIT_OK;
 use crate::dataset::layout::Target;
+use crate::model::usage;
+use crate::store::DEFAULT_DB;
 
 /// How a run writes into a dataset directory (see `docs/dataset.md`).
 #[derive(Args, Debug, Clone)]

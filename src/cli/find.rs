@@ -9,11 +9,13 @@ use clap::Args;
 use rusqlite::types::Value;
 use shakmaty::{Color, File, Rank, Square};
 
-use crate::cli::common::{self as command, Per, UsageError, usage};
 use crate::cli::query;
+use crate::model::Per;
+use crate::model::UsageError;
 use crate::model::features::Kind;
 use crate::model::fen::structure_of;
 use crate::model::outcome::side_name;
+use crate::model::usage;
 use crate::output::table::OutputArgs;
 use crate::store::search::{
     Feature, Form, GameCond, Op, Rows, RunCond, Search, SetCond, Side, Sql, StructureForm,
@@ -374,7 +376,7 @@ pub fn search(args: &FindArgs) -> Result<Search> {
         }
     }
     if let Some(range) = &args.ply {
-        f.plies = command::ply_range(range)
+        f.plies = crate::model::ply_range(range)
             .map_err(|why| anyhow::Error::new(UsageError(format!("--ply {range}: {why}"))))?;
     }
     game_filters(args, &mut f)?;
@@ -562,12 +564,12 @@ pub(crate) fn match_structure<'a>(
 }
 
 /// The keys of the structures of `known` whose key or name is close to `typed` (see
-/// [`command::closest`]).
+/// [`crate::model::names::closest`]).
 pub(crate) fn closest_structures<'a>(typed: &str, known: &'a [StructureName]) -> Vec<&'a str> {
     let (name, _) = reversed_form(typed);
     let names = known.iter().flat_map(|n| [n.key.as_str(), n.name.as_str()]);
     let mut keys: Vec<&str> = Vec::new();
-    for close in command::closest(name, names) {
+    for close in crate::model::names::closest(name, names) {
         if let Some(n) = known.iter().find(|n| n.key == close || n.name == close)
             && !keys.contains(&n.key.as_str())
         {

@@ -9,10 +9,12 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use clap::Args;
 
-use crate::cli::common::{DEFAULT_DB, EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK, usage};
+use crate::cli::common::{EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK};
 use crate::cli::export::DatasetArgs;
 use crate::dataset::{DatasetWriter, Target, Written};
 use crate::ingest::{ReadOptions, Summary, drive, phase_spinner};
+use crate::model::usage;
+use crate::store::DEFAULT_DB;
 use crate::store::{self, Writer};
 
 #[derive(Args, Debug)]
@@ -23,9 +25,8 @@ pub struct IndexArgs {
     /// Database file to create or extend
     #[arg(long, default_value = DEFAULT_DB, value_name = "PATH")]
     db: PathBuf,
-    /// Replay threads (default: every core)
-    #[arg(long, value_name = "N")]
-    threads: Option<usize>,
+    #[command(flatten)]
+    threads: crate::cli::common::ThreadsArg,
     /// No progress bar and no summary (errors are still printed)
     #[arg(long, short)]
     quiet: bool,
@@ -95,11 +96,7 @@ pub fn run(args: IndexArgs) -> Result<i32> {
             }
         });
     }
-    let threads = args.threads.unwrap_or_else(|| {
-        std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
-    });
+    let threads = args.threads.count();
     let read = ReadOptions {
         files: args.files,
         threads,

@@ -5,35 +5,29 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 
 use anyhow::Result;
-use clap::{Args, ValueEnum};
+use clap::Args;
 use serde_json::json;
 
+use crate::output::table::{Format, formats};
 use crate::store::info::{Info, State};
 
 /// Options of `pawndex info`.
 #[derive(Args, Debug)]
 pub struct InfoArgs {
     /// Database file to describe (it is not modified)
-    #[arg(long, default_value = crate::cli::common::DEFAULT_DB, value_name = "PATH")]
+    #[arg(long, default_value = crate::store::DEFAULT_DB, value_name = "PATH")]
     db: PathBuf,
     /// Output: an aligned table, or one JSON object for scripts
-    #[arg(long, value_enum, default_value_t = InfoFormat::Table)]
-    format: InfoFormat,
-}
-
-/// How `pawndex info` writes its answer.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
-pub enum InfoFormat {
-    Table,
-    Json,
+    #[arg(long, default_value = "table", value_parser = formats(&[Format::Table, Format::Json]))]
+    format: Format,
 }
 
 /// Runs `pawndex info`: the answer on standard output, exit status 0.
 pub fn run(args: InfoArgs) -> Result<i32> {
     let info = crate::store::info::read(&args.db)?;
     let text = match args.format {
-        InfoFormat::Table => table(&info),
-        InfoFormat::Json => format!("{:#}\n", to_json(&info)),
+        Format::Json => format!("{:#}\n", to_json(&info)),
+        _ => table(&info),
     };
     let stdout = io::stdout();
     let mut out = stdout.lock();

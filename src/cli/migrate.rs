@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::Args;
 
-use crate::cli::common::{DEFAULT_DB, EXIT_OK};
+use crate::cli::common::EXIT_OK;
+use crate::store::DEFAULT_DB;
 
 #[derive(Args, Debug)]
 pub struct MigrateArgs {

@@ -18,8 +18,8 @@ use crate::output::table::{self as output, OutputArgs};
 use crate::store::dialect::{self, Dialect};
 use crate::store::params::{bind_params, parse_params};
 
-pub(crate) use crate::cli::common::usage;
 use crate::cli::common::{self as command, EXIT_ERROR, EXIT_INTERRUPTED};
+pub(crate) use crate::model::usage;
 use crate::store;
 use crate::store::search::{Form, Rows, Search, StructureName};
 use crate::store::sql_lex;
@@ -174,7 +174,7 @@ pub(crate) fn arm_limits(timeout: Option<f64>) {
 
 /// Opens the database read-only, tuned for reading (memory-mapped I/O, a larger page cache).
 pub fn open(db: &Path) -> Result<Connection> {
-    let conn = command::open_for_reading(db)?;
+    let conn = crate::store::open_for_reading(db)?;
     if let Some(limits) = LIMITS.get() {
         conn.progress_handler(1000, Some(move || limits.exceeded()));
     }
@@ -261,7 +261,12 @@ pub(crate) fn execute(plan: &Plan, params: &[(String, Value)], output: &OutputAr
                     count_with_sql(&conn, &c.text, &c.params)?
                 } else {
                     let db = output.db.clone();
-                    store::count::positions(&conn, &move || open(&db), search)?
+                    crate::engine::count::positions(
+                        &conn,
+                        &move || open(&db),
+                        search,
+                        crate::engine::parallel::threads(None),
+                    )?
                 };
                 writeln!(out, "{n}")?;
                 out.flush()?;
@@ -288,12 +293,18 @@ pub(crate) fn execute(plan: &Plan, params: &[(String, Value)], output: &OutputAr
     };
     let mut stmt = prepare(&conn, &sql)?;
     bind_params(&mut stmt, &params)?;
-    output::write_results(&conn, &mut stmt, output.format, output.limit, &mut out).map_err(
-        |e| match e.downcast::<rusqlite::Error>() {
-            Ok(e) => sql_error(&e, &sql),
-            Err(e) => e,
-        },
-    )?;
+    output::write_results(
+        &conn,
+        &mut stmt,
+        output.format,
+        output.limit,
+        crate::engine::parallel::threads(None),
+        &mut out,
+    )
+    .map_err(|e| match e.downcast::<rusqlite::Error>() {
+        Ok(e) => sql_error(&e, &sql),
+        Err(e) => e,
+    })?;
     out.flush()?;
     Ok(0)
 }
@@ -385,7 +396,7 @@ fn list(db: &Path) -> Result<i32> {
 /// else the catalogue in force (`structures/`, or the PAWNDEX_STRUCTURES folder), as a
 /// dataset written by `pawndex index --parquet` was.
 fn known_structures(db: &Path) -> Vec<StructureName> {
-    if let Ok(conn) = command::open_for_reading(db)
+    if let Ok(conn) = crate::store::open_for_reading(db)
         && let Ok(names) = store::search::structure_names(&conn)
     {
         return names;
@@ -471,7 +482,7 @@ fn unknown_query(name: &str, known: &[StructureName]) -> anyhow::Error {
             close.join(", ")
         )
     };
-    anyhow::Error::new(command::UsageError(message))
+    anyhow::Error::new(crate::model::UsageError(message))
 }
 
 /// Where the SQL of `pawndex query` comes from.
@@ -700,7 +711,7 @@ mod tests {
         ] {
             let e = only_statement(sql).unwrap_err();
             assert!(
-                e.downcast_ref::<crate::cli::common::UsageError>().is_some(),
+                e.downcast_ref::<crate::model::UsageError>().is_some(),
                 "{sql}"
             );
             assert!(e.to_string().contains("more than one statement"), "{e}");

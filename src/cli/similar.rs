@@ -15,39 +15,13 @@
 use std::io::{self, BufWriter, Write};
 
 use anyhow::Result;
-use clap::{Args, ValueEnum};
+use clap::Args;
 
-use crate::cli::common::{self as command, usage};
+use crate::cli::common::{self as command};
 use crate::model::similar::{Options, Pawns};
+use crate::model::usage;
+use crate::output::table::Format;
 use crate::store::similar as db;
-
-impl From<SimilarFormat> for crate::output::table::Format {
-    fn from(f: SimilarFormat) -> Self {
-        use crate::output::table::Format;
-        match f {
-            SimilarFormat::Table => Format::Table,
-            SimilarFormat::Csv => Format::Csv,
-            SimilarFormat::Json => Format::Json,
-            SimilarFormat::Pgn => Format::Pgn,
-            SimilarFormat::Fen => Format::Fen,
-        }
-    }
-}
-
-/// How `similar` writes its rows.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
-pub enum SimilarFormat {
-    /// Aligned columns for a terminal
-    Table,
-    /// CSV with a header row
-    Csv,
-    /// One JSON object per line
-    Json,
-    /// With --games: each game once, as PGN, its closest structure's first ply marked
-    Pgn,
-    /// With --games: game_id, ply and FEN of each position with a listed structure
-    Fen,
-}
 
 #[derive(Args, Debug)]
 #[command(
@@ -101,19 +75,18 @@ pub struct SimilarArgs {
     #[arg(long, value_name = "N", requires = "games")]
     pub games_limit: Option<u64>,
     /// Output format (pgn and fen with --games)
-    #[arg(long, short, value_enum, default_value_t = SimilarFormat::Table)]
-    pub format: SimilarFormat,
+    #[arg(long, short, value_enum, default_value = "table")]
+    pub format: Format,
     /// Print instead one plain SQLite statement that returns the same rows (without
     /// `differs`), e.g. `pawndex similar --structure "$FEN" --max-distance 4 --sql > q.sql;
     /// sqlite3 pawndex.db < q.sql`
     #[arg(long, conflicts_with_all = ["format", "games"])]
     pub sql: bool,
     /// Database to read (opened read-only)
-    #[arg(long, default_value = command::DEFAULT_DB, value_name = "PATH")]
+    #[arg(long, default_value = crate::store::DEFAULT_DB, value_name = "PATH")]
     pub db: std::path::PathBuf,
-    /// Reader threads, each on its own connection (default: every core, at most 8; up to 64)
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
-    pub threads: Option<u16>,
+    #[command(flatten)]
+    pub threads: crate::cli::common::ThreadsArg,
 }
 
 fn target_of(conn: &rusqlite::Connection, args: &SimilarArgs) -> Result<Pawns> {
@@ -165,13 +138,13 @@ pub fn run(args: SimilarArgs) -> Result<i32> {
     if args.limit == 0 {
         usage!("--limit: give at least 1");
     }
-    if !args.games && matches!(args.format, SimilarFormat::Pgn | SimilarFormat::Fen) {
+    if !args.games && matches!(args.format, Format::Pgn | Format::Fen) {
         usage!("--format pgn and --format fen export games: add --games");
     }
     if args.games_limit == Some(0) {
         usage!("--games-limit: give at least 1");
     }
-    let conn = command::open_for_reading(&args.db)?;
+    let conn = crate::store::open_for_reading(&args.db)?;
     // One snapshot for every statement (a concurrent index only appends).
     conn.execute_batch("BEGIN")?;
     let target = target_of(&conn, &args)?;
@@ -194,7 +167,7 @@ pub fn run(args: SimilarArgs) -> Result<i32> {
     let found = crate::engine::similar::rank(
         &conn,
         Some(&args.db),
-        crate::engine::parallel::threads(args.threads.map(usize::from)),
+        args.threads.count(),
         crate::engine::similar::Request {
             target,
             options,
@@ -207,7 +180,7 @@ pub fn run(args: SimilarArgs) -> Result<i32> {
     if args.games {
         crate::cli::similar_games::write(&conn, &found, args.format, args.games_limit, &mut out)?;
     } else {
-        crate::output::similar::write(&mut out, &found, args.format.into())?;
+        crate::output::similar::write(&mut out, &found, args.format)?;
     }
     out.flush()?;
     if found.is_empty() {
@@ -232,10 +205,10 @@ fn empty_note(args: &SimilarArgs) -> String {
         format!(" ({})", limits.join(", "))
     };
     let output = match args.format {
-        SimilarFormat::Table => "the table has its header only",
-        SimilarFormat::Csv => "the CSV has its header only",
-        SimilarFormat::Json => "no JSON line",
-        SimilarFormat::Pgn | SimilarFormat::Fen => "no game",
+        Format::Table => "the table has its header only",
+        Format::Csv => "the CSV has its header only",
+        Format::Json => "no JSON line",
+        Format::Pgn | Format::Fen => "no game",
     };
     format!("pawndex: no structure matched{limits}; {output}")
 }

@@ -10,14 +10,16 @@ use std::path::{Path, PathBuf};
 use anyhow::{Result, bail};
 use clap::Args;
 
-use crate::engine::parallel;
 use crate::engine::stats as engine;
 use crate::model::columns::{self, Column};
 use crate::model::report;
 use crate::output::chart;
 pub use engine::PlyRange;
 
-use crate::cli::common::{self as command, DEFAULT_DB, Per, UsageError};
+use crate::cli::common::{self as command};
+use crate::model::Per;
+use crate::model::UsageError;
+use crate::store::DEFAULT_DB;
 use report::{ChartKind, Report};
 
 const AFTER_HELP: &str = "\
@@ -88,9 +90,8 @@ pub struct StatsArgs {
     /// Database to read (opened read-only)
     #[arg(long, default_value = DEFAULT_DB, value_name = "PATH")]
     pub db: PathBuf,
-    /// Scan threads, each on its own slice of the games (default: every core, at most 8; up to 64)
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
-    pub threads: Option<u16>,
+    #[command(flatten)]
+    pub threads: crate::cli::common::ThreadsArg,
     /// Write the CSV to this file instead of standard output
     #[arg(short = 'o', long = "output", value_name = "FILE.csv")]
     pub output: Option<PathBuf>,
@@ -104,7 +105,7 @@ fn parse_columns(names: &[String]) -> Result<Vec<Column>> {
     for name in names {
         let Some(c) = Column::parse(name) else {
             let valid: Vec<String> = columns::all().iter().map(|c| c.name()).collect();
-            let closest = command::did_you_mean(name, valid.iter().map(String::as_str));
+            let closest = crate::model::names::did_you_mean(name, valid.iter().map(String::as_str));
             return Err(UsageError(format!(
                 "unknown column {name:?}{closest}\n  valid columns: {}",
                 valid.join(", ")
@@ -146,7 +147,7 @@ pub fn run(args: StatsArgs) -> Result<i32> {
 }
 
 fn parse_ply_range(s: &str) -> Result<PlyRange, String> {
-    command::ply_range(s).map(|(first, last)| PlyRange { first, last })
+    crate::model::ply_range(s).map(|(first, last)| PlyRange { first, last })
 }
 
 /// The request the options make: the query, the chart it draws and the chart's title.
@@ -207,12 +208,12 @@ fn request(args: &StatsArgs) -> Result<(engine::Query, ChartKind, String)> {
 fn run_stats(args: StatsArgs) -> Result<i32> {
     let (query, kind, title) = request(&args)?;
     if let Some(path) = &args.output {
-        command::check_output_path("--output", path)?;
+        crate::output::check_output_path("--output", path)?;
     }
     let chart = match &args.chart {
         Some(path) => {
             let format = chart_format(path)?;
-            command::check_output_path("--chart", path)?;
+            crate::output::check_output_path("--chart", path)?;
             chart::check(&query.by, kind)?;
             if let ChartFormat::Png = format {
                 chart::load_font()?;
@@ -230,12 +231,12 @@ fn run_stats(args: StatsArgs) -> Result<i32> {
     let connect = || engine::StatsDb::open(&args.db);
     let db = connect()?;
     crate::cli::query::warn_if_unfinished(db.connection(), &args.db)?;
-    let threads = parallel::threads(args.threads.map(usize::from));
+    let threads = args.threads.count();
     let groups = engine::run(&db, &connect, threads, &query)?;
 
     match &args.output {
         Some(path) => {
-            command::write_output(path, "CSV", |w| write_csv(w, &query, &groups))?;
+            crate::output::write_output(path, "CSV", |w| write_csv(w, &query, &groups))?;
         }
         None => write_csv(io::stdout().lock(), &query, &groups)?,
     }

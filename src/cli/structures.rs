@@ -11,13 +11,17 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
-use clap::{Args, ValueEnum};
+use clap::Args;
 
-use crate::cli::common::{self as command, DEFAULT_DB, UsageError, usage};
+use crate::cli::common::{self as command};
 use crate::engine::structures::{forms, gather, rows};
+use crate::model::UsageError;
 use crate::model::structure_report::Row;
+use crate::model::usage;
 use crate::output::chart;
 use crate::output::structures::{summary, write_csv, write_json, write_table};
+use crate::output::table::{Format, formats};
+use crate::store::DEFAULT_DB;
 use crate::store::structure_report;
 
 /// The end of `--help`: the columns and examples.
@@ -45,17 +49,6 @@ Examples:
   pawndex structures --db masters.db --min-games 100 --chart structures.png
   pawndex structures --db masters.db --format json | jq '.[0].turns_into'";
 
-/// How the report is written.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
-pub enum ReportFormat {
-    /// Aligned columns, at most 100 characters wide (lists cut short)
-    Table,
-    /// One row per form; lists joined by "; " (RFC 4180 quoting, LF line ends)
-    Csv,
-    /// An array of objects, the lists as nested arrays
-    Json,
-}
-
 /// Options of `pawndex structures`.
 #[derive(Args, Debug)]
 #[command(after_help = AFTER_HELP)]
@@ -64,8 +57,8 @@ pub struct StructuresArgs {
     #[arg(long, default_value = DEFAULT_DB, value_name = "PATH")]
     pub db: PathBuf,
     /// Output format
-    #[arg(long, short, value_enum, default_value_t = ReportFormat::Table)]
-    pub format: ReportFormat,
+    #[arg(long, short, default_value = "table", value_parser = formats(&[Format::Table, Format::Csv, Format::Json]))]
+    pub format: Format,
     /// Also draw a chart of games per form, coloured by White's score (by extension)
     #[arg(long, value_name = "FILE.png|FILE.svg")]
     pub chart: Option<PathBuf>,
@@ -92,7 +85,7 @@ fn run_report(args: StructuresArgs) -> Result<i32> {
     let chart_png = match &args.chart {
         Some(path) => {
             let png = chart_kind(path)?;
-            command::check_output_path("--chart", path)?;
+            crate::output::check_output_path("--chart", path)?;
             if png {
                 chart::load_font()?;
             }
@@ -100,7 +93,7 @@ fn run_report(args: StructuresArgs) -> Result<i32> {
         }
         None => None,
     };
-    let conn = command::open_for_reading(&args.db)?;
+    let conn = crate::store::open_for_reading(&args.db)?;
     crate::cli::query::warn_if_unfinished(&conn, &args.db)?;
     let names = structure_report::names(&conn)?;
     let all = forms(&names);
@@ -125,7 +118,7 @@ fn run_report(args: StructuresArgs) -> Result<i32> {
                         "--family {family:?}: no structure of {} has that family{}; its \
                          families: {}",
                         args.db.display(),
-                        command::did_you_mean(family, families.iter().copied()),
+                        crate::model::names::did_you_mean(family, families.iter().copied()),
                         families.join(", ")
                     );
                 }
@@ -143,9 +136,9 @@ fn run_report(args: StructuresArgs) -> Result<i32> {
 
     let mut out = io::stdout().lock();
     match args.format {
-        ReportFormat::Table => write_table(&mut out, &rows)?,
-        ReportFormat::Csv => write_csv(&mut out, &rows)?,
-        ReportFormat::Json => write_json(&mut out, &rows)?,
+        Format::Csv => write_csv(&mut out, &rows)?,
+        Format::Json => write_json(&mut out, &rows)?,
+        _ => write_table(&mut out, &rows)?,
     }
     out.flush()?;
     drop(out);

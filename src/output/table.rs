@@ -29,6 +29,19 @@ pub enum Format {
     Fen,
 }
 
+/// The `--format` value parser of a command that writes only some of the formats: clap
+/// lists and accepts just those (`--format pgn` to `info` is a usage error naming the others).
+#[must_use]
+pub fn formats(
+    allowed: &'static [Format],
+) -> impl clap::builder::TypedValueParser<Value = Format> + 'static {
+    use clap::builder::TypedValueParser as _;
+    clap::builder::PossibleValuesParser::new(
+        allowed.iter().filter_map(ValueEnum::to_possible_value),
+    )
+    .map(|name| <Format as ValueEnum>::from_str(&name, false).unwrap_or(Format::Table))
+}
+
 /// Options shared by `query` and `find`: where to read and how to write.
 #[derive(Args, Debug, Clone)]
 pub struct OutputArgs {
@@ -67,12 +80,14 @@ trait Sink {
 }
 
 /// Runs a prepared statement (parameters already bound) and writes its rows; returns the
-/// number of records written.
+/// number of records written. PGN is formatted on `threads` threads (the caller's thread
+/// policy), in order.
 pub fn write_results(
     conn: &Connection,
     stmt: &mut Statement<'_>,
     format: Format,
     limit: Option<u64>,
+    threads: usize,
     out: &mut dyn Write,
 ) -> Result<u64> {
     let columns: Vec<String> = stmt.column_names().iter().map(|s| s.to_string()).collect();
@@ -80,7 +95,7 @@ pub fn write_results(
         Format::Table => Box::new(TableSink::new(columns, out)),
         Format::Csv => Box::new(CsvSink::new(&columns, out)?),
         Format::Json => Box::new(JsonSink::new(columns, out)),
-        Format::Pgn => Box::new(PgnSink::new(conn, &columns, out)?),
+        Format::Pgn => Box::new(PgnSink::new(conn, &columns, out, threads)?),
         Format::Fen => Box::new(FenSink::new(conn, &columns, out)?),
     };
     let mut written = 0u64;
@@ -371,9 +386,8 @@ struct PgnWorker {
 }
 
 impl PgnFormatter {
-    fn start() -> Self {
-        let threads = thread::available_parallelism().map_or(1, |n| n.get().clamp(1, 8));
-        let workers = (0..threads)
+    fn start(threads: usize) -> Self {
+        let workers = (0..threads.max(1))
             .map(|_| {
                 let (jobs, batches) = mpsc::sync_channel::<Vec<PgnJob>>(PGN_IN_FLIGHT);
                 let (done, texts) = mpsc::channel();
@@ -466,7 +480,12 @@ struct PgnSink<'a> {
 }
 
 impl<'a> PgnSink<'a> {
-    fn new(conn: &'a Connection, columns: &[String], out: &'a mut dyn Write) -> Result<Self> {
+    fn new(
+        conn: &'a Connection,
+        columns: &[String],
+        out: &'a mut dyn Write,
+        threads: usize,
+    ) -> Result<Self> {
         let game_col = column_index(columns, "game_id").ok_or_else(|| {
             anyhow!(
                 "--format pgn needs a game_id column in the result (columns: {}); \
@@ -483,7 +502,7 @@ impl<'a> PgnSink<'a> {
             done: HashSet::new(),
             last: None,
             batch: Vec::with_capacity(PGN_BATCH),
-            formatter: PgnFormatter::start(),
+            formatter: PgnFormatter::start(threads),
         })
     }
 }
