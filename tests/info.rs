@@ -379,9 +379,17 @@ fn a_pgn_file_given_as_the_database_is_named_as_pgn() {
             vec!["query", "--db", db, "white-duo", "--count"],
             vec!["stats", "--db", db, "--by", "phase"],
             vec!["structures", "--db", db],
+            // `index` too: it would otherwise write into the PGN file's place.
+            vec!["index", "--db", db, "examples/sample.pgn"],
         ] {
+            let before = std::fs::read(file).unwrap();
             let run = pawndex(&args);
             run.expect_code(1, &format!("{args:?}"));
+            assert_eq!(
+                std::fs::read(file).unwrap(),
+                before,
+                "{args:?} changed {db}"
+            );
             assert!(
                 run.stderr.contains("is PGN, not a pawndex database"),
                 "{args:?}: {}",

@@ -187,6 +187,37 @@ fn structures_scores_agree_in_every_format() {
     assert_eq!(carlsbad[..4], ["Carlsbad", "6", "3", "66.7"], "{table}");
 }
 
+/// `structures`: JSON's other numbers have the precision of their table cell too: the ECO
+/// share (2 of 3 games, 66.7, not 66.666…) and the average stay (8 plies in 3 stays, 2.67).
+#[test]
+fn structures_json_numbers_have_the_table_precision() {
+    let mut games = pgn(&["1-0", "0-1"], &[]);
+    // A third Carlsbad game, of another ECO code, that stays a ply longer (left at ply 14).
+    games.push_str(&format!(
+        "[Event \"carlsbad 2\"]\n[Result \"1-0\"]\n[ECO \"D35\"]\n\n\
+         {} 7. Nf3 O-O 8. e4 dxe4 1-0\n\n",
+        CARLSBAD_MOVES.trim_end_matches(" 7. e4 dxe4")
+    ));
+    let f = fixture_with(&games);
+    let json: Value =
+        serde_json::from_str(&pawndex(&f.db, "structures", &["--format", "json"]).stdout).unwrap();
+    let carlsbad = &json[0];
+    assert_eq!(carlsbad["stays"], 3, "{carlsbad}");
+    assert_eq!(carlsbad["positions"], 8, "{carlsbad}");
+    assert_eq!(carlsbad["avg_stay"].to_string(), "2.67", "{carlsbad}");
+    assert_eq!(carlsbad["eco"][0]["eco"], "D36", "{carlsbad}");
+    assert_eq!(
+        carlsbad["eco"][0]["share"].to_string(),
+        "66.7",
+        "{carlsbad}"
+    );
+    assert_eq!(
+        carlsbad["eco"][1]["share"].to_string(),
+        "33.3",
+        "{carlsbad}"
+    );
+}
+
 /// `similar`: the table, the CSV and the JSON show the same score to one decimal, and JSON
 /// lists each side's pawns as an array of squares, file by file (a2 before a3 before b2).
 #[test]

@@ -147,7 +147,8 @@ fn a_file_that_is_not_a_database_is_refused_and_left_alone() {
     }
     refused(
         &["index", "--db", "sample.pgn", "sample.pgn"],
-        "sample.pgn is not a SQLite database, so not a pawndex database; it was left untouched",
+        "sample.pgn is PGN, not a pawndex database: --db names the database to write, as in \
+         `pawndex index --db sample.db sample.pgn`; it was left untouched",
     );
 }
 

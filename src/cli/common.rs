@@ -59,8 +59,10 @@ impl ThreadsArg {
 
 /// Refuses a `--db` that is a PGN file, not a database (the slip `pawndex info --db
 /// games.pgn`; `pawndex index research.db` is refused the other way round), saying what to
-/// run. It reads the first bytes of a file that is not SQLite only.
-pub fn refuse_pgn_as_database(db: &Path) -> Result<()> {
+/// run. `indexing`: the command is `pawndex index`, which would otherwise refuse the file as
+/// not SQLite without saying it is PGN. It reads the first bytes of a file that is not SQLite
+/// only.
+pub fn refuse_pgn_as_database(db: &Path, indexing: bool) -> Result<()> {
     if db.is_file() && !crate::store::is_sqlite_file(db) && crate::ingest::input::looks_like_pgn(db)
     {
         let p = db.display();
@@ -70,6 +72,12 @@ pub fn refuse_pgn_as_database(db: &Path) -> Result<()> {
             .and_then(|n| n.split('.').next())
             .filter(|s| !s.is_empty())
             .unwrap_or("pawndex");
+        if indexing {
+            anyhow::bail!(
+                "{p} is PGN, not a pawndex database: --db names the database to write, as in \
+                 `pawndex index --db {stem}.db {p}`; it was left untouched"
+            );
+        }
         anyhow::bail!(
             "{p} is PGN, not a pawndex database: index it first, as in `pawndex index --db \
              {stem}.db {p}`, then give --db {stem}.db"

@@ -138,11 +138,10 @@ pub fn main_with_args() -> i32 {
     // For the message about a damaged database: its path, and whether the command writes it.
     let db = db_argument(&matches);
     let writes_db = matches!(cli.command, Command::Index(_) | Command::Migrate(_));
-    // A PGN file given as the database of any command but `index` is named as PGN, before
+    // A PGN file given as the database of any command (`index` too) is named as PGN, before
     // anything opens it.
-    if !matches!(cli.command, Command::Index(_))
-        && let Some(db) = &db
-        && let Err(e) = common::refuse_pgn_as_database(db)
+    if let Some(db) = &db
+        && let Err(e) = common::refuse_pgn_as_database(db, matches!(cli.command, Command::Index(_)))
     {
         eprintln!("pawndex: error: {e:#}");
         return EXIT_ERROR;

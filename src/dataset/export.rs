@@ -54,13 +54,9 @@ pub fn export(db: &Path, target: &Target, max_file_bytes: u64) -> Result<Written
 fn copy_games(snap: &dump::Snapshot, w: &mut DatasetWriter) -> Result<()> {
     snap.games(|g| {
         let id = w.id_for(g.id)?;
-        let t = &g.tags;
         w.push_game_row(&GameRow {
             id,
-            tags: std::array::from_fn(|i| t[i].as_deref()),
-            white_elo: g.white_elo,
-            black_elo: g.black_elo,
-            eco: g.eco.as_deref(),
+            header: &g.header,
             plies: narrow(g.plies, "plies")?,
             source: &g.source,
             offset: g.offset,

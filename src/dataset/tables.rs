@@ -10,6 +10,7 @@ use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
 use crate::model::columns::{self, Column};
 use crate::model::features::{Kind, SIDE_FEATURE_COUNT, SIDE_FEATURES, SideFeatures};
+use crate::model::game::Header;
 
 /// The rows of a column vector, leaving it empty with room for as many again (the next batch
 /// then grows no vector from nothing).
@@ -118,10 +119,7 @@ pub fn all_columns() -> impl Iterator<Item = &'static str> {
 /// One row of `games`.
 pub struct GameRow<'a> {
     pub id: i64,
-    pub tags: [Option<&'a str>; 7],
-    pub white_elo: Option<i64>,
-    pub black_elo: Option<i64>,
-    pub eco: Option<&'a str>,
+    pub header: &'a Header,
     pub plies: i32,
     pub source: &'a str,
     pub offset: i64,
@@ -169,12 +167,13 @@ impl Default for Games {
 impl Games {
     pub fn push(&mut self, g: &GameRow) {
         self.id.push(g.id);
-        for (b, t) in self.tags.iter_mut().zip(g.tags) {
+        let h = g.header;
+        for (b, t) in self.tags.iter_mut().zip(h.roster()) {
             b.append_option(t);
         }
-        self.white_elo.push(g.white_elo);
-        self.black_elo.push(g.black_elo);
-        self.eco.append_option(g.eco);
+        self.white_elo.push(h.white_elo);
+        self.black_elo.push(h.black_elo);
+        self.eco.append_option(h.eco.as_deref());
         self.plies.push(g.plies);
         self.source.append_value(g.source);
         self.offset.push(g.offset);

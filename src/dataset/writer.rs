@@ -22,7 +22,6 @@ use parquet::schema::types::ColumnPath;
 use super::failed::{self, Step};
 use super::layout::{Claim, TABLES};
 use super::tables::{self, ChangeRow, Changes, GameRow, Games, RejectRow, Rejects, RunRow, Runs};
-use crate::model::game::parse_elo;
 use crate::model::game::{GameRecord, Reject, content_check};
 use crate::model::sink::{Sink, Stored};
 use crate::model::structure::{Catalogue, Code};
@@ -402,21 +401,9 @@ impl DatasetWriter {
         }
         self.games_stored += 1;
         let id = self.id(self.games_stored)?;
-        let t = &g.tags;
         self.games.push(&GameRow {
             id,
-            tags: [
-                t.event.as_deref(),
-                t.site.as_deref(),
-                t.date.as_deref(),
-                t.round.as_deref(),
-                t.white.as_deref(),
-                t.black.as_deref(),
-                t.result.as_deref(),
-            ],
-            white_elo: parse_elo(t.white_elo.as_deref()),
-            black_elo: parse_elo(t.black_elo.as_deref()),
-            eco: t.eco.as_deref(),
+            header: &g.header,
             plies: g.plies as i32,
             source,
             offset: g.offset as i64,

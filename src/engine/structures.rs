@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use anyhow::Result;
 
 use crate::model::structure_report::{EcoShare, Form, Move, Next, Results, Row, Totals, WINDOW};
-use crate::store::structure_report::{self, Change, GameRow, NameRow};
+use crate::store::structure_report::{self, Change, GameRow, StructureName};
 
 /// A move that leaves a form.
 #[derive(Clone, Debug, Default)]
@@ -129,7 +129,7 @@ pub fn top<T, K: Ord>(
 }
 
 /// The forms of the stored catalogue, in catalogue order.
-pub fn forms(names: &[NameRow]) -> Vec<Form> {
+pub fn forms(names: &[StructureName]) -> Vec<Form> {
     let mut out = Vec::new();
     for n in names {
         let Ok(id) = u16::try_from(n.id) else {

@@ -17,12 +17,11 @@ use shakmaty::{
 use crate::ingest::reader::{RawGame, ReadProblem, Tags};
 use crate::model::features::{self, SideFeatures};
 use crate::model::moves;
-use crate::model::outcome::roster;
 use crate::model::pieceset::{NO_SLOT, initial_slots, move_slots};
 use crate::model::structure::{Catalogue, Code};
 
 pub use crate::model::game::{
-    GameRecord, GameSummary, Reject, RejectCategory, Replayed, Run, StructureChange,
+    GameRecord, GameSummary, Header, Reject, RejectCategory, Replayed, Run, StructureChange,
 };
 
 /// Per-ply values of a position (pieceset tracked by the caller).
@@ -118,7 +117,7 @@ fn start_position(tags: &Tags) -> Result<(Chess, bool), (RejectCategory, String)
 }
 
 /// FNV-1a over the bytes that make two games the same game.
-fn game_hash(tags: &Tags, fen: Option<&str>, moves: &[u8]) -> i64 {
+fn game_hash(header: &Header, fen: Option<&str>, moves: &[u8]) -> i64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     let mut eat = |bytes: &[u8]| {
         for &b in bytes {
@@ -128,7 +127,7 @@ fn game_hash(tags: &Tags, fen: Option<&str>, moves: &[u8]) -> i64 {
         h ^= 0xff;
         h = h.wrapping_mul(0x0000_0100_0000_01b3);
     };
-    for t in roster(tags) {
+    for t in header.roster() {
         eat(t.unwrap_or("").as_bytes());
     }
     eat(fen.unwrap_or("").as_bytes());
@@ -275,10 +274,11 @@ pub fn replay(mut game: RawGame) -> Replayed {
             [w, b]
         })
         .collect();
-    let hash = game_hash(&game.tags, fen.as_deref(), &moves);
+    let header = game.tags.into_header();
+    let hash = game_hash(&header, fen.as_deref(), &moves);
     Replayed::Game(Box::new(GameRecord {
         offset: game.offset,
-        tags: game.tags,
+        header,
         fen,
         chess960,
         plies,

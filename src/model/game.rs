@@ -3,7 +3,6 @@
 //! category and reason.
 
 use crate::model::features::{COUNT_FEATURES, Kind, SIDE_FEATURES, SQUARE_FEATURES, SideFeatures};
-use crate::model::outcome::roster;
 use crate::model::structure::Code;
 
 /// Games longer than this are rejected rather than held in memory.
@@ -27,6 +26,60 @@ pub struct Tags {
     pub variant: Option<String>,
     /// Number of tags seen, stored or not.
     pub count: usize,
+}
+
+/// A game's header as pawndex stores it, reads it back and writes it out (one shape for the
+/// writer, `load_game`, the dump and the PGN export): the seven-tag roster, both Elos as
+/// numbers and the ECO code. [`Tags`] is the header as read, before the Elos are parsed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Header {
+    pub event: Option<String>,
+    pub site: Option<String>,
+    pub date: Option<String>,
+    pub round: Option<String>,
+    pub white: Option<String>,
+    pub black: Option<String>,
+    pub result: Option<String>,
+    /// `None` when the tag is missing or not an integer ([`parse_elo`]).
+    pub white_elo: Option<i64>,
+    pub black_elo: Option<i64>,
+    pub eco: Option<String>,
+}
+
+impl Header {
+    /// The seven-tag roster, in PGN order (what makes two games the same game, with the start
+    /// position and the moves).
+    #[must_use]
+    pub fn roster(&self) -> [Option<&str>; 7] {
+        [
+            self.event.as_deref(),
+            self.site.as_deref(),
+            self.date.as_deref(),
+            self.round.as_deref(),
+            self.white.as_deref(),
+            self.black.as_deref(),
+            self.result.as_deref(),
+        ]
+    }
+}
+
+impl Tags {
+    /// The header these tags make: the roster and ECO code as read, the Elos parsed.
+    #[must_use]
+    pub fn into_header(self) -> Header {
+        Header {
+            white_elo: parse_elo(self.white_elo.as_deref()),
+            black_elo: parse_elo(self.black_elo.as_deref()),
+            event: self.event,
+            site: self.site,
+            date: self.date,
+            round: self.round,
+            white: self.white,
+            black: self.black,
+            result: self.result,
+            eco: self.eco,
+        }
+    }
 }
 
 /// An Elo tag's value when it is an integer (`"2650"`, `" 2650 "`), else `None` (`"-"`, `"?"`).
@@ -132,7 +185,7 @@ impl GameSummary {
 #[derive(Clone, Debug)]
 pub struct GameRecord {
     pub offset: u64,
-    pub tags: Tags,
+    pub header: Header,
     /// The start position as a normalised FEN, `None` for the standard start.
     pub fen: Option<String>,
     pub chess960: bool,
@@ -280,7 +333,7 @@ pub fn content_check(g: &GameRecord) -> u64 {
         // The length ends each field, so "ab" + "c" and "a" + "bc" differ.
         mix(bytes.len() as u64 | 1 << 63);
     };
-    for t in roster(&g.tags) {
+    for t in g.header.roster() {
         eat(t.unwrap_or("").as_bytes());
     }
     eat(g.fen.as_deref().unwrap_or("").as_bytes());

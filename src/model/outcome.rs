@@ -1,8 +1,6 @@
-//! A game's result, its seven-tag roster and the names of the sides.
+//! A game's result, White's score and the names of the sides.
 
 use shakmaty::Color;
-
-use crate::model::game::Tags;
 
 /// The result of a game as the totals count it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -50,19 +48,6 @@ pub fn side_name(color: Color) -> &'static str {
         Color::White => "white",
         Color::Black => "black",
     }
-}
-
-/// The seven-tag roster, in PGN order.
-pub fn roster(tags: &Tags) -> [Option<&str>; 7] {
-    [
-        tags.event.as_deref(),
-        tags.site.as_deref(),
-        tags.date.as_deref(),
-        tags.round.as_deref(),
-        tags.white.as_deref(),
-        tags.black.as_deref(),
-        tags.result.as_deref(),
-    ]
 }
 
 /// White's score, the one unit of every command, table, CSV, JSON and chart (see "Conventions"

@@ -6,22 +6,14 @@ use shakmaty::fen::Fen;
 use shakmaty::san::San;
 use shakmaty::{CastlingMode, Chess, EnPassantMode, Move, Position};
 
+use crate::model::game::Header;
 use crate::model::moves;
 
 /// What a PGN export and a FEN rebuild need of one row of `games`.
 #[derive(Clone, Debug, Default)]
 pub struct StoredGame {
     pub id: i64,
-    pub event: Option<String>,
-    pub site: Option<String>,
-    pub date: Option<String>,
-    pub round: Option<String>,
-    pub white: Option<String>,
-    pub black: Option<String>,
-    pub result: Option<String>,
-    pub white_elo: Option<i64>,
-    pub black_elo: Option<i64>,
-    pub eco: Option<String>,
+    pub header: Header,
     pub fen: Option<String>,
     pub chess960: bool,
     pub moves: Vec<u8>,

@@ -64,17 +64,18 @@ impl Movetext<'_> {
 /// recognises. `marks` puts a `{comment}` after the position of a ply (0: before the first
 /// move).
 pub fn write_pgn(out: &mut String, game: &StoredGame, marks: &[(u32, String)]) -> Result<()> {
+    let h = &game.header;
     let tags: [(&str, Option<String>); 10] = [
-        ("Event", game.event.clone()),
-        ("Site", game.site.clone()),
-        ("Date", game.date.clone()),
-        ("Round", game.round.clone()),
-        ("White", game.white.clone()),
-        ("Black", game.black.clone()),
-        ("Result", game.result.clone()),
-        ("WhiteElo", game.white_elo.map(|e| e.to_string())),
-        ("BlackElo", game.black_elo.map(|e| e.to_string())),
-        ("ECO", game.eco.clone()),
+        ("Event", h.event.clone()),
+        ("Site", h.site.clone()),
+        ("Date", h.date.clone()),
+        ("Round", h.round.clone()),
+        ("White", h.white.clone()),
+        ("Black", h.black.clone()),
+        ("Result", h.result.clone()),
+        ("WhiteElo", h.white_elo.map(|e| e.to_string())),
+        ("BlackElo", h.black_elo.map(|e| e.to_string())),
+        ("ECO", h.eco.clone()),
     ];
     for (name, value) in &tags {
         if let Some(v) = value {
@@ -127,7 +128,7 @@ pub fn write_pgn(out: &mut String, game: &StoredGame, marks: &[(u32, String)]) -
         need_number = false;
         comment(&mut text, ply, &mut need_number);
     }
-    text.token(termination(game.result.as_deref()));
+    text.token(termination(game.header.result.as_deref()));
     out.push_str("\n\n");
     Ok(())
 }
@@ -160,9 +161,9 @@ mod tests {
     #[test]
     fn pgn_has_tags_numbers_marks_and_result() {
         let mut g = stored(None, false, "e4 e5 Nf3 Nc6 Bb5 a6");
-        g.white = Some("A \"B\" C\\D".into());
-        g.result = Some("1-0".into());
-        g.white_elo = Some(2700);
+        g.header.white = Some("A \"B\" C\\D".into());
+        g.header.result = Some("1-0".into());
+        g.header.white_elo = Some(2700);
         let mut out = String::new();
         write_pgn(&mut out, &g, &[(3, "match".into())]).unwrap();
         assert_eq!(

@@ -7,7 +7,7 @@ use anyhow::Result;
 use serde_json::{Value, json};
 
 use crate::model::structure_report::{EcoShare, Move, Next, Row, Totals, WINDOW};
-use crate::output::table::{score_json, score_text};
+use crate::output::table::{number_json, score_json, score_text};
 
 /// The last stderr line: how much of the database has a name.
 pub fn summary(totals: &Totals, named: u64, named_window: u64) -> String {
@@ -115,9 +115,9 @@ pub fn write_json(out: &mut dyn Write, rows: &[Row]) -> Result<()> {
                 "black_wins": r.results.black_wins,
                 "white_score": score_json(r.results.white_score()),
                 "stays": r.stays,
-                "avg_stay": r.avg_stay(),
+                "avg_stay": number_json(r.avg_stay(), 2),
                 "eco": r.eco.iter().map(|e| json!({
-                    "eco": e.eco, "games": e.games, "share": e.share,
+                    "eco": e.eco, "games": e.games, "share": number_json(Some(e.share), 1),
                 })).collect::<Vec<_>>(),
                 "turns_into": r.turns_into.iter().map(|n| json!({
                     "key": n.key, "reversed": n.reversed, "count": n.count,

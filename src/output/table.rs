@@ -21,7 +21,7 @@ pub enum Format {
     Table,
     /// CSV with a header row (RFC 4180 quoting, LF line ends)
     Csv,
-    /// One JSON object per line
+    /// JSON: one object per line (a row each), or one document where the command says so
     Json,
     /// Each matched game once, as PGN, its first matched ply marked with a comment
     Pgn,
@@ -256,8 +256,15 @@ pub fn score_text(score: Option<f64>) -> String {
 /// as [`score_text`]), `null` without a score.
 #[must_use]
 pub fn score_json(score: Option<f64>) -> serde_json::Value {
-    score
-        .and_then(|s| score_text(Some(s)).parse::<f64>().ok())
+    number_json(score, SCORE_DECIMALS)
+}
+
+/// A number as JSON with the precision its table cell shows (`digits` decimals: `12.35`, not
+/// `12.345678`); `null` for none.
+#[must_use]
+pub fn number_json(v: Option<f64>, digits: usize) -> serde_json::Value {
+    v.and_then(|v| format!("{v:.digits$}").parse::<f64>().ok())
+        .filter(|v| v.is_finite())
         .map_or(serde_json::Value::Null, serde_json::Value::from)
 }
 

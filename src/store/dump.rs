@@ -43,16 +43,13 @@ impl Snapshot {
 }
 
 use crate::model::features::{SIDE_FEATURE_COUNT, SideFeatures};
+use crate::model::game::Header;
 use crate::store::side_columns;
 
 /// One row of `games`, as stored.
 pub struct GameRow {
     pub id: i64,
-    /// event, site, date, round, white, black, result
-    pub tags: [Option<String>; 7],
-    pub white_elo: Option<i64>,
-    pub black_elo: Option<i64>,
-    pub eco: Option<String>,
+    pub header: Header,
     pub plies: i64,
     pub source: String,
     pub offset: i64,
@@ -73,18 +70,7 @@ fn games(conn: &Connection, mut each: impl FnMut(&GameRow) -> Result<()>) -> Res
     while let Some(r) = rows.next()? {
         let row = GameRow {
             id: r.get(0)?,
-            tags: [
-                r.get(1)?,
-                r.get(2)?,
-                r.get(3)?,
-                r.get(4)?,
-                r.get(5)?,
-                r.get(6)?,
-                r.get(7)?,
-            ],
-            white_elo: r.get(8)?,
-            black_elo: r.get(9)?,
-            eco: r.get(10)?,
+            header: crate::store::games::header(r, 1)?,
             plies: r.get(11)?,
             source: r.get(12)?,
             offset: r.get(13)?,

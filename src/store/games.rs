@@ -3,6 +3,7 @@
 use anyhow::Result;
 use rusqlite::{Connection, OptionalExtension};
 
+use crate::model::game::Header;
 use crate::model::stored::StoredGame;
 
 const GAME_SQL: &str = "SELECT event, site, date, round, white, black, result, white_elo,
@@ -15,16 +16,7 @@ pub fn load_game(conn: &Connection, id: i64) -> Result<Option<StoredGame>> {
         .query_row([id], |r| {
             Ok(StoredGame {
                 id,
-                event: r.get(0)?,
-                site: r.get(1)?,
-                date: r.get(2)?,
-                round: r.get(3)?,
-                white: r.get(4)?,
-                black: r.get(5)?,
-                result: r.get(6)?,
-                white_elo: r.get(7)?,
-                black_elo: r.get(8)?,
-                eco: r.get(9)?,
+                header: header(r, 0)?,
                 fen: r.get(10)?,
                 chess960: r.get(11)?,
                 moves: r.get(12)?,
@@ -32,4 +24,21 @@ pub fn load_game(conn: &Connection, id: i64) -> Result<Option<StoredGame>> {
         })
         .optional()?;
     Ok(game)
+}
+
+/// The [`Header`] in the ten columns from `at` of `r`: `event, site, date, round, white, black,
+/// result, white_elo, black_elo, eco`, as `games` stores them.
+pub fn header(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<Header> {
+    Ok(Header {
+        event: r.get(at)?,
+        site: r.get(at + 1)?,
+        date: r.get(at + 2)?,
+        round: r.get(at + 3)?,
+        white: r.get(at + 4)?,
+        black: r.get(at + 5)?,
+        result: r.get(at + 6)?,
+        white_elo: r.get(at + 7)?,
+        black_elo: r.get(at + 8)?,
+        eco: r.get(at + 9)?,
+    })
 }

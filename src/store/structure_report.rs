@@ -7,8 +7,7 @@
 use anyhow::Result;
 use rusqlite::Connection;
 
-/// The catalogue stored in the database, in catalogue order.
-const NAMES: &str = "SELECT id, key, name, family, reversed FROM structure_names ORDER BY id";
+pub use crate::store::search::StructureName;
 
 /// Every game in id order: its result, ECO and length.
 const GAMES: &str = "SELECT id, result, eco, plies FROM games ORDER BY id";
@@ -17,30 +16,11 @@ const GAMES: &str = "SELECT id, result, eco, plies FROM games ORDER BY id";
 const CHANGES: &str = "SELECT game_id, ply, from_structure, to_structure, move
     FROM structure_changes ORDER BY game_id, ply";
 
-/// One row of `structure_names`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct NameRow {
-    pub id: i64,
-    pub key: String,
-    pub name: String,
-    pub family: String,
-    /// Whether the colour-reversed form is looked for too.
-    pub reversed: bool,
-}
-
-/// The catalogue rows, by id.
-pub fn names(conn: &Connection) -> Result<Vec<NameRow>> {
-    let mut st = conn.prepare(NAMES)?;
-    let rows = st.query_map([], |r| {
-        Ok(NameRow {
-            id: r.get(0)?,
-            key: r.get(1)?,
-            name: r.get(2)?,
-            family: r.get(3)?,
-            reversed: r.get::<_, i64>(4)? != 0,
-        })
-    })?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+/// The catalogue rows, in catalogue order (by id).
+pub fn names(conn: &Connection) -> Result<Vec<StructureName>> {
+    let mut names = crate::store::search::structure_names(conn)?;
+    names.sort_by_key(|n| n.id);
+    Ok(names)
 }
 
 /// One game, as the report needs it.

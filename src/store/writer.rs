@@ -12,10 +12,8 @@ use rusqlite::{Connection, ErrorCode, OptionalExtension, ffi, params};
 
 use super::derive;
 use crate::model::features::{SIDE_FEATURE_COUNT, SideFeatures};
-use crate::model::game::parse_elo;
 use crate::model::game::{GameRecord, GameSummary, Reject};
 use crate::model::hash::IntMap;
-use crate::model::outcome::roster;
 use crate::model::sink::{Sink, Stored};
 use crate::store::side_columns;
 
@@ -343,7 +341,7 @@ impl Writer {
              FROM games WHERE hash = ?1",
         )?;
         let mut rows = st.query([g.hash])?;
-        let wanted = roster(&g.tags);
+        let wanted = g.header.roster();
         while let Some(r) = rows.next()? {
             let mut same = true;
             for (i, w) in wanted.iter().enumerate() {
@@ -472,8 +470,7 @@ impl Writer {
 
     /// Inserts the `games` row of `g`; its id.
     fn insert_game(&mut self, g: &GameRecord, source: &str) -> Result<i64> {
-        let t = &g.tags;
-        let elo = |v: &Option<String>| parse_elo(v.as_deref());
+        let t = &g.header;
         self.conn
             .prepare_cached(
                 "INSERT INTO games (event, site, date, round, white, black, result, white_elo,
@@ -488,8 +485,8 @@ impl Writer {
                 t.white,
                 t.black,
                 t.result,
-                elo(&t.white_elo),
-                elo(&t.black_elo),
+                t.white_elo,
+                t.black_elo,
                 t.eco,
                 g.plies,
                 source,
@@ -534,14 +531,9 @@ impl Writer {
         self.ensure_ply_numbers(g.plies)?;
         let game_id = self.insert_game(g, source)?;
         self.insert_summary(game_id, g)?;
-        let t = &g.tags;
-        let elo = |v: &Option<String>| parse_elo(v.as_deref());
-        self.pairs.start_game(
-            game_id,
-            t.result.as_deref(),
-            elo(&t.white_elo),
-            elo(&t.black_elo),
-        )?;
+        let t = &g.header;
+        self.pairs
+            .start_game(game_id, t.result.as_deref(), t.white_elo, t.black_elo)?;
         for run in &g.runs {
             let white = self.set_id(run.white_pawns, 0)?;
             let black = self.set_id(run.black_pawns, 1)?;
