@@ -303,6 +303,91 @@ fn every_command_example_of_the_docs_runs() {
     );
 }
 
+/// The `pawndex …` lines under `Example:` or `Examples:` of a `--help` text (a line ending in
+/// `\` goes on to the next).
+fn help_examples(command: &str, help: &str) -> Vec<Example> {
+    let mut out = Vec::new();
+    let mut inside = false;
+    let mut lines = help.lines().enumerate().peekable();
+    while let Some((i, line)) = lines.next() {
+        if line.starts_with("Example:") || line.starts_with("Examples:") {
+            inside = true;
+            continue;
+        }
+        if !line.starts_with("  ") {
+            inside = false;
+        }
+        let text = line.trim();
+        if !inside || !text.starts_with("pawndex") {
+            continue;
+        }
+        let mut full = text.to_string();
+        while full.ends_with('\\') {
+            full.pop();
+            match lines.next() {
+                Some((_, next)) => full.push_str(next.trim()),
+                None => break,
+            }
+        }
+        for piece in pieces(&full) {
+            if piece.starts_with("pawndex ") {
+                out.push(Example {
+                    place: format!("pawndex {command} --help, line {}", i + 1),
+                    command: piece,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Every example in the binary's own `--help` texts runs too (the texts a user reads first).
+#[test]
+fn every_example_of_the_help_texts_runs() {
+    let dir = workspace();
+    let mut examples = Vec::new();
+    for command in [
+        "",
+        "index",
+        "query",
+        "find",
+        "similar",
+        "stats",
+        "structures",
+        "migrate",
+        "check",
+        "info",
+        "export",
+        "export parquet",
+    ] {
+        let mut cmd = Command::new(common::BIN);
+        cmd.args(command.split_whitespace()).arg("--help");
+        let out = cmd.output().expect("run pawndex --help");
+        assert!(out.status.success(), "pawndex {command} --help");
+        let help = String::from_utf8(out.stdout).unwrap();
+        let found = help_examples(command, &help);
+        assert!(!found.is_empty(), "pawndex {command} --help has no example");
+        examples.extend(found);
+    }
+    // A command shown under two commands' help (`export` and `export parquet`) runs once.
+    let mut seen = BTreeSet::new();
+    examples.retain(|e| seen.insert(e.command.clone()));
+    let faults: Vec<String> = examples
+        .iter()
+        .filter_map(|e| {
+            let (code, stderr) = run(dir.path(), &e.command);
+            judge(e, code, &stderr)
+        })
+        .collect();
+    assert!(
+        faults.is_empty(),
+        "{} of {} help examples fail:\n\n{}",
+        faults.len(),
+        examples.len(),
+        faults.join("\n\n")
+    );
+}
+
 #[test]
 fn the_parser_cuts_shell_lines_as_bash_does() {
     assert_eq!(

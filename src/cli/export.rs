@@ -65,6 +65,7 @@ impl DatasetArgs {
 }
 
 #[derive(Args, Debug)]
+#[command(after_help = "Example:\n  pawndex export parquet --db masters.db --out masters-parquet")]
 pub struct ExportArgs {
     #[command(subcommand)]
     pub what: ExportWhat,

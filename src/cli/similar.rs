@@ -33,7 +33,7 @@ swapped and the board turned; the distance is then the least.\n\n\
 Exit status: 0 success, 1 error, 2 bad command line.\n\n\
 Examples:\n  \
 pawndex similar --structure \"8/pp3ppp/2p5/3p4/3P4/4P3/PP3PPP/8\"\n  \
-pawndex similar --game 1234 --ply 30 --mirror --limit 10\n  \
+pawndex similar --game 12 --ply 30 --mirror --limit 10\n  \
 pawndex similar --structure \"$FEN\" --ignore-wings --min-games 5 --format csv\n  \
 pawndex similar --structure \"$FEN\" --limit 5 --games --format pgn > close.pgn\n  \
 pawndex similar --structure \"$FEN\" --max-distance 4 --sql > q.sql && sqlite3 pawndex.db < q.sql"
