@@ -6,13 +6,12 @@
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use plotters::coord::ranged1d::SegmentValue;
 use plotters::prelude::*;
 use plotters::style::text_anchor::HPos;
 
 use super::MIN_GAMES_FOR_SCORE;
 use super::frame::{
-    Area, NO_SCORE, bar_axes, plot_error, score_color, score_legend_row, short, text,
+    Area, NO_SCORE, bar_axes, plot_error, row_bar, score_color, score_legend_row, short, text,
 };
 use crate::output::table::score_text;
 
@@ -105,31 +104,16 @@ where
     let rows: Vec<String> = bars.iter().rev().map(|b| b.label.clone()).collect();
     let max = bars.iter().map(|b| b.games).max().unwrap_or(1).max(1) as f64 * 1.3;
     let chart = bar_axes(&body, &rows, max, (230, 40), "games")?;
-    let base = body.get_base_pixel();
     for (i, b) in bars.iter().enumerate() {
         let row = n - 1 - i as i32;
         let games = b.games as f64;
         let drawn = b.score.filter(|_| b.results >= MIN_GAMES_FOR_SCORE);
         let fill = drawn.map_or(NO_SCORE, score_color);
-        let (x0, y0) = chart.backend_coord(&(0.0, SegmentValue::Exact(row + 1)));
-        let (x1, y1) = chart.backend_coord(&(games, SegmentValue::Exact(row)));
-        let gap = ((y1 - y0).abs() / 6).max(1);
-        let corners = [
-            (x0 - base.0, y0.min(y1) - base.1 + gap),
-            (x1 - base.0, y0.max(y1) - base.1 - gap),
-        ];
-        body.draw(&Rectangle::new(corners, fill.filled()))
-            .map_err(plot_error)?;
-        body.draw(&Rectangle::new(
-            corners,
-            RGBColor(120, 120, 120).stroke_width(1),
-        ))
-        .map_err(plot_error)?;
-        let (px, py) = chart.backend_coord(&(games, SegmentValue::CenterOf(row)));
+        let at = row_bar(&body, &chart, row, games, fill)?;
         text(
             &body,
             &format!("{} games, {}", short(games), bar_score(b.score, drawn)),
-            (px - base.0 + 6, py - base.1 - 7),
+            at,
             12,
             &BLACK,
             HPos::Left,
