@@ -1,6 +1,7 @@
 //! The work that is neither storage nor printing, as typed functions any face (the command
 //! line, a web server) can call: the named queries, statistics and their reports.
 
+pub mod explore;
 pub mod parallel;
 pub mod queries;
 pub mod similar;

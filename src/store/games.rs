@@ -33,3 +33,9 @@ pub fn load_game(conn: &Connection, id: i64) -> Result<Option<StoredGame>> {
         .optional()?;
     Ok(game)
 }
+
+/// The largest game id (0 for no game): games are only appended, so an answer computed at one
+/// value holds until it changes (the server's caches are keyed by it).
+pub fn last_game_id(conn: &Connection) -> Result<i64> {
+    Ok(conn.query_row("SELECT coalesce(max(id), 0) FROM games", [], |r| r.get(0))?)
+}

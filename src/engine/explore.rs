@@ -1,0 +1,112 @@
+//! The questions of the explorer (`pawndex serve`) that no single command answers alone, as
+//! typed functions over the same parts the commands use: what a structure is called and how it
+//! does (the classifier, the nearest named forms, the `similar` ranking at distance 0, the
+//! `structures` report), and a game replayed ply by ply with its named structure and features.
+
+use anyhow::Result;
+use shakmaty::fen::Fen;
+use shakmaty::{EnPassantMode, Position};
+
+pub use crate::model::explore::{Card, GameView, Ply};
+use crate::model::features::SideFeatures;
+use crate::model::similar::{Options, Pawns};
+use crate::model::structure::Catalogue;
+use crate::model::structure_near::nearest;
+use crate::model::structure_report::Row;
+
+/// How many near forms a card lists when no form matches.
+pub const NEAREST: usize = 3;
+
+/// The pawns turned for the other colour: colours swapped, board turned.
+#[must_use]
+pub fn reversed(p: Pawns) -> Pawns {
+    Pawns {
+        white: p.black.swap_bytes(),
+        black: p.white.swap_bytes(),
+    }
+}
+
+/// The card of a structure: its names, nearest forms, features and exact counts.
+pub fn card(conn: &rusqlite::Connection, pawns: Pawns) -> Result<Card> {
+    let catalogue = Catalogue::active();
+    let code = catalogue.classify(pawns.white, pawns.black);
+    let turned = reversed(pawns);
+    let found = crate::engine::similar::rank(
+        conn,
+        None,
+        1,
+        crate::engine::similar::Request {
+            target: pawns,
+            options: Options::default(),
+            limit: 1,
+            max_distance: Some(0),
+            min_games: 1,
+        },
+    )?;
+    Ok(Card {
+        pawns,
+        code,
+        reversed_code: catalogue.classify(turned.white, turned.black),
+        nearest: if code == 0 {
+            nearest(catalogue, pawns.white, pawns.black, NEAREST)
+        } else {
+            Vec::new()
+        },
+        features: [
+            SideFeatures::white(pawns.white),
+            SideFeatures::black(pawns.black),
+        ],
+        exact: found.into_iter().find(|s| s.distance == 0),
+    })
+}
+
+/// The row of the `structures` report (all forms, lists of `top`) for a form, by key.
+pub fn form_row<'a>(rows: &'a [Row], key: &str, reversed: bool) -> Option<&'a Row> {
+    rows.iter()
+        .find(|r| r.form.key == key && r.form.reversed == reversed)
+}
+
+/// The `structures` report of every form of the database's catalogue, lists `top` long (what
+/// `pawndex structures --top N --format json` prints, before `--min-games`).
+pub fn structures_report(conn: &rusqlite::Connection, top: usize) -> Result<Vec<Row>> {
+    use crate::engine::structures::{forms, gather, rows};
+    let names = crate::store::structure_report::names(conn)?;
+    let all = forms(&names);
+    let (_, mut gathered) = gather(conn)?;
+    Ok(rows(&all, &all, &mut gathered, top))
+}
+
+/// A game by id, replayed: `None` when no game has this id.
+pub fn game(conn: &rusqlite::Connection, id: i64) -> Result<Option<GameView>> {
+    let Some(game) = crate::store::games::load_game(conn, id)? else {
+        return Ok(None);
+    };
+    let catalogue = Catalogue::active();
+    let mut pos = game.start()?;
+    let mut plies = Vec::with_capacity(game.plies() as usize + 1);
+    let mut san = None;
+    for ply in 0..=game.plies() {
+        if ply > 0 {
+            let (m, s) = game.san_at(&pos, ply)?;
+            pos.play_unchecked(m);
+            san = Some(s.to_string());
+        }
+        let board = pos.board();
+        let pawns = Pawns {
+            white: (board.pawns() & board.white()).0,
+            black: (board.pawns() & board.black()).0,
+        };
+        plies.push(Ply {
+            ply,
+            san: san.take(),
+            fen: Fen::from_position(&pos, EnPassantMode::Legal).to_string(),
+            pawns,
+            code: catalogue.classify(pawns.white, pawns.black),
+            features: [
+                SideFeatures::white(pawns.white),
+                SideFeatures::black(pawns.black),
+            ],
+        });
+    }
+    Ok(Some(GameView { game, plies }))
+}
