@@ -244,18 +244,23 @@ pub async fn stats(Extract(state): Shared, q: Pairs) -> Answer {
     Ok(response)
 }
 
-/// `GET /api/games?…`: not yet.
-pub async fn games(q: Pairs) -> Answer {
-    let _ = q;
-    Err(ApiError {
-        status: StatusCode::NOT_IMPLEMENTED,
-        message: "the list of games is not served yet".into(),
-    })
+/// The parameters of the list of games: the filters, and the page or the format.
+fn games_params(q: Pairs, more: &[&str]) -> Result<Params, ApiError> {
+    let mut known = crate::web::games::FILTERS.to_vec();
+    known.extend_from_slice(more);
+    params(q, &known)
 }
 
-/// `GET /api/games/export?…`: not yet.
-pub async fn games_export(q: Pairs) -> Answer {
-    games(q).await
+/// `GET /api/games?FILTERS&limit=N&after=ID`: a page of `find --per game --format json`.
+pub async fn games(Extract(state): Shared, q: Pairs) -> Answer {
+    let p = games_params(q, &["limit", "after"])?;
+    json(crate::web::games::page(&state.pool, &p).await?)
+}
+
+/// `GET /api/games/export?FILTERS&format=pgn|fen|csv`: the whole list, streamed.
+pub async fn games_export(Extract(state): Shared, q: Pairs) -> Answer {
+    let p = games_params(q, &["format"])?;
+    crate::web::games::export(&state.pool, &p).await
 }
 
 /// An `/api/…` path no route has.

@@ -116,6 +116,15 @@ impl Params {
             .map(|(_, v)| v.as_str())
     }
 
+    /// Every value of `name`, in order.
+    pub fn all(&self, name: &str) -> Vec<String> {
+        self.0
+            .iter()
+            .filter(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
+            .collect()
+    }
+
     /// A required value.
     pub fn required(&self, name: &str, what: &str) -> Result<&str, ApiError> {
         self.get(name)

@@ -6,6 +6,7 @@
 mod api;
 mod assets;
 mod error;
+mod games;
 mod pool;
 mod state;
 mod stats;

@@ -81,6 +81,15 @@ impl Pool {
         T: Send + 'static,
         F: FnOnce(&Work<'_>) -> anyhow::Result<T> + Send + 'static,
     {
+        self.run_for(TIME_LIMIT, work).await
+    }
+
+    /// [`Pool::run`] under another time limit (a streamed export).
+    pub async fn run_for<T, F>(self: &Arc<Self>, time: Duration, work: F) -> Result<T, ApiError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Work<'_>) -> anyhow::Result<T> + Send + 'static,
+    {
         let permit = Arc::clone(&self.slots)
             .acquire_owned()
             .await
@@ -98,7 +107,7 @@ impl Pool {
             if let Ok(mut h) = handle.lock() {
                 *h = Some(conn.get_interrupt_handle());
             }
-            let result = in_snapshot(&conn, cancelled, work);
+            let result = in_snapshot(&conn, cancelled, time, work);
             pool.give_back(conn);
             result
         });
@@ -148,11 +157,12 @@ impl std::ops::Deref for Work<'_> {
 fn in_snapshot<T>(
     conn: &Connection,
     cancelled: Arc<AtomicBool>,
+    time: Duration,
     work: impl FnOnce(&Work<'_>) -> anyhow::Result<T>,
 ) -> anyhow::Result<T> {
     let limit = Limit {
         cancelled,
-        deadline: Instant::now() + TIME_LIMIT,
+        deadline: Instant::now() + time,
     };
     limit.install(conn);
     let result = conn
