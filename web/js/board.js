@@ -99,8 +99,9 @@ export function viewBoard(el) {
   });
   return {
     cg,
-    show(fen, lastMove) {
-      cg.set({ fen, lastMove });
+    /** Shows a position; `animate` only for a step of one ply (a jump would fly every piece). */
+    show(fen, lastMove, animate = false) {
+      cg.set({ animation: { enabled: animate }, fen, lastMove });
     },
     flip: () => cg.toggleOrientation(),
     destroy: () => cg.destroy(),

@@ -44,11 +44,17 @@ export const fmtInt = (n) => (n == null ? '–' : Number(n).toLocaleString('en-U
 export const fmtScore = (s) => (s == null ? '–' : `${Number(s).toFixed(1)}%`);
 
 /** A cell coloured with the one diverging palette: green above 50 (White better), purple under. */
-export function scoreCell(score, tag = 'td') {
+export function scoreCell(score, tag = 'td', games = null) {
   const el = h(`${tag}.num.score`, fmtScore(score));
   if (score == null) el.classList.add('s-none');
   else {
-    const d = Math.max(-1, Math.min(1, (score - 50) / 15));
+    let d = Math.max(-1, Math.min(1, (score - 50) / 15));
+    // Under 30 games a score says little: a faint tint only (docs/conventions.md greys it).
+    if (games != null && games < 30) {
+      d *= 0.3;
+      el.classList.add('s-few');
+      el.title = `${games} game${games === 1 ? '' : 's'} with a result: too few to say much`;
+    }
     el.classList.add(d > 0 ? 's-white' : d < 0 ? 's-black' : 's-even');
     // The tint's strength goes through a CSS variable (CSSOM, not a style attribute).
     el.style.setProperty('--tint', Math.abs(d).toFixed(2));
@@ -116,4 +122,13 @@ export function go(url, replace = false) {
 
 export function link(href, ...children) {
   return h('a', { href, 'data-link': true }, ...children);
+}
+
+/** A feature's value in words: yes/no, a number, squares separated by spaces, or '–' for none. */
+export function featureValue(v) {
+  if (v === true) return 'yes';
+  if (v === false) return 'no';
+  if (Array.isArray(v)) return v.length ? v.join(' ') : '–';
+  if (v == null || v === '') return '–';
+  return String(v).replace(/,/g, ' ');
 }

@@ -3,7 +3,7 @@
 import { get, isAbort, query } from './api.js';
 import { editorBoard } from './board.js';
 import { catalogueNames, formName } from './catalogue-cache.js';
-import { clear, errorBox, fmtInt, go, h, link, resultBar, scoreCell, table } from './dom.js';
+import { clear, errorBox, featureValue, fmtInt, go, h, link, resultBar, scoreCell, table } from './dom.js';
 import * as P from './pawns.js';
 
 const START = '8/pppppppp/8/8/8/8/PPPPPPPP/8';
@@ -143,8 +143,12 @@ export function explorer(main, url) {
     try {
       pawns = P.parseBoard(fen);
     } catch (e) {
-      say(e.message, true);
-      pawns = new Map();
+      board.set(new Map());
+      say(`The URL's structure is refused: ${e.message}.`, true);
+      clear(el.name, errorBox(e));
+      clear(el.counts);
+      clear(el.tabBody);
+      return;
     }
     if (P.boardFen(pawns) !== P.boardFen(board.get())) board.set(pawns);
     const bf = P.boardFen(pawns);
@@ -237,7 +241,7 @@ export function explorer(main, url) {
   function featuresTable(f) {
     if (!f || !f.white) return null;
     const keys = Object.keys(f.white);
-    const show = (v) => (v === true ? 'yes' : v === false ? 'no' : v == null ? '–' : String(v));
+    const show = featureValue;
     return h(
       'table.data.features',
       h('thead', h('tr', h('th', 'Feature'), h('th.num', 'White'), h('th.num', 'Black'))),
@@ -274,7 +278,7 @@ export function explorer(main, url) {
             { label: 'Dist.', cls: 'num', cell: (x) => String(x.distance) },
             { label: 'Structure', cell: (x) => h('code.board-code', x.structure) },
             { label: 'Games', cls: 'num', cell: (x) => fmtInt(x.games) },
-            { label: 'White %', cell: (x) => scoreCell(x.white_score) },
+            { label: 'White %', cell: (x) => scoreCell(x.white_score, 'td', x.games) },
             { label: 'What differs', cell: (x) => x.differs },
           ],
           rows,
@@ -331,7 +335,7 @@ export function explorer(main, url) {
           [
             { label: 'Move', cell: (x) => h('strong', (x.mv ? (x.mv.side === 'w' ? '' : '…') : '') + x.move) },
             { label: 'Games', cls: 'num', cell: (x) => fmtInt(x.count) },
-            { label: 'White %', cell: (x) => scoreCell(x.white_score) },
+            { label: 'White %', cell: (x) => scoreCell(x.white_score, 'td', x.games_with_result) },
             { label: 'Leads to', cell: (x) => (x.leads_to || []).slice(0, 3).map((t) => `${formName(names, t.key, t.reversed)} (${fmtInt(t.count)})`).join(', ') },
           ],
           rows,
@@ -422,11 +426,28 @@ export function explorer(main, url) {
     }
   }
 
+  /** /?structure=KEY: the explorer on the first position of the database with that structure. */
+  async function openNamed(key) {
+    clear(el.name, h('p.muted', `Finding a position with the structure ${key}…`));
+    try {
+      const r = await get('/api/games', { structure: key, limit: 1 });
+      const first = (r.rows || [])[0];
+      if (!first) throw new Error(`No game of this database reaches the structure ${key}.`);
+      const game = await get(`/api/game/${first.game_id}`);
+      const p = game.plies.find((x) => x.ply === first.ply);
+      go(`/?fen=${encodeURIComponent(p.board || p.fen.split(' ')[0])}`, true);
+    } catch (e) {
+      clear(el.name, errorBox(e));
+    }
+  }
+
   setColour('w');
   tabs[0].classList.add('on');
 
   return {
     route(u) {
+      const key = u.searchParams.get('structure');
+      if (key && !u.searchParams.get('fen')) return openNamed(key);
       const fen = u.searchParams.get('fen') || START;
       update(fen);
     },

@@ -2,7 +2,7 @@
 // named structures per ply, the ply's features and "explore this structure".
 import { get } from './api.js';
 import { viewBoard } from './board.js';
-import { clear, errorBox, h, link } from './dom.js';
+import { clear, errorBox, featureValue, h, link } from './dom.js';
 
 export function gameView(main, url) {
   const id = url.pathname.split('/')[2];
@@ -26,7 +26,7 @@ export function gameView(main, url) {
         el.strip,
         h(
           'div.controls',
-          h('div.group', ['⏮', '←', '→', '⏭'].map((t, i) => h(`button#nav-${['first', 'prev', 'next', 'last'][i]}`, { type: 'button', title: ['Home', '←', '→', 'End'][i], on: { click: () => step(i) } }, t))),
+          h('div.group', ['«', '‹', '›', '»'].map((t, i) => h(`button#nav-${['first', 'prev', 'next', 'last'][i]}`, { type: 'button', title: ['Home', '←', '→', 'End'][i], on: { click: () => step(i) } }, t))),
           h('div.group', h('button', { type: 'button', on: { click: () => board.flip() } }, 'Flip')),
         ),
         h('p.muted.keys', 'Keys: ← → move a ply, Home and End go to the ends.'),
@@ -53,10 +53,11 @@ export function gameView(main, url) {
 
   function show(n, push = true) {
     if (!game) return;
+    const before = ply;
     ply = Math.max(0, Math.min(game.plies.length - 1, n));
     const p = game.plies[ply];
     const prev = game.plies[ply - 1];
-    board.show(p.fen, lastMove(prev?.fen, p.fen));
+    board.show(p.fen, lastMove(prev?.fen, p.fen), Math.abs(ply - before) === 1);
     if (push) history.replaceState(null, '', `/game/${id}?ply=${ply}`);
     main.dataset.ply = String(ply);
     for (const m of el.moves.querySelectorAll('.mv')) m.classList.toggle('on', Number(m.dataset.ply) === ply);
@@ -65,7 +66,7 @@ export function gameView(main, url) {
     const name = p.structure ? p.structure.name + (p.structure.reversed ? ' (reversed)' : '') : 'no named structure';
     const feats = (side) =>
       Object.entries(p[side] || {})
-        .map(([k, v]) => `${k.replace(/_/g, ' ')} ${v === true ? 'yes' : v === false ? 'no' : v}`)
+        .map(([k, v]) => `${k.replace(/_/g, ' ')} ${featureValue(v)}`)
         .join(' · ');
     clear(
       el.info,
@@ -84,10 +85,12 @@ export function gameView(main, url) {
       h('h2', `${t.White || '?'}${elo(t.WhiteElo)} – ${t.Black || '?'}${elo(t.BlackElo)}`),
       h('p.muted', [t.Event, t.Site, t.Date, t.Round && `round ${t.Round}`, t.ECO, t.Result].filter(Boolean).join(' · ')),
     );
+    // Moves in rows: number, White's move, Black's move.
     const moves = [];
     for (const p of game.plies) {
       if (!p.san) continue;
       if (p.ply % 2 === 1) moves.push(h('span.no', `${(p.ply + 1) / 2}.`));
+      else if (!moves.length) moves.push(h('span.no', `${p.ply / 2}.`), h('span.mv.empty', '…'));
       moves.push(h('span.mv', { 'data-ply': String(p.ply), on: { click: () => show(p.ply) } }, p.san));
     }
     if (t.Result) moves.push(h('span.res', t.Result));

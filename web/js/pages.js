@@ -20,11 +20,11 @@ export function catalogueView(main) {
           h('h2.family', family),
           table(
             [
-              { label: 'Structure', cell: (x) => structureLink(x) },
+              { label: 'Structure', cls: 'c-name', cell: (x) => structureLink(x) },
               { label: 'Form', cell: (x) => (x.reversed ? 'reversed' : 'normal') },
               { label: 'Positions', cls: 'num', cell: (x) => fmtInt(x.positions) },
               { label: 'Games', cls: 'num', cell: (x) => fmtInt(x.games) },
-              { label: 'White %', cell: (x) => scoreCell(x.white_score) },
+              { label: 'White %', cell: (x) => scoreCell(x.white_score, 'td', x.games_with_result ?? x.games) },
               { label: 'Avg stay', cls: 'num', cell: (x) => (x.avg_stay == null ? '–' : Number(x.avg_stay).toFixed(1)) },
               { label: 'Top ECO', cell: (x) => (x.eco || []).slice(0, 3).map((e) => e.eco).join(' ') },
             ],
@@ -46,10 +46,12 @@ export function catalogueView(main) {
 
 function structureLink(x) {
   const label = x.name + (x.reversed ? ' (reversed)' : '');
-  // The catalogue row may carry an example board; otherwise the explorer looks the name up.
+  // The catalogue row may carry an example board; otherwise the explorer opens the first
+  // position of the database with that structure (none: the name without a link).
   const board = x.board || x.example || x.fen;
-  const href = board ? `/?fen=${encodeURIComponent(board)}` : `/structures#${x.key}`;
-  return link(href, label);
+  if (board) return link(`/?fen=${encodeURIComponent(board)}`, label);
+  if (!x.positions) return h('span.absent', { title: 'No position of this database has it' }, label);
+  return link(`/?structure=${encodeURIComponent(x.key + (x.reversed ? '~' : ''))}`, label);
 }
 
 const REPORTS = [

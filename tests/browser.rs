@@ -1,0 +1,518 @@
+//! Real browser tests of `pawndex serve` (issue 25): Chromium from the system packages, driven by
+//! chromedriver over WebDriver, against the real binary serving a database built from
+//! examples/sample.pgn. Without chromium and chromedriver the test prints a loud SKIP, and fails
+//! when CI=true. Saves screenshots of the main views to docs/serve-*.png.
+
+#[path = "browser/webdriver.rs"]
+mod webdriver;
+
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use webdriver::Session;
+
+const BIN: &str = env!("CARGO_BIN_EXE_pawndex");
+/// The pawns of a Carlsbad (Exchange Queen's Gambit): placed by clicks on the board.
+const CARLSBAD: &str = "8/pp3ppp/2p5/3p4/3P4/4P3/PP3PPP/8";
+const WHITE_PAWNS: [&str; 7] = ["a2", "b2", "d4", "e3", "f2", "g2", "h2"];
+const BLACK_PAWNS: [&str; 7] = ["a7", "b7", "c6", "d5", "f7", "g7", "h7"];
+
+/// A child process killed when the test ends, passed or not.
+struct Kill(Child);
+impl Drop for Kill {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn which(names: &[&str]) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    names.iter().find_map(|n| {
+        std::env::split_paths(&path)
+            .map(|d| d.join(n))
+            .find(|p| p.is_file())
+    })
+}
+
+/// chromium and chromedriver, or None after a loud SKIP (a failure when CI=true).
+fn browser() -> Option<(PathBuf, PathBuf)> {
+    let chromium = which(&["chromium", "chromium-browser", "google-chrome"]);
+    let driver = which(&["chromedriver"]);
+    if let (Some(c), Some(d)) = (chromium.clone(), driver.clone()) {
+        return Some((c, d));
+    }
+    let msg = format!(
+        "SKIP browser tests: chromium ({}) or chromedriver ({}) not found; install them with `apt-get install -y chromium chromium-driver`",
+        chromium.map_or("missing".into(), |p| p.display().to_string()),
+        driver.map_or("missing".into(), |p| p.display().to_string()),
+    );
+    eprintln!("\n{}\n{msg}\n{}\n", "!".repeat(100), "!".repeat(100));
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "{msg} (CI=true: the browser tests must run)"
+    );
+    None
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// `pawndex index` of examples/sample.pgn into a new database, then `pawndex serve --port 0`.
+fn serve(dir: &Path) -> (Kill, String) {
+    let db = dir.join("sample.db");
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/sample.pgn");
+    let out = Command::new(BIN)
+        .arg("index")
+        .arg("--db")
+        .arg(&db)
+        .arg(&sample)
+        .output()
+        .expect("run pawndex index");
+    assert!(
+        out.status.success(),
+        "pawndex index: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut child = Command::new(BIN)
+        .args(["serve", "--port", "0", "--db"])
+        .arg(&db)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("start pawndex serve");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .expect("read the URL");
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap_or_else(|| panic!("no URL in {line:?}"));
+    (Kill(child), url.trim_end_matches('/').to_string())
+}
+
+fn chrome(chromium: &Path, driver: &Path, dir: &Path) -> (Kill, Session) {
+    let port = free_port();
+    let child = Command::new(driver)
+        .arg(format!("--port={port}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start chromedriver");
+    let profile = dir.join("profile");
+    let caps = json!({
+        "browserName": "chrome",
+        "goog:chromeOptions": {
+            "binary": chromium,
+            "args": [
+                "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                "--disable-dev-shm-usage", "--window-size=1360,1400", "--force-device-scale-factor=1",
+                format!("--user-data-dir={}", profile.display()),
+                // Any request to another host goes to a closed port and fails, offline or not
+                // (loopback bypasses a proxy by default);
+                // the performance log below also names every URL the page asked for.
+                "--proxy-server=http://127.0.0.1:9",
+            ],
+        },
+        "goog:loggingPrefs": {"performance": "ALL", "browser": "ALL"},
+    });
+    let session = Session::start(port, caps);
+    (Kill(child), session)
+}
+
+/// The board's square `sq` (white at the bottom) as viewport coordinates.
+fn square_point(s: &Session, sq: &str) -> (f64, f64) {
+    let r = s.js("const r = document.querySelector('#board cg-board').getBoundingClientRect(); return [r.left, r.top, r.width];", json!([]));
+    let (left, top, size) = (
+        r[0].as_f64().unwrap(),
+        r[1].as_f64().unwrap(),
+        r[2].as_f64().unwrap(),
+    );
+    let b = sq.as_bytes();
+    let (file, rank) = (f64::from(b[0] - b'a'), f64::from(b[1] - b'0'));
+    (
+        left + (file + 0.5) * size / 8.0,
+        top + (8.0 - rank + 0.5) * size / 8.0,
+    )
+}
+
+fn click_square(s: &Session, sq: &str) {
+    let before = s.url();
+    let (x, y) = square_point(s, sq);
+    s.click_at(x, y);
+    s.wait(&format!("the URL to change after a click on {sq}"), || {
+        s.url() != before
+    });
+}
+
+fn fen_in_url(s: &Session) -> String {
+    let v = s.js(
+        "return new URL(location.href).searchParams.get('fen')",
+        json!([]),
+    );
+    v.as_str().unwrap_or_default().to_string()
+}
+
+fn save_screenshot(s: &Session, name: &str) {
+    // Let the board's animations (150 ms) end first.
+    std::thread::sleep(std::time::Duration::from_millis(400));
+    let png = s.screenshot();
+    assert!(png.starts_with(b"\x89PNG"), "the screenshot is not a PNG");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("docs")
+        .join(name);
+    std::fs::write(&path, png).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
+}
+
+/// GET a path of the server from inside the page: (status, content type, body).
+fn fetch(s: &Session, path: &str) -> (u64, String, String) {
+    let v = s.js_async(
+        "const done = arguments[arguments.length - 1];
+         fetch(arguments[0]).then(async r => done([r.status, r.headers.get('content-type') || '', await r.text()]))
+           .catch(e => done([0, '', String(e)]));",
+        json!([path]),
+    );
+    (
+        v[0].as_u64().unwrap_or(0),
+        v[1].as_str().unwrap_or("").into(),
+        v[2].as_str().unwrap_or("").into(),
+    )
+}
+
+#[test]
+fn explorer_in_a_real_browser() {
+    let Some((chromium, driver)) = browser() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (_server, base) = serve(dir.path());
+    let (_driver, s) = chrome(&chromium, &driver, dir.path());
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        place_pawns_and_read_the_cards(&s, &base);
+        similar_structures(&s);
+        list_and_export_games(&s);
+        replay_a_game_with_the_keyboard(&s, &base);
+        catalogue_and_errors(&s, &base);
+        no_request_left_the_machine(&s, &base);
+    }));
+    s.quit();
+    if let Err(e) = result {
+        std::panic::resume_unwind(e);
+    }
+}
+
+fn place_pawns_and_read_the_cards(s: &Session, base: &str) {
+    s.goto(&format!("{base}/"));
+    s.wait_for("#board cg-board piece");
+    s.click("#btn-clear");
+    s.wait("an empty board in the URL", || {
+        fen_in_url(s) == "8/8/8/8/8/8/8/8"
+    });
+    s.click("#place-white");
+    for sq in WHITE_PAWNS {
+        click_square(s, sq);
+    }
+    s.click("#place-black");
+    for sq in BLACK_PAWNS {
+        click_square(s, sq);
+    }
+    assert_eq!(
+        fen_in_url(s),
+        CARLSBAD,
+        "the URL holds the pawns placed by clicking"
+    );
+    let pieces = s.js(
+        "return document.querySelectorAll('#board cg-board piece.pawn').length",
+        json!([]),
+    );
+    assert_eq!(pieces, json!(14), "14 pawns on the board");
+    s.wait("the name Carlsbad", || {
+        s.find("#structure-name").is_some() && s.text("#structure-name").starts_with("Carlsbad")
+    });
+    // The counts card shows what the API says for these pawns.
+    let (code, _, body) = fetch(
+        s,
+        &format!("/api/structure?fen={}", CARLSBAD.replace('/', "%2F")),
+    );
+    assert_eq!(code, 200, "{body}");
+    let api: Value = serde_json::from_str(&body).unwrap();
+    let positions = api["exact"]["positions"].as_u64().expect("exact.positions");
+    s.wait("the counts card", || s.find("#count-positions").is_some());
+    assert_eq!(
+        s.text("#count-positions").replace(',', ""),
+        positions.to_string()
+    );
+    assert_eq!(
+        s.text("#count-games").replace(',', ""),
+        api["exact"]["games"].as_u64().unwrap().to_string()
+    );
+    // Clicking a pawn removes it; clicking the square again puts it back (White to place).
+    click_square(s, "h7");
+    assert_eq!(fen_in_url(s), "8/pp3pp1/2p5/3p4/3P4/4P3/PP3PPP/8");
+    s.click("#place-black");
+    click_square(s, "h7");
+    assert_eq!(fen_in_url(s), CARLSBAD);
+    s.wait("the similar table", || {
+        s.find("#similar-table tbody tr").is_some()
+    });
+    s.js("window.scrollTo(0, 0)", json!([]));
+    save_screenshot(s, "serve-explorer.png");
+    // A pawn on the first rank is refused in words, and the structure stays.
+    let (x, y) = square_point(s, "c1");
+    s.click_at(x, y);
+    s.wait("the rank-1 refusal", || {
+        s.text(".msg").contains("cannot stand on c1")
+    });
+    assert_eq!(fen_in_url(s), CARLSBAD);
+}
+
+fn similar_structures(s: &Session) {
+    let rows = s.js(
+        "return [...document.querySelectorAll('#similar-table tbody tr')].map(r => [r.cells[0].innerText, r.cells[1].innerText])",
+        json!([]),
+    );
+    let rows = rows.as_array().expect("rows").clone();
+    assert!(
+        rows.len() >= 2,
+        "the similar table has the target and its neighbours: {rows:?}"
+    );
+    let (i, target) = rows
+        .iter()
+        .enumerate()
+        .find(|(_, r)| r[0] != json!("0"))
+        .map(|(i, r)| (i, r[1].as_str().unwrap().to_string()))
+        .expect("a row at distance > 0");
+    // Hovering the row draws the difference on the board.
+    let p = s.js(
+        "const r = document.querySelectorAll('#similar-table tbody tr')[arguments[0]]; r.scrollIntoView({block: 'center'}); const b = r.getBoundingClientRect(); return [b.left + 40, b.top + b.height / 2];",
+        json!([i]),
+    );
+    s.hover_at(p[0].as_f64().unwrap(), p[1].as_f64().unwrap());
+    s.wait("the difference drawn on the board", || {
+        s.js("return document.querySelectorAll('#board .cg-shapes g, #board cg-auto-pieces piece').length", json!([])).as_u64().unwrap_or(0) > 0
+    });
+    s.js("window.scrollTo(0, 0)", json!([]));
+    let p = s.js(
+        "const r = document.querySelectorAll('#similar-table tbody tr')[arguments[0]]; const b = r.getBoundingClientRect(); return [b.left + 40, b.top + b.height / 2];",
+        json!([i]),
+    );
+    s.hover_at(p[0].as_f64().unwrap(), p[1].as_f64().unwrap());
+    save_screenshot(s, "serve-similar.png");
+    s.click_at(p[0].as_f64().unwrap(), p[1].as_f64().unwrap());
+    s.wait("the clicked structure to become the target", || {
+        fen_in_url(s) == target
+    });
+    // Back returns to the Carlsbad.
+    s.js("history.back()", json!([]));
+    s.wait("Back to the Carlsbad", || fen_in_url(s) == CARLSBAD);
+    s.wait("the name after Back", || {
+        s.text("#structure-name").starts_with("Carlsbad")
+    });
+}
+
+fn list_and_export_games(s: &Session) {
+    s.click("#tab-games");
+    s.wait_for("#game-filters");
+    s.click("#game-filters input[value=all]");
+    s.click("#game-filters button[type=submit]");
+    s.wait("the games table", || {
+        s.find("#games-table tbody tr").is_some()
+    });
+    let n = s.js(
+        "return document.querySelectorAll('#games-table tbody tr').length",
+        json!([]),
+    );
+    assert_eq!(n, json!(12), "the 12 games of examples/sample.pgn");
+    let href = s.js(
+        "return document.querySelector('#export-pgn').getAttribute('href')",
+        json!([]),
+    );
+    let href = href.as_str().expect("an export link").to_string();
+    let (code, _ctype, body) = fetch(s, &href);
+    assert_eq!(code, 200, "export {href}: {body}");
+    assert!(
+        body.starts_with("[Event "),
+        "the export is PGN: {:?}",
+        &body[..body.len().min(200)]
+    );
+    assert_eq!(
+        body.matches("[Event ").count(),
+        12,
+        "the export holds the 12 games"
+    );
+}
+
+fn replay_a_game_with_the_keyboard(s: &Session, base: &str) {
+    let first = s.js(
+        "return document.querySelector('#games-table tbody tr a').getAttribute('href')",
+        json!([]),
+    );
+    let id = first
+        .as_str()
+        .unwrap()
+        .trim_start_matches("/game/")
+        .split('?')
+        .next()
+        .unwrap()
+        .to_string();
+    s.goto(&format!("{base}/game/{id}?ply=0"));
+    s.wait_for("#moves .mv");
+    s.wait("ply 0", || {
+        s.js(
+            "return document.getElementById('main').dataset.ply",
+            json!([]),
+        ) == json!("0")
+    });
+    let ply = || {
+        s.js(
+            "return document.getElementById('main').dataset.ply",
+            json!([]),
+        )
+        .as_str()
+        .unwrap_or("")
+        .to_string()
+    };
+    let fen = || {
+        s.js(
+            "return [...document.querySelectorAll('#game-board cg-board piece')].length",
+            json!([]),
+        )
+    };
+    assert_eq!(fen(), json!(32), "the start position has 32 pieces");
+    s.key("\u{E014}"); // ArrowRight
+    s.wait("ply 1 after ArrowRight", || ply() == "1");
+    assert!(
+        s.url().ends_with(&format!("/game/{id}?ply=1")),
+        "the URL follows the ply: {}",
+        s.url()
+    );
+    s.key("\u{E014}");
+    s.wait("ply 2", || ply() == "2");
+    s.key("\u{E012}"); // ArrowLeft
+    s.wait("ply 1 after ArrowLeft", || ply() == "1");
+    s.key("\u{E010}"); // End
+    let last = s.js(
+        "return document.querySelectorAll('#structure-strip .cell').length - 1",
+        json!([]),
+    );
+    s.wait("the last ply after End", || {
+        json!(ply().parse::<u64>().unwrap_or(0)) == last
+    });
+    s.key("\u{E011}"); // Home
+    s.wait("ply 0 after Home", || ply() == "0");
+    s.goto(&format!("{base}/game/{id}?ply=24"));
+    s.wait("ply 24 from the URL", || ply() == "24");
+    assert!(s.text("#ply-info").contains("Explore this structure"));
+    save_screenshot(s, "serve-game.png");
+    // "Explore this structure" opens the explorer on that ply's pawns.
+    s.click("#ply-info a");
+    s.wait_for("#structure-name");
+    assert!(
+        !fen_in_url(s).is_empty(),
+        "the explorer got the ply's pawns"
+    );
+}
+
+fn catalogue_and_errors(s: &Session, base: &str) {
+    s.goto(&format!("{base}/structures"));
+    s.wait("the catalogue", || {
+        s.find(".catalogue table tbody tr").is_some()
+    });
+    let names = s.text(".catalogue");
+    assert!(
+        names.contains("Carlsbad") && names.contains("Isolani"),
+        "the catalogue lists named structures"
+    );
+    save_screenshot(s, "serve-catalogue.png");
+    // A structure of the catalogue that the sample reaches opens in the explorer by its name.
+    s.js(
+        "[...document.querySelectorAll('.catalogue a')].find(a => a.textContent === 'Lopez Formation').click()",
+        json!([]),
+    );
+    s.wait("the explorer on the Lopez Formation", || {
+        !fen_in_url(s).is_empty()
+            && s.find("#structure-name").is_some()
+            && s.text("#structure-name").starts_with("Lopez Formation")
+    });
+    // Errors are words on the page, never a blank screen.
+    s.goto(&format!("{base}/game/999999999"));
+    s.wait("the unknown-game error", || s.find(".error").is_some());
+    assert!(!s.text(".error").trim().is_empty());
+    s.goto(&format!("{base}/?fen=8%2F8%2F8%2F8%2F8%2F8%2F8%2FPPPPPPPP"));
+    s.wait("the rank-1 error", || {
+        s.find(".msg.bad").is_some() && s.text(".msg.bad").contains("rank 1")
+    });
+}
+
+/// Every request the browser made went to the server on loopback, and the CSP refused nothing.
+/// The performance log holds every request of the session: the page's (whose document is on the
+/// server) must all be to the server; any other (Chromium's own start page) must not leave the
+/// machine either.
+fn no_request_left_the_machine(s: &Session, base: &str) {
+    let mut requests = Vec::new();
+    for e in s.log("performance") {
+        let Ok(m) = serde_json::from_str::<Value>(e["message"].as_str().unwrap_or("{}")) else {
+            continue;
+        };
+        let m = &m["message"];
+        if m["method"] == json!("Network.requestWillBeSent") {
+            let str_of = |v: &Value| v.as_str().unwrap_or("").to_string();
+            requests.push((
+                str_of(&m["params"]["documentURL"]),
+                str_of(&m["params"]["request"]["url"]),
+            ));
+        }
+    }
+    let ours = format!("{base}/");
+    let page: Vec<&String> = requests
+        .iter()
+        .filter(|(doc, _)| doc.starts_with(&ours))
+        .map(|(_, u)| u)
+        .collect();
+    assert!(
+        page.iter().any(|u| u.contains("/api/structure"))
+            && page.iter().any(|u| u.contains("chessground")),
+        "the performance log saw the page's requests: {page:?}"
+    );
+    let foreign: Vec<&&String> = page
+        .iter()
+        .filter(|u| !u.starts_with(&ours))
+        .take(20)
+        .collect();
+    assert!(
+        foreign.is_empty(),
+        "the page asked another host than {base}: {foreign:?}"
+    );
+    let left: Vec<&String> = requests
+        .iter()
+        .map(|(_, u)| u)
+        .filter(|u| {
+            let rest = u.split_once("://").map_or("", |(scheme, rest)| {
+                if ["http", "https", "ws", "wss"].contains(&scheme) {
+                    rest
+                } else {
+                    ""
+                }
+            });
+            let host = rest.split(['/', ':']).next().unwrap_or("");
+            !rest.is_empty() && !["127.0.0.1", "localhost", "[::1]"].contains(&host)
+        })
+        .take(20)
+        .collect();
+    assert!(left.is_empty(), "requests left the machine: {left:?}");
+    let refused: Vec<String> = s
+        .log("browser")
+        .iter()
+        .map(|e| e["message"].as_str().unwrap_or("").to_string())
+        .filter(|m| m.contains("Content Security Policy") || m.contains("Refused to"))
+        .collect();
+    assert!(refused.is_empty(), "the page broke its CSP: {refused:?}");
+}
