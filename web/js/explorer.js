@@ -107,7 +107,7 @@ export function explorer(main, url) {
     navigate(pawns);
   }
   function navigate(pawns) {
-    go(`/?fen=${encodeURIComponent(P.boardFen(pawns))}`);
+    go(`/?fen=${encodeURIComponent(P.boardFen(pawns))}${s.tab === 'similar' ? '' : '&tab=' + s.tab}`);
   }
 
   async function paste() {
@@ -313,9 +313,11 @@ export function explorer(main, url) {
 
   async function loadBreaks(bf) {
     const out = h('div.breaks', h('p.muted', 'Reading the breaks…'));
-    clear(el.tabBody, h('p.legend', 'The pawn moves that leave this exact structure, most played first; arrows on the board (green: White, purple: Black). Click one to go there.'), out);
+    const named = s.structure?.named;
+    const which = named ? { structure: named.key + (named.reversed ? '~' : '') } : { fen: bf };
+    clear(el.tabBody, h('p.legend', `The pawn moves that leave ${named ? 'the ' + named.name + (named.reversed ? ' (reversed)' : '') : 'this structure'} in the games, most played first; arrows on the board (green: White, purple: Black). Click one to play it.`), out);
     try {
-      const [r, names] = await Promise.all([get('/api/breaks', { fen: bf, limit: 20, after: s.breaks.after }, 'tab'), catalogueNames()]);
+      const [r, names] = await Promise.all([get('/api/breaks', { ...which, limit: 20, after: s.breaks.after }, 'tab'), catalogueNames()]);
       const pawns = board.get();
       const rows = (r.rows || []).map((x) => ({ ...x, mv: P.findPawnMove(pawns, x.move) }));
       s.baseShapes = rows
@@ -336,8 +338,10 @@ export function explorer(main, url) {
             { label: 'Move', cell: (x) => h('strong', (x.mv ? (x.mv.side === 'w' ? '' : '…') : '') + x.move) },
             { label: 'Games', cls: 'num', cell: (x) => fmtInt(x.count) },
             { label: 'White %', cell: (x) => scoreCell(x.white_score, 'td', x.games_with_result) },
-            { label: 'Leads to', cell: (x) => (x.leads_to || []).slice(0, 3).map((t) => `${formName(names, t.key, t.reversed)} (${fmtInt(t.count)})`).join(', ') },
-          ],
+            rows.some((x) => x.leads_to)
+              ? { label: 'Leads to', cell: (x) => (x.leads_to || []).slice(0, 3).map((t) => `${formName(names, t.key, t.reversed)} (${fmtInt(t.count)})`).join(', ') }
+              : { label: 'Pawns after it', cell: (x) => (x.mv ? h('code.board-code', P.boardFen(P.applyMove(pawns, x.mv))) : '–') },
+          ].filter(Boolean),
           rows,
           (x) => ({
             class: x.mv ? 'clickable' : '',
@@ -449,6 +453,11 @@ export function explorer(main, url) {
       const key = u.searchParams.get('structure');
       if (key && !u.searchParams.get('fen')) return openNamed(key);
       const fen = u.searchParams.get('fen') || START;
+      const tab = u.searchParams.get('tab');
+      if (tab && tab !== s.tab && ['similar', 'breaks', 'games'].includes(tab)) {
+        s.tab = tab;
+        tabs.forEach((b) => b.classList.toggle('on', b.id === `tab-${tab}`));
+      }
       update(fen);
     },
     destroy: () => board.destroy(),
