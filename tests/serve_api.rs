@@ -438,6 +438,36 @@ fn info_catalogue_breaks_and_stats_equal_the_commands() {
     let svg = server.get("/api/stats?report=islands-vs-score&format=svg");
     assert_eq!(svg.header("content-type"), Some("image/svg+xml"));
     assert!(svg.text().contains("<svg"));
+    // Restricted to an exact structure: the command's --where on the stored bitboards.
+    let game = server.json("/api/game/5");
+    let board = game["plies"][20]["board"].as_str().unwrap().to_owned();
+    let card = server.json(&format!("/api/structure?fen={}", enc(&board)));
+    let squares = |side: &str| {
+        card[side]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| {
+                let b = s.as_str().unwrap().as_bytes();
+                1u64 << ((b[1] - b'1') * 8 + (b[0] - b'a'))
+            })
+            .fold(0, |a, b| a | b) as i64
+    };
+    let filter = format!(
+        "white_pawns = {} AND black_pawns = {}",
+        squares("white_pawns"),
+        squares("black_pawns")
+    );
+    let (code, out, err) = pawndex(&[
+        "stats", "--db", &db, "--by", "elo_band", "--per", "game", "--where", &filter,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.lines().count() > 1, "{out}");
+    let csv = server.get(&format!(
+        "/api/stats?by=elo_band&per=game&format=csv&fen={}",
+        enc(&board)
+    ));
+    assert_eq!(csv.text(), out);
     let (_, msg) = server.error("/api/stats?by=white_islandz");
     assert!(msg.contains("unknown column"), "{msg}");
 }

@@ -221,6 +221,7 @@ pub async fn stats(Extract(state): Shared, q: Pairs) -> Answer {
             "min_elo",
             "top",
             "structure",
+            "fen",
             "format",
         ],
     )?;

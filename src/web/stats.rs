@@ -84,6 +84,15 @@ pub fn ask(p: &Params) -> Result<Ask, ApiError> {
     if let Some(form) = p.get("structure") {
         ask.filters.push(structure_filter(form)?);
     }
+    if let Some(fen) = p.get("fen") {
+        // The pawns as the stored bitboards (SQLite integers): numbers made here, not text of
+        // the request.
+        let (white, black) = crate::model::fen::structure_of(fen)?;
+        ask.filters.push(format!(
+            "white_pawns = {} AND black_pawns = {}",
+            white as i64, black as i64
+        ));
+    }
     Ok(ask)
 }
 
