@@ -175,3 +175,67 @@ fn in_snapshot<T>(
     conn.progress_handler(0, None::<fn() -> bool>);
     result
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A statement that never ends by itself.
+    const ENDLESS: &str =
+        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c";
+
+    fn pool() -> Arc<Pool> {
+        let conn = Connection::open_in_memory().unwrap();
+        // One connection: the next request waits for the first one's to come back.
+        Pool::new(PathBuf::from("/nonexistent.db"), conn, 1)
+    }
+
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap()
+    }
+
+    #[test]
+    fn a_dropped_request_interrupts_its_query() {
+        let pool = pool();
+        runtime().block_on(async {
+            let endless = pool.run(|c| Ok(c.query_row(ENDLESS, [], |r| r.get::<_, i64>(0))?));
+            // The client goes away: the future is dropped while the query runs.
+            let gone = tokio::time::timeout(Duration::from_millis(200), endless).await;
+            assert!(gone.is_err(), "the endless query returned");
+            // The one connection comes back once the query stopped (else this waits forever;
+            // the bound only keeps a broken interrupt from hanging the test run).
+            let next = tokio::time::timeout(
+                Duration::from_secs(60),
+                pool.run(|c| Ok(c.query_row("SELECT 7", [], |r| r.get::<_, i64>(0))?)),
+            )
+            .await
+            .expect("the interrupted query kept its connection");
+            assert_eq!(next.unwrap(), 7);
+        });
+    }
+
+    #[test]
+    fn a_query_past_its_time_limit_is_a_503() {
+        let pool = pool();
+        runtime().block_on(async {
+            let err = pool
+                .run_for(Duration::from_millis(50), |c| {
+                    Ok(c.query_row(ENDLESS, [], |r| r.get::<_, i64>(0))?)
+                })
+                .await
+                .unwrap_err();
+            assert_eq!(err.status, axum::http::StatusCode::SERVICE_UNAVAILABLE);
+            assert!(err.message.contains("narrow it down"), "{}", err.message);
+            // The connection is fine afterwards (its transaction was ended: a new one begins).
+            let ok = pool
+                .run(|c| Ok(c.query_row("SELECT 7", [], |r| r.get::<_, i64>(0))?))
+                .await
+                .unwrap();
+            assert_eq!(ok, 7);
+        });
+    }
+}
