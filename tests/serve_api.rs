@@ -423,6 +423,41 @@ fn info_catalogue_breaks_and_stats_equal_the_commands() {
     assert_eq!(Value::Array(rows), form["leaving_moves"]);
     assert_eq!(server.error("/api/breaks?structure=nosuch").0, 404);
 
+    // The breaks of an exact structure, here the start's pawns: what the replayed games say
+    // (each game's first move that changes the pawns, and the pawns after it).
+    let start = "8/pppppppp/8/8/8/8/PPPPPPPP/8";
+    let mut want: std::collections::BTreeMap<(String, String), u64> = Default::default();
+    for id in 1..=12 {
+        let g = server.json(&format!("/api/game/{id}"));
+        let plies = g["plies"].as_array().unwrap();
+        if let Some(p) = plies.iter().find(|p| p["board"] != start) {
+            let key = (
+                p["san"].as_str().unwrap().to_owned(),
+                p["board"].as_str().unwrap().to_owned(),
+            );
+            *want.entry(key).or_default() += 1;
+        }
+    }
+    let b = server.json(&format!("/api/breaks?fen={}&limit=500", enc(start)));
+    let got: std::collections::BTreeMap<(String, String), u64> = b["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                (
+                    r["move"].as_str().unwrap().to_owned(),
+                    r["board_after"].as_str().unwrap().to_owned(),
+                ),
+                r["count"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(got, want);
+    assert_eq!(b["total"], want.len());
+    let page = server.json(&format!("/api/breaks?fen={}&limit=1&after=1", enc(start)));
+    assert_eq!(page["rows"][0], b["rows"][1]);
+
     // Statistics: the CSV is the command's; the JSON rows are its records.
     let (_, out, _) = pawndex(&["stats", "--db", &db, "--by", "white_islands"]);
     let csv = server.get("/api/stats?by=white_islands&format=csv");

@@ -7,7 +7,7 @@ use anyhow::Result;
 use shakmaty::fen::Fen;
 use shakmaty::{EnPassantMode, Position};
 
-pub use crate::model::explore::{Card, GameView, Ply};
+pub use crate::model::explore::{Break, Card, GameView, Ply};
 use crate::model::features::SideFeatures;
 use crate::model::similar::{Options, Pawns};
 use crate::model::structure::Catalogue;
@@ -109,4 +109,75 @@ pub fn game(conn: &rusqlite::Connection, id: i64) -> Result<Option<GameView>> {
         });
     }
     Ok(Some(GameView { game, plies }))
+}
+
+/// The SQLite error of an interrupted statement, for work stopped between statements.
+fn interrupted() -> anyhow::Error {
+    rusqlite::Error::SqliteFailure(
+        rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_INTERRUPT),
+        Some("interrupted".into()),
+    )
+    .into()
+}
+
+/// The moves by which games leave exactly these pawns (each game's last ply with them, then
+/// its next move), most played first; `stop` is asked between games (a time limit).
+pub fn breaks(
+    conn: &rusqlite::Connection,
+    pawns: Pawns,
+    stop: &dyn Fn() -> bool,
+) -> Result<Vec<Break>> {
+    use crate::store::similar::{pair_runs, set_id};
+    let (Some(w), Some(b)) = (set_id(conn, 0, pawns.white)?, set_id(conn, 1, pawns.black)?) else {
+        return Ok(Vec::new());
+    };
+    // Pawn moves cannot be undone: in a game the pawns stay together in one stretch of plies.
+    let mut last = std::collections::BTreeMap::new();
+    for r in pair_runs(conn, &[(w, b)])? {
+        let e = last.entry(r.game).or_insert(r.last_ply);
+        *e = (*e).max(r.last_ply);
+    }
+    let catalogue = Catalogue::active();
+    let mut tally: std::collections::HashMap<(String, u64, u64), Break> =
+        std::collections::HashMap::new();
+    for (game, last_ply) in last {
+        if stop() {
+            return Err(interrupted());
+        }
+        let Some(g) = crate::store::games::load_game(conn, game)? else {
+            continue;
+        };
+        let Ok(last_ply) = u32::try_from(last_ply) else {
+            continue;
+        };
+        if last_ply >= g.plies() {
+            continue; // the game ends in the structure
+        }
+        let mut pos = g.start()?;
+        for ply in 1..=last_ply {
+            pos.play_unchecked(g.move_at(&pos, ply)?);
+        }
+        let (m, san) = g.san_at(&pos, last_ply + 1)?;
+        pos.play_unchecked(m);
+        let board = pos.board();
+        let next = Pawns {
+            white: (board.pawns() & board.white()).0,
+            black: (board.pawns() & board.black()).0,
+        };
+        let san = san.to_string();
+        let row = tally
+            .entry((san.clone(), next.white, next.black))
+            .or_insert_with(|| Break {
+                san,
+                next,
+                next_code: catalogue.classify(next.white, next.black),
+                count: 0,
+                results: Default::default(),
+            });
+        row.count += 1;
+        row.results.add(g.result.as_deref());
+    }
+    let mut rows: Vec<Break> = tally.into_values().collect();
+    rows.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.san.cmp(&b.san)));
+    Ok(rows)
 }

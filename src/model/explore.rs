@@ -42,3 +42,15 @@ pub struct GameView {
     pub game: StoredGame,
     pub plies: Vec<Ply>,
 }
+
+/// A way games leave an exact structure: the move (SAN) and the pawns it leads to.
+#[derive(Clone, Debug)]
+pub struct Break {
+    pub san: String,
+    pub next: Pawns,
+    /// The named form of `next` (0: none).
+    pub next_code: Code,
+    /// The games that leave the structure by this move.
+    pub count: u64,
+    pub results: crate::model::structure_report::Results,
+}

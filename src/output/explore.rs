@@ -151,3 +151,40 @@ pub fn breaks_json(row: &Row, after: usize, limit: usize) -> Value {
         "next": (end < all.len()).then_some(end),
     })
 }
+
+/// The moves that leave an exact structure, `limit` from `after`: each as a leaving move of
+/// `structures --format json`, with the pawns it leads to and their named form.
+#[must_use]
+pub fn exact_breaks_json(
+    pawns: crate::model::similar::Pawns,
+    rows: &[crate::model::explore::Break],
+    after: usize,
+    limit: usize,
+) -> Value {
+    let catalogue = Catalogue::active();
+    let end = after.saturating_add(limit).min(rows.len());
+    let page: Vec<Value> = rows
+        .get(after.min(end)..end)
+        .unwrap_or_default()
+        .iter()
+        .map(|b| {
+            json!({
+                "move": b.san,
+                "count": b.count,
+                "games_with_result": b.results.games(),
+                "white_score": crate::output::table::score_json(b.results.white_score()),
+                "board_after": pawn_board(b.next),
+                "structure_after": form_json(catalogue, b.next_code, false),
+            })
+        })
+        .collect();
+    json!({
+        "structure": {
+            "board": pawn_board(pawns),
+            "leaving_games": rows.iter().map(|b| b.count).sum::<u64>(),
+        },
+        "total": rows.len(),
+        "rows": page,
+        "next": (end < rows.len()).then_some(end),
+    })
+}

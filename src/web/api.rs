@@ -155,54 +155,54 @@ pub async fn catalogue(Extract(state): Shared, q: Pairs) -> Answer {
     json(json!({ "rows": rows }))
 }
 
-/// `GET /api/breaks?structure=KEY` or `?fen=FEN`: the moves that leave a named form, all of
-/// them, `limit` from `after`.
+/// `GET /api/breaks?structure=KEY` (a named form: its leaving moves from the `structures`
+/// report) or `?fen=FEN` (exactly these pawns): the moves that leave it, `limit` from `after`.
 pub async fn breaks(Extract(state): Shared, q: Pairs) -> Answer {
     let p = params(q, &["fen", "structure", "limit", "after"])?;
     let limit = p.number("limit", 50, 1, MAX_LIMIT)? as usize;
     let after = p.number("after", 0, 0, u64::from(u32::MAX))? as usize;
-    let (key, reversed) = match (p.get("structure"), p.get("fen")) {
-        (Some(k), None) => {
-            let (key, reversed) = match k.strip_suffix('~') {
-                Some(base) => (base, true),
-                None => (k, false),
-            };
-            (key.to_owned(), reversed)
-        }
+    match (p.get("structure"), p.get("fen")) {
+        (Some(form), None) => named_breaks(&state, form, after, limit).await,
         (None, Some(_)) => {
             let target = pawns(&p)?;
-            let catalogue = crate::model::structure::Catalogue::active();
-            let code = catalogue.classify(target.white, target.black);
-            let Some((d, reversed)) = catalogue.named(code) else {
-                return Err(ApiError::not_found(
-                    "these pawns form no named structure; the moves that leave an unnamed \
-                     structure are not listed yet (give structure=KEY)",
-                ));
-            };
-            (d.key.clone(), reversed)
+            let v = state
+                .pool
+                .run(move |work| {
+                    let limit_of = work.limit.clone();
+                    let rows = explore::breaks(work, target, &|| limit_of.passed())?;
+                    Ok(crate::output::explore::exact_breaks_json(
+                        target, &rows, after, limit,
+                    ))
+                })
+                .await?;
+            json(v)
         }
-        _ => {
-            return Err(ApiError::bad_request(
-                "give structure=KEY (KEY~ for the colour-reversed form) or fen=FEN",
-            ));
-        }
+        _ => Err(ApiError::bad_request(
+            "give structure=KEY (KEY~ for the colour-reversed form) or fen=FEN",
+        )),
+    }
+}
+
+/// The leaving moves of a named form (`KEY`, `KEY~` reversed).
+async fn named_breaks(state: &Arc<State>, form: &str, after: usize, limit: usize) -> Answer {
+    let (key, reversed) = match form.strip_suffix('~') {
+        Some(base) => (base.to_owned(), true),
+        None => (form.to_owned(), false),
     };
-    let s = Arc::clone(&state);
+    let s = Arc::clone(state);
     let v = state
         .pool
         .run(move |conn| {
             let report = s.report(conn)?;
-            let Some(row) = explore::form_row(&report, &key, reversed) else {
-                return Ok(None);
-            };
-            Ok(Some(crate::output::explore::breaks_json(row, after, limit)))
+            Ok(explore::form_row(&report, &key, reversed)
+                .map(|row| crate::output::explore::breaks_json(row, after, limit)))
         })
         .await?;
     v.map_or_else(
         || {
             Err(ApiError::not_found(format!(
                 "structure={}: the database's catalogue has no such form",
-                short(p.get("structure").unwrap_or("(the named form of fen)"))
+                short(form)
             )))
         },
         json,

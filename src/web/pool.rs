@@ -130,6 +130,13 @@ pub struct Limit {
 }
 
 impl Limit {
+    /// Whether the work should stop now (past the deadline, or the request is gone): for
+    /// work between statements.
+    #[must_use]
+    pub fn passed(&self) -> bool {
+        self.cancelled.load(Ordering::Relaxed) || Instant::now() >= self.deadline
+    }
+
     /// Stops `conn`'s statements past the deadline or once the request is gone.
     pub fn install(&self, conn: &Connection) {
         let (cancelled, deadline) = (Arc::clone(&self.cancelled), self.deadline);
