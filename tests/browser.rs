@@ -197,10 +197,13 @@ fn explorer_in_a_real_browser() {
     let (_driver, s) = chrome(&chromium, &driver, dir.path());
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         place_pawns_and_read_the_cards(&s, &base);
+        board_buttons_drag_and_paste(&s);
         similar_structures(&s);
         list_and_export_games(&s);
         replay_a_game_with_the_keyboard(&s, &base);
         catalogue_and_errors(&s, &base);
+        breaks_of_a_named_structure(&s, &base);
+        statistics_and_info(&s, &base);
         no_request_left_the_machine(&s, &base);
     }));
     s.quit();
@@ -515,4 +518,127 @@ fn no_request_left_the_machine(s: &Session, base: &str) {
         .filter(|m| m.contains("Content Security Policy") || m.contains("Refused to"))
         .collect();
     assert!(refused.is_empty(), "the page broke its CSP: {refused:?}");
+}
+
+/// The Carlsbad with colours reversed and turned: Black's d5+e6 against White's c3+d4.
+const CARLSBAD_REVERSED: &str = "8/pp3ppp/4p3/3p4/3P4/2P5/PP3PPP/8";
+
+fn board_buttons_drag_and_paste(s: &Session) {
+    // Mirror twice and Reverse twice come back; Reverse names the reversed form.
+    s.click("#btn-mirror");
+    s.wait("the mirrored pawns", || {
+        fen_in_url(s) == "8/ppp3pp/5p2/4p3/4P3/3P4/PPP3PP/8"
+    });
+    s.click("#btn-mirror");
+    s.wait("the pawns mirrored back", || fen_in_url(s) == CARLSBAD);
+    s.click("#btn-reverse");
+    s.wait("the reversed pawns", || fen_in_url(s) == CARLSBAD_REVERSED);
+    s.wait("the reversed name", || {
+        s.text("#structure-name") == "Carlsbad (colour-reversed)"
+    });
+    s.click("#btn-reverse");
+    s.wait("the pawns reversed back", || fen_in_url(s) == CARLSBAD);
+    // Flip turns the board, not the structure.
+    s.click("#btn-flip");
+    let black = s.js(
+        "return document.querySelector('#board coords.ranks').classList.contains('black')",
+        json!([]),
+    );
+    assert_eq!(black, json!(true), "Flip shows Black at the bottom");
+    s.click("#btn-flip");
+    // Dragging moves a pawn: e3 to e4.
+    let from = square_point(s, "e3");
+    let to = square_point(s, "e4");
+    s.drag(from, to);
+    s.wait("the dragged pawn in the URL", || {
+        fen_in_url(s) == "8/pp3ppp/2p5/3p4/3PP3/8/PP3PPP/8"
+    });
+    s.js("history.back()", json!([]));
+    s.wait("Back before the drag", || fen_in_url(s) == CARLSBAD);
+    // A game id and ply in the text box: game 1 at ply 5 (1. e4 e5 2. Nf3 d6 3. d4).
+    s.type_into("#fen-input", "1 5\n");
+    s.wait("the pasted game position", || {
+        fen_in_url(s) == "8/ppp2ppp/3p4/4p3/3PP3/8/PPP2PPP/8"
+    });
+    s.wait("its name", || {
+        s.text("#structure-name") == "Lopez Formation"
+    });
+    // A FEN in the text box; a bad one is refused in words.
+    s.type_into(
+        "#fen-input",
+        "rnbqkbnr/pp3ppp/2p5/3p4/3P4/4P3/PP3PPP/RNBQKBNR w KQkq - 0 5\n",
+    );
+    s.wait("the pasted FEN", || fen_in_url(s) == CARLSBAD);
+    s.type_into("#fen-input", "8/8/8/8/8/8/8/8/8\n");
+    s.wait("the bad FEN refused", || s.text(".msg").contains("8 ranks"));
+    assert_eq!(fen_in_url(s), CARLSBAD);
+    s.wait("the name back", || {
+        s.text("#structure-name").starts_with("Carlsbad")
+    });
+    s.wait("the similar table back", || {
+        s.find("#similar-table tbody tr").is_some()
+    });
+}
+
+/// The Lopez Formation (reached by the sample's first game): its breaks, as rows and arrows;
+/// clicking one plays it.
+fn breaks_of_a_named_structure(s: &Session, base: &str) {
+    let lopez = "8/ppp2ppp/3p4/4p3/3PP3/8/PPP2PPP/8";
+    s.goto(&format!("{base}/?fen={}", lopez.replace('/', "%2F")));
+    s.wait("the Lopez Formation", || {
+        s.find("#structure-name").is_some() && s.text("#structure-name") == "Lopez Formation"
+    });
+    s.click("#tab-breaks");
+    s.wait("the breaks table", || {
+        s.find(".breaks table tbody tr").is_some()
+    });
+    let moves = s.js(
+        "return [...document.querySelectorAll('.breaks tbody tr')].map(r => r.cells[0].innerText)",
+        json!([]),
+    );
+    assert!(
+        moves.as_array().unwrap().iter().any(|m| m == "dxe5"),
+        "dxe5 leaves the Lopez Formation in the sample: {moves}"
+    );
+    let arrows = s.js(
+        "return document.querySelectorAll('#board .cg-shapes line').length",
+        json!([]),
+    );
+    assert!(
+        arrows.as_u64().unwrap_or(0) >= 1,
+        "the breaks are drawn as arrows"
+    );
+    s.js("window.scrollTo(0, 0)", json!([]));
+    save_screenshot(s, "serve-breaks.png");
+    s.js(
+        "[...document.querySelectorAll('.breaks tbody tr')].find(r => r.cells[0].innerText === 'dxe5').click()",
+        json!([]),
+    );
+    s.wait("the position after dxe5", || {
+        fen_in_url(s) == "8/ppp2ppp/3p4/4P3/4P3/8/PPP2PPP/8"
+    });
+}
+
+fn statistics_and_info(s: &Session, base: &str) {
+    s.goto(&format!("{base}/stats"));
+    s.wait("the chart", || {
+        s.js(
+            "const i = document.querySelector('img.chart-img'); return !!i && i.complete && i.naturalWidth > 0",
+            json!([]),
+        ) == json!(true)
+    });
+    let href = s.js(
+        "return document.querySelector('#stats-csv').getAttribute('href')",
+        json!([]),
+    );
+    let (code, _, csv) = fetch(s, href.as_str().unwrap());
+    assert_eq!(code, 200, "{csv}");
+    assert!(
+        csv.lines().next().unwrap_or("").contains("white_score"),
+        "the CSV download: {csv}"
+    );
+    s.goto(&format!("{base}/info"));
+    s.wait("the database overview", || {
+        s.find(".info dl").is_some() && s.text(".info").contains("sample.pgn")
+    });
 }

@@ -177,6 +177,34 @@ impl Session {
         self.cmd("POST", &format!("/element/{id}/click"), None);
     }
 
+    /// Types `text` into the element matching `css` ("\n" submits a form).
+    pub fn type_into(&self, css: &str, text: &str) {
+        let e = self.wait_for(css);
+        let id = element_id(&e);
+        self.cmd(
+            "POST",
+            &format!("/element/{id}/value"),
+            Some(json!({ "text": text })),
+        );
+    }
+
+    /// Presses the left button at (x0, y0), moves to (x1, y1) in steps, releases: a drag.
+    pub fn drag(&self, (x0, y0): (f64, f64), (x1, y1): (f64, f64)) {
+        let mut steps = vec![
+            json!({"type": "pointerMove", "duration": 0, "origin": "viewport", "x": x0.round() as i64, "y": y0.round() as i64}),
+            json!({"type": "pointerDown", "button": 0}),
+        ];
+        for i in 1..=5 {
+            let t = f64::from(i) / 5.0;
+            steps.push(json!({"type": "pointerMove", "duration": 30, "origin": "viewport",
+                "x": (x0 + (x1 - x0) * t).round() as i64, "y": (y0 + (y1 - y0) * t).round() as i64}));
+        }
+        steps.push(json!({"type": "pointerUp", "button": 0}));
+        let actions = json!({"actions": [{"type": "pointer", "id": "mouse", "parameters": {"pointerType": "mouse"}, "actions": steps}]});
+        self.cmd("POST", "/actions", Some(actions));
+        self.cmd("DELETE", "/actions", None);
+    }
+
     pub fn text(&self, css: &str) -> String {
         let e = self.wait_for(css);
         let id = element_id(&e);
@@ -205,8 +233,13 @@ impl Session {
                     "return document.body ? document.body.innerText.slice(0, 1500) : ''",
                     json!([]),
                 );
+                let console: Vec<String> = self
+                    .log("browser")
+                    .iter()
+                    .map(|e| e["message"].as_str().unwrap_or("").to_string())
+                    .collect();
                 panic!(
-                    "timed out waiting for {what} at {}; the page reads:\n{}",
+                    "timed out waiting for {what} at {}; the page reads:\n{}\nconsole: {console:?}",
                     self.url(),
                     page.as_str().unwrap_or("")
                 );

@@ -18,6 +18,8 @@ const FILTERS = [
   ['min_elo', 'Min Elo', '2600'],
   ['result', 'Result', '1-0,0-1'],
   ['ply', 'Plies', '20..40'],
+  ['white', "White's features", 'islands:3.. or quart'],
+  ['black', "Black's features", 'no-bishop-pair'],
 ];
 
 export function explorer(main, url) {
@@ -215,6 +217,7 @@ export function explorer(main, url) {
       h('button.toggle#counts-named', { type: 'button', disabled: !named, class: s.countsMode === 'named' ? 'toggle on' : 'toggle', on: { click: () => ((s.countsMode = 'named'), renderCounts()) } }, named ? `All ${st.named.name}` : 'Named structure'),
     );
     const body = [];
+    const bands = h('div.elo-bands#elo-bands');
     if (s.countsMode === 'named' && named) {
       body.push(
         h('dl.figures', fig('Positions', fmtInt(named.positions)), fig('Games', fmtInt(named.games)), fig("White's score", scoreCell(named.white_score, 'span')), fig('Average stay', named.avg_stay == null ? '–' : `${Number(named.avg_stay).toFixed(1)} plies`)),
@@ -224,14 +227,51 @@ export function explorer(main, url) {
       if (named.turns_into?.length) body.push(h('p.eco', h('span.label', 'Turns into: '), named.turns_into.slice(0, 5).map((t) => h('span.chip', `${t.name || t.key || 'unnamed'}${t.reversed ? ' (rev.)' : ''} ${fmtInt(t.count)}`))));
     } else {
       const x = st.exact || {};
+      const bar = h('div.bar-slot', resultBar(x));
       body.push(
         h('dl.figures', fig('Positions', fmtInt(x.positions), 'count-positions'), fig('Games', fmtInt(x.games), 'count-games'), fig("White's score", scoreCell(x.white_score, 'span')), fig('With a result', fmtInt(x.games_with_result))),
-        resultBar(x),
+        bar,
       );
       if (!x.positions) body.push(h('p.muted', 'No position of the database has exactly these pawns. Similar structures below.'));
+      else eloBands({ fen: st.board || P.boardFen(board.get()) }, bands, bar);
     }
-    body.push(featuresTable(st.features));
+    if (s.countsMode === 'named' && named) eloBands({ structure: st.named.key + (st.named.reversed ? '~' : '') }, bands, null);
+    body.push(bands, featuresTable(st.features));
+    const statsParams = s.countsMode === 'named' && named ? { structure: st.named.key + (st.named.reversed ? '~' : '') } : { fen: st.board || P.boardFen(board.get()) };
+    body.push(h('p.more', link(`/stats${query({ by: 'white_islands,black_islands', ...statsParams })}`, 'Statistics of these positions →')));
     clear(el.counts, h('div.card-head', h('h3', 'How it does'), modes), body);
+  }
+
+  /** Elo bands (and, for the exact pawns, the win/draw/loss split) from /api/stats?by=elo_band. */
+  async function eloBands(which, out, bar) {
+    clear(out, h('p.muted', 'Elo bands…'));
+    try {
+      const r = await get('/api/stats', { ...which, by: 'elo_band', per: 'game' });
+      const rows = r.rows || [];
+      if (!rows.length) return clear(out);
+      if (bar) {
+        const sum = (k) => rows.reduce((a, x) => a + (x[k] || 0), 0);
+        clear(bar, resultBar({ white_wins: sum('white_wins'), draws: sum('draws'), black_wins: sum('black_wins') }));
+      }
+      const band = (b) => (b == null ? 'unrated' : `${b}–${b + 99}`);
+      clear(
+        out,
+        h('h4', 'By Elo band (both players, per game)'),
+        table(
+          [
+            { label: 'Elo', cell: (x) => band(x.elo_band) },
+            { label: 'Games', cls: 'num', cell: (x) => fmtInt(x.games) },
+            { label: 'White %', cell: (x) => scoreCell(x.white_score, 'td', x.white_wins + x.draws + x.black_wins) },
+            { label: 'W / D / L', cell: (x) => resultBar(x) },
+          ],
+          rows.sort((a, b) => (a.elo_band ?? -1) - (b.elo_band ?? -1)),
+        ),
+      );
+      out.querySelector('table').classList.add('bands');
+    } catch (e) {
+      // The bands are extra: say in one line why they are missing.
+      clear(out, h('p.muted', `Elo bands unavailable: ${e.message}`));
+    }
   }
 
   function fig(label, value, id) {

@@ -74,13 +74,20 @@ export function statsView(main, url) {
     h('label', by),
     h('button', { type: 'submit' }, 'Show'),
   );
-  clear(main, h('div.page', h('h1', 'Statistics'), h('p.lead', "The built-in reports of pawndex stats, drawn by the server. White's score: green above 50% (White does better), purple under."), form, chart));
+  // Restricted to a structure (from the explorer): ?structure=KEY or ?fen=FEN.
+  const restrict = {};
+  for (const k of ['structure', 'fen']) if (url.searchParams.get(k)) restrict[k] = url.searchParams.get(k);
+  const scope = Object.keys(restrict).length
+    ? h('p.scope#stats-scope', 'Only the positions ', restrict.structure ? `of the named structure ${restrict.structure}` : h('span', 'with exactly the pawns ', h('code', restrict.fen)), ' · ', link(restrict.fen ? `/?fen=${encodeURIComponent(restrict.fen)}` : '/structures', 'back to the structure'), ' · ', h('a', { href: '/stats', 'data-link': true }, 'all positions'))
+    : h('p.scope.muted', 'All positions of the database (open it from a structure in the explorer to restrict it).');
+  clear(main, h('div.page', h('h1', 'Statistics'), h('p.lead', "The built-in reports of pawndex stats, drawn by the server. White's score: green above 50% (White does better), purple under."), scope, form, chart));
   const initial = url.searchParams.get('report');
   if (initial) pick.value = initial;
   if (url.searchParams.get('by')) by.value = url.searchParams.get('by');
+  pick.addEventListener('change', () => ((by.value = ''), show()));
 
   async function show() {
-    const params = by.value.trim() ? { by: by.value.trim() } : { report: pick.value };
+    const params = { ...restrict, ...(by.value.trim() ? { by: by.value.trim() } : { report: pick.value }) };
     history.replaceState(null, '', `/stats${query(params)}`);
     clear(chart, h('p.muted', 'Computing (the first time can take a few seconds)…'));
     const svgUrl = `/api/stats${query({ ...params, format: 'svg' })}`;
