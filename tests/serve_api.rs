@@ -225,6 +225,9 @@ fn structure_card_names_counts_and_nearest() {
     assert_eq!(card["nearest"], Value::Array(vec![]));
     assert_eq!(card["features"]["white"]["islands"], 2);
     assert_eq!(card["named_counts"]["key"], "carlsbad");
+    let quick = server.json(&format!("/api/structure?fen={}&counts=0", enc(CARLSBAD)));
+    assert_eq!(quick["named"], card["named"]);
+    assert_eq!(quick["named_counts"], Value::Null);
 
     // With a Black e-pawn on e6 the Carlsbad fails one condition, in words.
     let near = server.json(&format!(

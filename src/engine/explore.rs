@@ -26,11 +26,32 @@ pub fn reversed(p: Pawns) -> Pawns {
     }
 }
 
-/// The card of a structure: its names, nearest forms, features and exact counts.
-pub fn card(conn: &rusqlite::Connection, pawns: Pawns) -> Result<Card> {
+/// The card of a structure without its counts: its names, nearest forms and features (no
+/// database work).
+#[must_use]
+pub fn classify(pawns: Pawns) -> Card {
     let catalogue = Catalogue::active();
     let code = catalogue.classify(pawns.white, pawns.black);
     let turned = reversed(pawns);
+    Card {
+        pawns,
+        code,
+        reversed_code: catalogue.classify(turned.white, turned.black),
+        nearest: if code == 0 {
+            nearest(catalogue, pawns.white, pawns.black, NEAREST)
+        } else {
+            Vec::new()
+        },
+        features: [
+            SideFeatures::white(pawns.white),
+            SideFeatures::black(pawns.black),
+        ],
+        exact: None,
+    }
+}
+
+/// The card of a structure: its names, nearest forms, features and exact counts.
+pub fn card(conn: &rusqlite::Connection, pawns: Pawns) -> Result<Card> {
     let found = crate::engine::similar::rank(
         conn,
         None,
@@ -44,19 +65,8 @@ pub fn card(conn: &rusqlite::Connection, pawns: Pawns) -> Result<Card> {
         },
     )?;
     Ok(Card {
-        pawns,
-        code,
-        reversed_code: catalogue.classify(turned.white, turned.black),
-        nearest: if code == 0 {
-            nearest(catalogue, pawns.white, pawns.black, NEAREST)
-        } else {
-            Vec::new()
-        },
-        features: [
-            SideFeatures::white(pawns.white),
-            SideFeatures::black(pawns.black),
-        ],
         exact: found.into_iter().find(|s| s.distance == 0),
+        ..classify(pawns)
     })
 }
 

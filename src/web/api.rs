@@ -42,8 +42,13 @@ fn json(v: Value) -> Answer {
 
 /// `GET /api/structure?fen=FEN`: names, nearest forms, features and counts.
 pub async fn structure(Extract(state): Shared, q: Pairs) -> Answer {
-    let p = params(q, &["fen"])?;
+    let p = params(q, &["fen", "counts"])?;
     let target = pawns(&p)?;
+    if p.get("counts").is_some() && !p.flag("counts")? {
+        // The name alone: no database work.
+        let card = explore::classify(target);
+        return json(crate::output::explore::card_json(&card, None));
+    }
     let s = Arc::clone(&state);
     let v = state
         .pool
