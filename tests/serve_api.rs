@@ -375,7 +375,7 @@ fn a_game_replayed() {
 }
 
 #[test]
-fn info_catalogue_breaks_and_stats_equal_the_commands() {
+fn info_and_catalogue_equal_the_commands() {
     let (_dir, db) = sample_db();
     let server = Server::start(&db, &[]);
     let (_, out, _) = pawndex(&["info", "--db", &db, "--format", "json"]);
@@ -387,7 +387,12 @@ fn info_catalogue_breaks_and_stats_equal_the_commands() {
     let (_, out, _) = pawndex(&["structures", "--db", &db, "--format", "json"]);
     let cli: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(server.json("/api/catalogue")["rows"], cli);
+}
 
+#[test]
+fn breaks_of_a_form_and_of_exact_pawns() {
+    let (_dir, db) = sample_db();
+    let server = Server::start(&db, &[]);
     // The breaks of a form are its leaving moves, all of them, paginated.
     let (_, out, _) = pawndex(&[
         "structures",
@@ -460,7 +465,12 @@ fn info_catalogue_breaks_and_stats_equal_the_commands() {
     assert_eq!(b["total"], want.len());
     let page = server.json(&format!("/api/breaks?fen={}&limit=1&after=1", enc(start)));
     assert_eq!(page["rows"][0], b["rows"][1]);
+}
 
+#[test]
+fn statistics_equal_the_command() {
+    let (_dir, db) = sample_db();
+    let server = Server::start(&db, &[]);
     // Statistics: the CSV is the command's; the JSON rows are its records.
     let (_, out, _) = pawndex(&["stats", "--db", &db, "--by", "white_islands"]);
     let csv = server.get("/api/stats?by=white_islands&format=csv");
