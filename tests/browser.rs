@@ -334,6 +334,32 @@ fn list_and_export_games(s: &Session) {
         json!([]),
     );
     assert_eq!(n, json!(12), "the 12 games of examples/sample.pgn");
+    // Ten a page: the next page (by the cursor) holds the last two, the previous the first ten.
+    let rows = || {
+        s.js(
+            "return [...document.querySelectorAll('#games-table tbody tr')].map(r => r.cells[0].innerText)",
+            json!([]),
+        )
+    };
+    let all = rows();
+    s.js(
+        "document.querySelector('#games-limit').value = '10'",
+        json!([]),
+    );
+    s.click("#game-filters button[type=submit]");
+    s.wait("a page of 10", || {
+        rows().as_array().map_or(0, Vec::len) == 10
+    });
+    s.click("#games-next");
+    s.wait("the last 2 games", || {
+        rows().as_array().map_or(0, Vec::len) == 2
+    });
+    let last: Vec<Value> = all.as_array().unwrap()[10..].to_vec();
+    assert_eq!(rows(), json!(last), "the next page continues the list");
+    s.click("#games-prev");
+    s.wait("the first page again", || {
+        rows().as_array().map_or(0, Vec::len) == 10
+    });
     let href = s.js(
         "return document.querySelector('#export-pgn').getAttribute('href')",
         json!([]),
@@ -411,9 +437,20 @@ fn replay_a_game_with_the_keyboard(s: &Session, base: &str) {
     });
     s.key("\u{E011}"); // Home
     s.wait("ply 0 after Home", || ply() == "0");
-    s.goto(&format!("{base}/game/{id}?ply=24"));
-    s.wait("ply 24 from the URL", || ply() == "24");
+    s.goto(&format!("{base}/game/{id}?ply=6"));
+    s.wait("ply 6 from the URL", || ply() == "6");
     assert!(s.text("#ply-info").contains("Explore this structure"));
+    assert_eq!(
+        s.text("#ply-structure"),
+        "Lopez Formation",
+        "ply 6's named structure"
+    );
+    // The strip's stretches: the first game holds the Lopez Formation from ply 5.
+    assert!(
+        s.text("#stretches").contains("Lopez Formation plies 5–"),
+        "the named structures of the game: {}",
+        s.text("#stretches")
+    );
     save_screenshot(s, "serve-game.png");
     // "Explore this structure" opens the explorer on that ply's pawns.
     s.click("#ply-info a");

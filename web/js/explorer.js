@@ -30,7 +30,7 @@ export function explorer(main, url) {
     opts: { mirror: false, reversed: false, ignore_wings: false },
     structure: null,
     breaks: { rows: [], after: null, next: null, history: [] },
-    games: { after: null, next: null, stack: [], filters: {}, scope: 'exact' },
+    games: { after: null, next: null, stack: [], filters: {}, scope: 'exact', limit: 50 },
     baseShapes: [],
   };
 
@@ -417,6 +417,7 @@ export function explorer(main, url) {
             s.games.filters = {};
             for (const [k] of FILTERS) if (fd.get(k)) s.games.filters[k] = String(fd.get(k)).trim();
             s.games.scope = fd.get('scope');
+            s.games.limit = Number(fd.get('limit')) || 50;
             s.games.after = null;
             s.games.stack = [];
             loadGames(bf);
@@ -432,13 +433,17 @@ export function explorer(main, url) {
         ].map(([v, label]) => h('label', h('input', { type: 'radio', name: 'scope', value: v, checked: s.games.scope === v, disabled: v === 'named' && !s.structure?.named }), ' ', label)),
       ),
       h('div.grid', FILTERS.map(([k, label, ph]) => h('label', h('span', label), h('input', { name: k, value: s.games.filters[k] || '', placeholder: ph })))),
-      h('button', { type: 'submit' }, 'Find games'),
+      h(
+        'div.form-end',
+        h('label.inline', 'Per page ', h('select#games-limit', { name: 'limit' }, [10, 20, 50, 100, 200].map((n) => h('option', { value: String(n), selected: n === s.games.limit }, String(n))))),
+        h('button', { type: 'submit' }, 'Find games'),
+      ),
     );
     const out = h('div.games', h('p.muted', 'Finding games…'));
     clear(el.tabBody, form, out);
     const filters = gameFilters(bf);
     try {
-      const r = await get('/api/games', { ...filters, limit: 50, after: s.games.after }, 'tab');
+      const r = await get('/api/games', { ...filters, limit: s.games.limit, after: s.games.after }, 'tab');
       const rows = r.rows || [];
       const exports = h('p.exports', 'Export the whole list: ', ['pgn', 'fen', 'csv'].map((f) => h(`a.export#export-${f}`, { href: `/api/games/export${query({ format: f, ...filters })}`, download: `pawndex-games.${f === 'fen' ? 'txt' : f}` }, f.toUpperCase())));
       if (!rows.length) return clear(out, h('p.muted', 'No game matches.'), exports);

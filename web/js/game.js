@@ -13,6 +13,7 @@ export function gameView(main, url) {
     head: h('div.game-head'),
     moves: h('div.moves#moves'),
     strip: h('div.strip#structure-strip'),
+    stretches: h('ul.stretches#stretches'),
     info: h('div.ply-info#ply-info'),
     msg: h('div.msg'),
   };
@@ -24,6 +25,7 @@ export function gameView(main, url) {
         'div.left',
         h('div.board-wrap', wrap),
         el.strip,
+        el.stretches,
         h(
           'div.controls',
           h('div.group', ['«', '‹', '›', '»'].map((t, i) => h(`button#nav-${['first', 'prev', 'next', 'last'][i]}`, { type: 'button', title: ['Home', '←', '→', 'End'][i], on: { click: () => step(i) } }, t))),
@@ -95,23 +97,34 @@ export function gameView(main, url) {
     }
     if (t.Result) moves.push(h('span.res', t.Result));
     clear(el.moves, moves);
-    // The strip: one cell per ply, coloured by named structure; a label where it changes.
+    // The strip: one cell per ply, coloured by named structure, a mark where it changes; under
+    // it the list of the stretches (structure, plies from–to), each a link to its first ply.
     const colours = new Map();
     const cells = [];
-    let prevKey;
+    const stretches = [];
+    const nameOf = (st) => (st ? st.name + (st.reversed ? ' (reversed)' : '') : 'no named structure');
     for (const p of game.plies) {
       const key = p.structure ? p.structure.key + (p.structure.reversed ? '~' : '') : null;
       if (key && !colours.has(key)) colours.set(key, colours.size % 8);
-      const cell = h('span.cell', { 'data-ply': String(p.ply), title: `ply ${p.ply}: ${p.structure ? p.structure.name + (p.structure.reversed ? ' (reversed)' : '') : 'no named structure'}`, on: { click: () => show(p.ply) } });
+      const cell = h('span.cell', { 'data-ply': String(p.ply), title: `ply ${p.ply}: ${nameOf(p.structure)}`, on: { click: () => show(p.ply) } });
       cell.classList.add(key ? `c${colours.get(key)}` : 'none');
-      if (key !== prevKey) {
-        cell.classList.add('change');
-        if (key) cell.append(h('span.tag', p.structure.name + (p.structure.reversed ? ' ~' : '')));
-      }
-      prevKey = key;
+      const last = stretches[stretches.length - 1];
+      if (!last || last.key !== key) {
+        if (last) cell.classList.add('change');
+        stretches.push({ key, name: nameOf(p.structure), from: p.ply, to: p.ply });
+      } else last.to = p.ply;
       cells.push(cell);
     }
     clear(el.strip, cells);
+    clear(
+      el.stretches,
+      stretches
+        .filter((x) => x.key)
+        .map((x) =>
+          h('li', h(`span.swatch.c${colours.get(x.key)}`), h('a', { href: `/game/${id}?ply=${x.from}`, on: { click: (e) => (e.preventDefault(), show(x.from)) } }, x.name), ` plies ${x.from}–${x.to}`),
+        ),
+    );
+    if (!stretches.some((x) => x.key)) el.stretches.append(h('li.muted', 'No named structure in this game.'));
   }
 
   async function load(u) {
