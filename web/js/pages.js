@@ -120,7 +120,21 @@ export function infoView(main) {
   (async () => {
     try {
       const r = await get('/api/info');
-      clear(out, describe(r));
+      const fig = (label, value) => h('div.fig', h('dt', label), h('dd', value));
+      clear(
+        out,
+        h(
+          'dl.figures.summary',
+          fig('Games', fmtInt(r.games)),
+          fig('Positions', fmtInt(r.positions)),
+          fig('Pawn sets', fmtInt(r.pawn_sets)),
+          fig('Named structures', fmtInt(r.structures)),
+          fig('Size', r.bytes == null ? '–' : `${(r.bytes / 1048576).toFixed(1)} MB`),
+        ),
+        h('p.muted', r.db ? `${r.db} · ${r.state || ''}` : ''),
+        h('h2', 'Everything pawndex info says'),
+        describe(r),
+      );
     } catch (e) {
       clear(out, errorBox(e));
     }
