@@ -202,6 +202,7 @@ fn explorer_in_a_real_browser() {
         list_and_export_games(&s);
         replay_a_game_with_the_keyboard(&s, &base);
         catalogue_and_errors(&s, &base);
+        similar_with_the_mirror(&s, &base);
         breaks_of_a_named_structure(&s, &base);
         statistics_and_info(&s, &base);
         no_request_left_the_machine(&s, &base);
@@ -723,4 +724,42 @@ fn statistics_and_info(s: &Session, base: &str) {
     s.wait("the database overview", || {
         s.find(".info dl").is_some() && s.text(".info").contains("sample.pgn")
     });
+}
+
+/// The mirror image of the Lopez Formation is 0 away from it with the mirror option, and
+/// hovering that row draws it mirrored, saying so.
+fn similar_with_the_mirror(s: &Session, base: &str) {
+    let mirrored = "8/ppp2ppp/4p3/3p4/3PP3/8/PPP2PPP/8";
+    s.goto(&format!("{base}/?fen={}", mirrored.replace('/', "%2F")));
+    s.wait("the similar table", || {
+        s.find("#similar-table tbody tr").is_some()
+    });
+    let first = || {
+        s.js(
+            "const r = document.querySelector('#similar-table tbody tr'); return r ? [r.cells[0].innerText, r.cells[1].innerText] : null",
+            json!([]),
+        )
+    };
+    assert_ne!(first(), json!(["0", "8/ppp2ppp/3p4/4p3/3PP3/8/PPP2PPP/8"]));
+    s.click("#opt-mirror");
+    s.wait("the Lopez Formation at distance 0 by the mirror", || {
+        first() == json!(["0", "8/ppp2ppp/3p4/4p3/3PP3/8/PPP2PPP/8"])
+    });
+    let p = s.js(
+        "const b = document.querySelector('#similar-table tbody tr').getBoundingClientRect(); return [b.left + 40, b.top + b.height / 2];",
+        json!([]),
+    );
+    s.hover_at(p[0].as_f64().unwrap(), p[1].as_f64().unwrap());
+    s.wait("the note on the mirrored row", || {
+        s.text("#similar-note").contains("mirror image")
+    });
+    let shapes = s.js(
+        "return document.querySelectorAll('#board .cg-shapes circle, #board cg-auto-pieces piece').length",
+        json!([]),
+    );
+    assert_eq!(
+        shapes,
+        json!(0),
+        "drawn mirrored, the row has the target's pawns: no difference"
+    );
 }

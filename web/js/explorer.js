@@ -310,6 +310,7 @@ export function explorer(main, url) {
       const r = await get('/api/similar', { fen: bf, limit: 20, ...s.opts }, 'tab');
       const target = board.get();
       const rows = r.rows || [];
+      const note = h('p.legend.note#similar-note');
       if (!rows.length) return clear(out, h('p.muted', 'No structure of the database is close to this one.'));
       clear(
         out,
@@ -326,18 +327,37 @@ export function explorer(main, url) {
             class: 'clickable',
             title: 'Click to explore this structure',
             on: {
-              mouseenter: () => board.shapes(diffShapes(target, P.fromLists(x.white_pawns, x.black_pawns))),
-              mouseleave: () => board.shapes(s.baseShapes),
+              mouseenter: () => {
+                const [pawns, how] = closestForm(target, P.fromLists(x.white_pawns, x.black_pawns));
+                board.shapes(diffShapes(target, pawns));
+                note.textContent = how ? `Row ${x.structure} is drawn as its ${how}, the form that is closest to the target.` : '';
+              },
+              mouseleave: () => {
+                board.shapes(s.baseShapes);
+                note.textContent = '';
+              },
               click: () => change(P.fromLists(x.white_pawns, x.black_pawns)),
             },
           }),
         ),
         h('p.legend', 'Hover a row: red rings mark pawns it lacks, small pawns the ones it has instead. Click a row to make it the target.'),
+        note,
       );
       out.querySelector('table').id = 'similar-table';
     } catch (e) {
       if (!isAbort(e)) clear(out, errorBox(e));
     }
+  }
+
+  /** The row's pawns in the form (as is, mirrored, colour-reversed, both; as the options allow)
+   *  that differs least from the target, and the name of that form ('' as is). */
+  function closestForm(target, row) {
+    const forms = [[row, '']];
+    if (s.opts.mirror) forms.push([P.mirror(row), 'mirror image']);
+    if (s.opts.reversed) forms.push([P.reverse(row), 'colour-reversed form']);
+    if (s.opts.mirror && s.opts.reversed) forms.push([P.mirror(P.reverse(row)), 'mirrored, colour-reversed form']);
+    const cost = (p) => [...target].filter(([sq, c]) => p.get(sq) !== c).length + [...p].filter(([sq, c]) => target.get(sq) !== c).length;
+    return forms.reduce((best, f) => (cost(f[0]) < cost(best[0]) ? f : best));
   }
 
   function diffShapes(a, b) {
