@@ -203,6 +203,7 @@ fn explorer_in_a_real_browser() {
         replay_a_game_with_the_keyboard(&s, &base);
         catalogue_and_errors(&s, &base);
         similar_with_the_mirror(&s, &base);
+        the_page_reads_pawns_and_moves(&s);
         breaks_of_a_named_structure(&s, &base);
         statistics_and_info(&s, &base);
         no_request_left_the_machine(&s, &base);
@@ -762,4 +763,52 @@ fn similar_with_the_mirror(s: &Session, base: &str) {
         json!(0),
         "drawn mirrored, the row has the target's pawns: no difference"
     );
+}
+
+/// The page's own reading of boards and pawn moves (web/js/pawns.js), run in the browser: FENs,
+/// refusals, mirror and reverse, and which pawn a SAN of a break moves (for the arrows).
+fn the_page_reads_pawns_and_moves(s: &Session) {
+    let v = s.js_async(
+        "const done = arguments[arguments.length - 1];
+         import('/js/pawns.js').then(P => {
+           const start = P.parseBoard('8/pppppppp/8/8/8/8/PPPPPPPP/8');
+           const lopez = P.parseBoard('8/ppp2ppp/3p4/4p3/3PP3/8/PPP2PPP/8');
+           const mv = (pawns, san) => { const m = P.findPawnMove(pawns, san); return m ? [m.from, m.to, m.side] : null; };
+           const refused = (fen) => { try { P.parseBoard(fen); return 'read'; } catch (e) { return e.message; } };
+           done({
+             full: P.boardFen(P.parseBoard(arguments[0])),
+             mirror2: P.boardFen(P.mirror(P.mirror(lopez))),
+             reversed: P.boardFen(P.reverse(P.parseBoard(arguments[1]))),
+             rank1: refused('8/8/8/8/8/8/8/P7'),
+             nine: refused('8/8/8/8/8/8/PPPPPPPPP/8'),
+             moves: [mv(start, 'e4'), mv(start, 'e3'), mv(start, 'e5'), mv(start, 'e6'), mv(lopez, 'dxe5'), mv(lopez, 'exd4'), mv(lopez, 'd5'), mv(lopez, 'h5'), mv(lopez, 'e4')],
+             after: P.boardFen(P.applyMove(lopez, P.findPawnMove(lopez, 'dxe5'))),
+           });
+         }).catch(e => done({ error: String(e) }));",
+        json!([
+            "rnbqkbnr/pp3ppp/2p5/3p4/3P4/4P3/PP3PPP/RNBQKBNR w KQkq - 0 5",
+            CARLSBAD
+        ]),
+    );
+    assert_eq!(v["error"], Value::Null, "{v}");
+    assert_eq!(v["full"], json!(CARLSBAD), "a full FEN keeps its pawns");
+    assert_eq!(v["mirror2"], json!("8/ppp2ppp/3p4/4p3/3PP3/8/PPP2PPP/8"));
+    assert_eq!(v["reversed"], json!(CARLSBAD_REVERSED));
+    assert!(v["rank1"].as_str().unwrap().contains("a1"), "{v}");
+    assert!(v["nine"].as_str().unwrap().contains("9 squares"), "{v}");
+    assert_eq!(
+        v["moves"],
+        json!([
+            ["e2", "e4", "w"],
+            ["e2", "e3", "w"],
+            ["e7", "e5", "b"],
+            ["e7", "e6", "b"],
+            ["d4", "e5", "w"],
+            ["e5", "d4", "b"],
+            ["d4", "d5", "w"],
+            ["h7", "h5", "b"],
+            null
+        ])
+    );
+    assert_eq!(v["after"], json!("8/ppp2ppp/3p4/4P3/4P3/8/PPP2PPP/8"));
 }

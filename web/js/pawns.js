@@ -13,11 +13,12 @@ export function parseBoard(text) {
   const pawns = new Map();
   ranks.forEach((row, i) => {
     const rank = 8 - i;
+    const width = [...row].reduce((n, ch) => n + (/[1-8]/.test(ch) ? Number(ch) : 1), 0);
+    if (width !== 8) throw new InputError(`rank ${rank} of the FEN ("${short(row)}") covers ${width} squares, not 8`);
     let file = 0;
     for (const ch of row) {
       if (/[1-8]/.test(ch)) file += Number(ch);
       else if (/[pnbrqkPNBRQK]/.test(ch)) {
-        if (file > 7) break;
         const sq = FILES[file] + rank;
         if (ch === 'P' || ch === 'p') {
           if (rank === 1 || rank === 8) throw new InputError(`a pawn cannot stand on ${sq} (rank ${rank})`);
@@ -26,7 +27,6 @@ export function parseBoard(text) {
         file += 1;
       } else throw new InputError(`rank ${rank} of the FEN holds "${ch}", which is not a piece or a number`);
     }
-    if (file !== 8) throw new InputError(`rank ${rank} of the FEN ("${row}") covers ${file} squares, not 8`);
   });
   for (const side of ['w', 'b']) {
     const n = [...pawns.values()].filter((c) => c === side).length;
