@@ -128,6 +128,14 @@ fn chrome(chromium: &Path, driver: &Path, dir: &Path) -> (Kill, Session) {
     (Kill(child), session)
 }
 
+/// The server's base URL, from the page's.
+fn base_of(s: &Session) -> String {
+    let u = s.url();
+    let rest = u.split_once("://").map_or("", |x| x.1);
+    let host = rest.split('/').next().unwrap_or("");
+    format!("http://{host}")
+}
+
 /// The board's square `sq` (white at the bottom) as viewport coordinates.
 fn square_point(s: &Session, sq: &str) -> (f64, f64) {
     let r = s.js("const r = document.querySelector('#board cg-board').getBoundingClientRect(); return [r.left, r.top, r.width];", json!([]));
@@ -658,6 +666,15 @@ fn board_buttons_drag_and_paste(s: &Session) {
     assert_eq!(fen_in_url(s), CARLSBAD);
     s.wait("the name back", || {
         s.text("#structure-name").starts_with("Carlsbad")
+    });
+    // A fresh page on the Carlsbad for what follows (and its screenshot).
+    s.goto(&format!(
+        "{}/?fen={}",
+        base_of(s),
+        CARLSBAD.replace('/', "%2F")
+    ));
+    s.wait("the name on the fresh page", || {
+        s.find("#structure-name").is_some() && s.text("#structure-name").starts_with("Carlsbad")
     });
     s.wait("the similar table back", || {
         s.find("#similar-table tbody tr").is_some()
