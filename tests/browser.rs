@@ -828,4 +828,12 @@ fn the_page_reads_pawns_and_moves(s: &Session) {
         ])
     );
     assert_eq!(v["after"], json!("8/ppp2ppp/3p4/4P3/4P3/8/PPP2PPP/8"));
+    // chessground's unbundled ES modules (dist/*.js, relative imports) load as they are.
+    let cg = s.js_async(
+        "const done = arguments[arguments.length - 1];
+         import('/vendor/chessground-9.2.1/dist/chessground.js')
+           .then(m => done(typeof m.Chessground)).catch(e => done(String(e)));",
+        json!([]),
+    );
+    assert_eq!(cg, json!("function"), "the unbundled chessground modules");
 }
