@@ -691,28 +691,39 @@ fn breaks_of_a_named_structure(s: &Session, base: &str) {
     });
     s.click("#tab-breaks");
     s.wait("the breaks table", || {
-        s.find(".breaks table tbody tr").is_some()
+        s.find("#breaks-table tbody tr").is_some()
     });
-    let moves = s.js(
-        "return [...document.querySelectorAll('.breaks tbody tr')].map(r => r.cells[0].innerText)",
-        json!([]),
-    );
+    let moves = || {
+        s.js(
+            "return [...document.querySelectorAll('#breaks-table tbody tr')].map(r => r.cells[0].innerText)",
+            json!([]),
+        )
+    };
+    let arrows = || {
+        s.js(
+            "return document.querySelectorAll('#board .cg-shapes line').length",
+            json!([]),
+        )
+        .as_u64()
+        .unwrap_or(0)
+    };
+    // These exact pawns: the sample's one game leaves them by dxe5, to pawns without a name.
+    s.wait("the exact pawns' breaks", || moves() == json!(["dxe5"]));
     assert!(
-        moves.as_array().unwrap().iter().any(|m| m == "dxe5"),
-        "dxe5 leaves the Lopez Formation in the sample: {moves}"
+        s.text("#breaks-table")
+            .contains("8/ppp2ppp/3p4/4P3/4P3/8/PPP2PPP/8")
     );
-    let arrows = s.js(
-        "return document.querySelectorAll('#board .cg-shapes line').length",
-        json!([]),
-    );
-    assert!(
-        arrows.as_u64().unwrap_or(0) >= 1,
-        "the breaks are drawn as arrows"
-    );
+    assert_eq!(arrows(), 1, "the break drawn as an arrow");
+    // The whole named form: dxe5 and Black's ...exd4.
+    s.click("#breaks-named");
+    s.wait("the named form's breaks", || {
+        moves() == json!(["dxe5", "…exd4"])
+    });
+    s.wait("two arrows", || arrows() == 2);
     s.js("window.scrollTo(0, 0)", json!([]));
     save_screenshot(s, "serve-breaks.png");
     s.js(
-        "[...document.querySelectorAll('.breaks tbody tr')].find(r => r.cells[0].innerText === 'dxe5').click()",
+        "[...document.querySelectorAll('#breaks-table tbody tr')].find(r => r.cells[0].innerText === 'dxe5').click()",
         json!([]),
     );
     s.wait("the position after dxe5", || {
@@ -800,6 +811,9 @@ fn the_page_reads_pawns_and_moves(s: &Session) {
              nine: refused('8/8/8/8/8/8/PPPPPPPPP/8'),
              moves: [mv(start, 'e4'), mv(start, 'e3'), mv(start, 'e5'), mv(start, 'e6'), mv(lopez, 'dxe5'), mv(lopez, 'exd4'), mv(lopez, 'd5'), mv(lopez, 'h5'), mv(lopez, 'e4')],
              after: P.boardFen(P.applyMove(lopez, P.findPawnMove(lopez, 'dxe5'))),
+             between: [P.moveBetween(lopez, P.parseBoard('8/ppp2ppp/3p4/4P3/4P3/8/PPP2PPP/8')),
+                       P.moveBetween(lopez, P.parseBoard('8/ppp2ppp/3p4/8/3pP3/8/PPP2PPP/8')),
+                       P.moveBetween(lopez, P.parseBoard('8/ppp2ppp/3p4/4p3/4P3/8/PPP2PPP/8'))],
            });
          }).catch(e => done({ error: String(e) }));",
         json!([
@@ -828,6 +842,15 @@ fn the_page_reads_pawns_and_moves(s: &Session) {
         ])
     );
     assert_eq!(v["after"], json!("8/ppp2ppp/3p4/4P3/4P3/8/PPP2PPP/8"));
+    assert_eq!(
+        v["between"],
+        json!([
+            {"from": "d4", "to": "e5", "side": "w"},
+            {"from": "e5", "to": "d4", "side": "b"},
+            null
+        ]),
+        "the pawn move between two boards (a piece taking d4 is none)"
+    );
     // chessground's unbundled ES modules (dist/*.js, relative imports) load as they are.
     let cg = s.js_async(
         "const done = arguments[arguments.length - 1];

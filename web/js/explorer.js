@@ -2,7 +2,6 @@
 // and games. The URL holds the structure (/?fen=BOARD).
 import { get, isAbort, query } from './api.js';
 import { editorBoard } from './board.js';
-import { catalogueNames, formName } from './catalogue-cache.js';
 import { clear, errorBox, featureValue, fmtInt, go, h, link, resultBar, scoreCell, table } from './dom.js';
 import * as P from './pawns.js';
 
@@ -29,7 +28,7 @@ export function explorer(main, url) {
     tab: 'similar',
     opts: { mirror: false, reversed: false, ignore_wings: false },
     structure: null,
-    breaks: { rows: [], after: null, next: null, history: [] },
+    breaks: { rows: [], after: null, next: null, history: [], scope: 'exact' },
     games: { after: null, next: null, stack: [], filters: {}, scope: 'exact', limit: 50 },
     baseShapes: [],
   };
@@ -374,49 +373,75 @@ export function explorer(main, url) {
   async function loadBreaks(bf) {
     const out = h('div.breaks', h('p.muted', 'Reading the breaks…'));
     const named = s.structure?.named;
-    const which = named ? { structure: named.key + (named.reversed ? '~' : '') } : { fen: bf };
-    clear(el.tabBody, h('p.legend', `The pawn moves that leave ${named ? 'the ' + named.name + (named.reversed ? ' (reversed)' : '') : 'this structure'} in the games, most played first; arrows on the board (green: White, purple: Black). Click one to play it.`), out);
+    if (!named) s.breaks.scope = 'exact';
+    const exact = s.breaks.scope === 'exact';
+    const which = exact ? { fen: bf } : { structure: named.key + (named.reversed ? '~' : '') };
+    const scope = h(
+      'div.seg.breaks-scope',
+      h('button#breaks-exact', { type: 'button', class: exact ? 'toggle on' : 'toggle', on: { click: () => setBreaksScope('exact', bf) } }, 'Exact pawns'),
+      h('button#breaks-named', { type: 'button', class: exact ? 'toggle' : 'toggle on', disabled: !named, on: { click: () => setBreaksScope('named', bf) } }, named ? `All ${named.name}${named.reversed ? ' (reversed)' : ''}` : 'Named structure'),
+    );
+    const what = exact ? 'these exact pawns' : `the ${named.name}${named.reversed ? ' (reversed)' : ''}`;
+    clear(el.tabBody, h('div.card-head', h('p.legend', `The moves by which games leave ${what}, most played first; the pawn moves drawn as arrows (green: White, purple: Black). Click one to go where it leads.`), scope), out);
     try {
-      const [r, names] = await Promise.all([get('/api/breaks', { ...which, limit: 20, after: s.breaks.after }, 'tab'), catalogueNames()]);
+      const r = await get('/api/breaks', { ...which, limit: 20, after: s.breaks.after }, 'tab');
       const pawns = board.get();
-      const rows = (r.rows || []).map((x) => ({ ...x, mv: P.findPawnMove(pawns, x.move) }));
+      const rows = (r.rows || []).map((x) => {
+        const after = x.board_after ? P.parseBoard(x.board_after) : null;
+        const mv = (after && P.moveBetween(pawns, after)) || P.findPawnMove(pawns, x.move);
+        return { ...x, mv, after: after || (mv ? P.applyMove(pawns, mv) : null) };
+      });
       s.baseShapes = rows
         .filter((x) => x.mv)
         .slice(0, 12)
         .map((x) => ({ orig: x.mv.from, dest: x.mv.to, brush: x.mv.side === 'w' ? 'paleGreen' : 'purple' }));
       board.shapes(s.baseShapes);
-      if (!rows.length) return clear(out, h('p.muted', 'No game leaves this exact structure by a pawn move.'));
+      if (!rows.length) return clear(out, h('p.muted', `No game of the database leaves ${what}.`));
       const pager = h(
         'div.pager',
         h('button#breaks-prev', { type: 'button', disabled: !s.breaks.history.length, on: { click: () => ((s.breaks.after = s.breaks.history.pop()), loadBreaks(bf)) } }, '← Previous'),
         h('button#breaks-next', { type: 'button', disabled: r.next == null, on: { click: () => (s.breaks.history.push(s.breaks.after), (s.breaks.after = r.next), loadBreaks(bf)) } }, 'Next page →'),
+        h('span.muted', `${fmtInt(r.total ?? rows.length)} moves in all`),
       );
+      const leadsTo = (x) => {
+        if (x.board_after !== undefined) {
+          const st = x.structure_after;
+          return [st ? h('strong', st.name + (st.reversed ? ' (reversed)' : '')) : h('span.muted', 'no name'), ' ', h('code.board-code', x.board_after)];
+        }
+        return x.after ? h('code.board-code', P.boardFen(x.after)) : '–';
+      };
       clear(
         out,
         table(
           [
-            { label: 'Move', cell: (x) => h('strong', (x.mv ? (x.mv.side === 'w' ? '' : '…') : '') + x.move) },
+            { label: 'Move', cell: (x) => h('strong', (x.mv?.side === 'b' ? '…' : '') + x.move) },
             { label: 'Games', cls: 'num', cell: (x) => fmtInt(x.count) },
             { label: 'White %', cell: (x) => scoreCell(x.white_score, 'td', x.games_with_result) },
-            rows.some((x) => x.leads_to)
-              ? { label: 'Leads to', cell: (x) => (x.leads_to || []).slice(0, 3).map((t) => `${formName(names, t.key, t.reversed)} (${fmtInt(t.count)})`).join(', ') }
-              : { label: 'Pawns after it', cell: (x) => (x.mv ? h('code.board-code', P.boardFen(P.applyMove(pawns, x.mv))) : '–') },
-          ].filter(Boolean),
+            { label: 'Leads to', cell: leadsTo },
+          ],
           rows,
           (x) => ({
-            class: x.mv ? 'clickable' : '',
+            class: x.after ? 'clickable' : '',
             on: {
               mouseenter: () => x.mv && board.shapes([{ orig: x.mv.from, dest: x.mv.to, brush: x.mv.side === 'w' ? 'green' : 'purple' }]),
               mouseleave: () => board.shapes(s.baseShapes),
-              click: () => x.mv && change(P.applyMove(pawns, x.mv)),
+              click: () => x.after && change(x.after),
             },
           }),
         ),
         pager,
       );
+      out.querySelector('table').id = 'breaks-table';
     } catch (e) {
       if (!isAbort(e)) clear(out, errorBox(e));
     }
+  }
+
+  function setBreaksScope(scope, bf) {
+    s.breaks.scope = scope;
+    s.breaks.after = null;
+    s.breaks.history = [];
+    loadBreaks(bf);
   }
 
   function gameFilters(bf) {

@@ -130,3 +130,17 @@ export function applyMove(pawns, { from, to }) {
   out.set(to, c);
   return out;
 }
+
+/**
+ * The pawn move between two pawn sets: {from, to, side}, the one pawn that left a square and
+ * the one that arrived (a capture also removes a pawn of the other side); null when no pawn
+ * moved (a piece took a pawn) or the sets are not one pawn move apart.
+ */
+export function moveBetween(before, after) {
+  const arrived = [...after].filter(([sq, c]) => before.get(sq) !== c);
+  if (arrived.length !== 1) return null;
+  const [to, side] = arrived[0];
+  const left = [...before].filter(([sq, c]) => c === side && after.get(sq) !== c);
+  if (left.length !== 1) return null;
+  return { from: left[0][0], to, side };
+}
