@@ -239,27 +239,36 @@ fn structure_card_names_counts_and_nearest() {
     assert_eq!(first["key"], "carlsbad");
     assert_eq!(first["failing"][0], "Black must have no e-pawn");
 
-    // The exact counts equal `similar --max-distance 0` on a structure the games reach.
-    let game = server.json("/api/game/5");
-    let board = game["plies"][20]["board"].as_str().unwrap().to_owned();
-    let card = server.json(&format!("/api/structure?fen={}", enc(&board)));
-    let (code, out, err) = pawndex(&[
-        "similar",
-        "--db",
-        &db,
-        "--structure",
-        &board,
-        "--max-distance",
-        "0",
-        "--format",
-        "json",
-    ]);
-    assert_eq!(code, 0, "{err}");
-    let cli = &json_lines(&out)[0];
-    assert!(cli["positions"].as_u64().unwrap() > 0);
-    for k in ["positions", "games", "white_score"] {
-        assert_eq!(card["exact"][k], cli[k], "{k}");
+    // The exact counts equal `similar --max-distance 0` on structures the games reach (the
+    // start's pawns in every game).
+    for (game, ply) in [(5, 20), (1, 0), (3, 8), (8, 12), (11, 30)] {
+        let g = server.json(&format!("/api/game/{game}"));
+        let board = g["plies"][ply]["board"].as_str().unwrap().to_owned();
+        let card = server.json(&format!("/api/structure?fen={}", enc(&board)));
+        let (code, out, err) = pawndex(&[
+            "similar",
+            "--db",
+            &db,
+            "--structure",
+            &board,
+            "--max-distance",
+            "0",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let cli = &json_lines(&out)[0];
+        assert!(cli["positions"].as_u64().unwrap() > 0);
+        for k in ["positions", "games", "white_score"] {
+            assert_eq!(card["exact"][k], cli[k], "{k} of {board}");
+        }
     }
+    let none = server.json(&format!(
+        "/api/structure?fen={}",
+        enc("8/8/8/3p4/3P4/8/8/8")
+    ));
+    assert_eq!(none["exact"]["positions"], 0);
+    assert_eq!(none["exact"]["white_score"], Value::Null);
 }
 
 #[test]

@@ -9,7 +9,7 @@ use shakmaty::{EnPassantMode, Position};
 
 pub use crate::model::explore::{Break, Card, GameView, Ply};
 use crate::model::features::SideFeatures;
-use crate::model::similar::{Options, Pawns};
+use crate::model::similar::{Pawns, Similar};
 use crate::model::structure::Catalogue;
 use crate::model::structure_near::nearest;
 use crate::model::structure_report::Row;
@@ -52,22 +52,51 @@ pub fn classify(pawns: Pawns) -> Card {
 
 /// The card of a structure: its names, nearest forms, features and exact counts.
 pub fn card(conn: &rusqlite::Connection, pawns: Pawns) -> Result<Card> {
-    let found = crate::engine::similar::rank(
-        conn,
-        None,
-        1,
-        crate::engine::similar::Request {
-            target: pawns,
-            options: Options::default(),
-            limit: 1,
-            max_distance: Some(0),
-            min_games: 1,
-        },
-    )?;
     Ok(Card {
-        exact: found.into_iter().find(|s| s.distance == 0),
+        exact: exact(conn, pawns)?,
         ..classify(pawns)
     })
+}
+
+/// Exactly these pawns as `similar --max-distance 0` lists them (None: no position has them):
+/// the runs of the pair of pawn sets, through the game lists of both sets.
+pub fn exact(conn: &rusqlite::Connection, pawns: Pawns) -> Result<Option<Similar>> {
+    use crate::store::similar::{pair_runs, set_id};
+    let (Some(w), Some(b)) = (set_id(conn, 0, pawns.white)?, set_id(conn, 1, pawns.black)?) else {
+        return Ok(None);
+    };
+    let runs = pair_runs(conn, &[(w, b)])?;
+    if runs.is_empty() {
+        return Ok(None);
+    }
+    let mut found = Similar {
+        pawns,
+        sets: (w, b),
+        distance: 0,
+        differs: String::new(),
+        positions: 0,
+        games: 0,
+        points: 0,
+        scored: 0,
+    };
+    let mut last_game = None;
+    for r in &runs {
+        found.positions += u64::try_from(r.last_ply - r.first_ply + 1).unwrap_or(0);
+        if last_game == Some(r.game) {
+            continue;
+        }
+        last_game = Some(r.game);
+        found.games += 1;
+        let (points, scored) = match crate::store::games::result_of(conn, r.game)?.as_deref() {
+            Some("1-0") => (2, 1),
+            Some("1/2-1/2") => (1, 1),
+            Some("0-1") => (0, 1),
+            _ => (0, 0),
+        };
+        found.points += points;
+        found.scored += scored;
+    }
+    Ok(Some(found))
 }
 
 /// The row of the `structures` report (all forms, lists of `top`) for a form, by key.

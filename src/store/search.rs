@@ -42,7 +42,7 @@ impl GameCond {
             GameCond::BlackPlayer(_) => like("black", "black_player"),
             GameCond::Event(_) => like("event", "event"),
             GameCond::Site(_) => like("site", "site"),
-            GameCond::After(_) => format!("g.id > :after{suffix}"),
+            GameCond::Ids(..) => format!("g.id > :after{suffix} AND g.id <= :through{suffix}"),
             GameCond::Eco(..) => {
                 format!("substr(g.eco, 1, 3) BETWEEN :eco_from{suffix} AND :eco_to{suffix}")
             }
@@ -94,7 +94,10 @@ impl GameCond {
             GameCond::BlackPlayer(n) => vec![text("black_player", &like_pattern(n))],
             GameCond::Event(n) => vec![text("event", &like_pattern(n))],
             GameCond::Site(n) => vec![text("site", &like_pattern(n))],
-            GameCond::After(id) => vec![(format!("after{suffix}"), Value::Integer(*id))],
+            GameCond::Ids(after, through) => vec![
+                (format!("after{suffix}"), Value::Integer(*after)),
+                (format!("through{suffix}"), Value::Integer(*through)),
+            ],
             GameCond::Eco(from, to) => vec![text("eco_from", from), text("eco_to", to)],
             GameCond::Date(from, to) => [("date_from", from), ("date_to", to)]
                 .into_iter()

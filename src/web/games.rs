@@ -87,20 +87,8 @@ pub async fn page(pool: &Arc<Pool>, p: &Params) -> Result<Value, ApiError> {
     };
     let rows = pool
         .run(move |conn| {
-            let mut s = resolved(conn, &filters)?;
-            if let Some(id) = after {
-                s.games.push(GameCond::After(id));
-            }
-            let mut stmt = s.rows_statement(conn, Rows::Games)?;
-            let mut buf = Vec::new();
-            crate::output::table::write_results(
-                conn,
-                &mut stmt,
-                Format::Json,
-                Some(limit),
-                &mut buf,
-            )?;
-            Ok(buf)
+            let s = resolved(conn, &filters)?;
+            windows(conn, &s, after.unwrap_or(0), limit)
         })
         .await?;
     let rows: Vec<Value> = rows
@@ -115,6 +103,36 @@ pub async fn page(pool: &Arc<Pool>, p: &Params) -> Result<Value, ApiError> {
         None
     };
     Ok(json!({ "rows": rows, "next": next }))
+}
+
+/// The JSON lines of the first `limit` games after `after`, read window by window of game
+/// ids (each twice as wide as the last), so a page reads the runs of about the games it lists,
+/// however deep it is.
+fn windows(
+    conn: &rusqlite::Connection,
+    search: &Search,
+    after: i64,
+    limit: u64,
+) -> anyhow::Result<Vec<u8>> {
+    let last = crate::store::games::last_game_id(conn)?;
+    let mut buf = Vec::new();
+    let (mut lo, mut width, mut found) = (after, (limit as i64).saturating_mul(4), 0u64);
+    while found < limit && lo < last {
+        let hi = lo.saturating_add(width).min(last);
+        let mut s = search.clone();
+        s.games.push(GameCond::Ids(lo, hi));
+        let mut stmt = s.rows_statement(conn, Rows::Games)?;
+        found += crate::output::table::write_results(
+            conn,
+            &mut stmt,
+            Format::Json,
+            Some(limit - found),
+            &mut buf,
+        )?;
+        lo = hi;
+        width = width.saturating_mul(2);
+    }
+    Ok(buf)
 }
 
 /// Sends what is written, in chunks, to the response body; fails once the client is gone.
