@@ -107,7 +107,7 @@ pub async fn page(pool: &Arc<Pool>, p: &Params) -> Result<Value, ApiError> {
 
 /// The JSON lines of the first `limit` games after `after`, read window by window of game
 /// ids (each twice as wide as the last), so a page reads the runs of about the games it lists,
-/// however deep it is.
+/// however deep it is (a search through candidate lists takes one window).
 fn windows(
     conn: &rusqlite::Connection,
     search: &Search,
@@ -116,7 +116,16 @@ fn windows(
 ) -> anyhow::Result<Vec<u8>> {
     let last = crate::store::games::last_game_id(conn)?;
     let mut buf = Vec::new();
-    let (mut lo, mut width, mut found) = (after, (limit as i64).saturating_mul(4), 0u64);
+    // A search with pawn or structure conditions reads lists of candidate games first (cheap
+    // for a few games, costly to repeat): one window to the end.
+    let listed =
+        !search.structures.is_empty() || !search.white.is_empty() || !search.black.is_empty();
+    let first = if listed {
+        i64::MAX
+    } else {
+        (limit as i64).saturating_mul(4)
+    };
+    let (mut lo, mut width, mut found) = (after, first, 0u64);
     while found < limit && lo < last {
         let hi = lo.saturating_add(width).min(last);
         let mut s = search.clone();
