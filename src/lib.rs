@@ -1,7 +1,9 @@
 //! pawndex: a pawn-structure search database for chess games.
 //!
 //! The layers, top to bottom (an import only ever points down; `tests/architecture.rs` holds
-//! the rule): [`cli`] parses the command line and glues each command together; `engine`
+//! the rule): [`cli`] parses the command line and glues each command together; `web` is the
+//! server of `pawndex serve` (routing, parameters, JSON; the same functions the commands call);
+//! `engine`
 //! (work a command asks for: similar ranking, statistics, the structures report), `output`
 //! (tables, CSV, JSON, PGN, charts), `ingest` (PGN in, replayed games out) and `dataset` (the
 //! Parquet writer) do the work; `store` owns SQLite and every SQL text; [`model`] holds the chess
@@ -18,6 +20,7 @@ mod ingest;
 pub mod model;
 mod output;
 mod store;
+mod web;
 
 pub use model::{features, outcome, similar, structure};
 

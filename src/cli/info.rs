@@ -6,7 +6,6 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::Args;
-use serde_json::json;
 
 use crate::output::table::{Format, formats};
 use crate::store::info::{Info, State};
@@ -26,7 +25,7 @@ pub struct InfoArgs {
 pub fn run(args: InfoArgs) -> Result<i32> {
     let info = crate::store::info::read(&args.db)?;
     let text = match args.format {
-        Format::Json => format!("{:#}\n", to_json(&info)),
+        Format::Json => format!("{:#}\n", crate::output::info::to_json(&info)),
         _ => table(&info),
     };
     let stdout = io::stdout();
@@ -201,45 +200,6 @@ fn columns<const N: usize>(header: [&str; N], rows: &[[String; N]]) -> String {
         s += &line(row.each_ref().map(String::as_str));
     }
     s
-}
-
-/// The JSON object of `--format json` (numbers as numbers, no separators).
-fn to_json(info: &Info) -> serde_json::Value {
-    let (state, unmerged, unfinished) = match info.state() {
-        State::Complete => ("complete", 0, 0),
-        State::Tail(n) => ("tail", n, 0),
-        State::Unfinished(n) => ("interrupted", info.lag.pending() - n, n),
-        State::Indexing(n) => ("indexing", info.lag.pending() - n, n),
-    };
-    json!({
-        "db": info.db.display().to_string(),
-        "schema_version": info.schema_version,
-        "bytes": info.bytes,
-        "wal_bytes": info.wal_bytes,
-        "games": info.games,
-        "plies": info.plies,
-        "positions": info.positions(),
-        "pawn_sets": info.pawn_sets,
-        "rejected": info.rejected,
-        "structures": info.structures,
-        "structures_current": info.structures_current,
-        "sources": info.sources.iter().map(|s| json!({
-            "source": s.name,
-            "games": s.games,
-            "plies": s.plies,
-            "rejected": s.rejected,
-        })).collect::<Vec<_>>(),
-        "rejects_by_reason": info.reasons.iter().map(|(reason, n)| json!({
-            "reason": reason,
-            "games": n,
-        })).collect::<Vec<_>>(),
-        "complete": unfinished == 0,
-        "state": state,
-        "derived_through": info.lag.through,
-        "unmerged_games": unmerged,
-        "unfinished_games": unfinished,
-        "to_run": info.to_run(),
-    })
 }
 
 #[cfg(test)]

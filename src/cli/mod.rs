@@ -1,7 +1,7 @@
 //! Command-line interface: the subcommands and their help, dispatch, and how errors end the
 //! process. Each command is one glue file here (its options, the call to the work below, the
 //! output): `index`, `query`, `find`, `similar` (with `similar_games`), `stats`, `structures`,
-//! `migrate`, `check`, `info` and `export`; `common` holds what they share.
+//! `migrate`, `check`, `info`, `export` and `serve`; `common` holds what they share.
 
 pub mod check;
 pub mod common;
@@ -11,6 +11,7 @@ pub mod index;
 pub mod info;
 pub mod migrate;
 pub mod query;
+pub mod serve;
 pub mod similar;
 pub mod similar_games;
 pub mod stats;
@@ -124,6 +125,19 @@ enum Command {
     Info(crate::cli::info::InfoArgs),
     /// Export a database in another format (parquet: a dataset for DuckDB and Spark).
     Export(crate::cli::export::ExportArgs),
+    /// Explore a database in a browser: a local web server and its JSON API (read-only).
+    #[command(
+        long_about = "Starts a local web server over a database (opened read-only) and prints \
+                      its URL: the pawn-structure explorer (set pawns on a board, see the \
+                      named structure, its counts, similar structures and the moves that \
+                      leave it, replay games, statistics) and a JSON API for scripts, \
+                      described in docs/serve.md. It listens on 127.0.0.1 unless --bind says \
+                      otherwise, and can run while `pawndex index` adds games. Stop it with \
+                      Ctrl-C.\n\nExit status: 0 stopped, 1 error (the database is missing \
+                      or not a pawndex database, the port is taken).",
+        after_help = "Examples:\n  pawndex serve\n  pawndex serve --db masters.db --port 8000 --open\n  curl 'http://127.0.0.1:8080/api/structure?fen=8/pp3ppp/2p5/3p4/3P4/4P3/PP3PPP/8'"
+    )]
+    Serve(crate::cli::serve::ServeArgs),
 }
 
 /// Parses the command line, runs the command, returns the process exit code.
@@ -168,6 +182,7 @@ pub fn main_with_args() -> i32 {
         Command::Check(args) => crate::cli::check::run(args),
         Command::Info(args) => crate::cli::info::run(args),
         Command::Export(args) => crate::cli::export::run(args),
+        Command::Serve(args) => crate::cli::serve::run(args),
     });
     match result {
         Ok(code) => code,

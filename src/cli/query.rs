@@ -430,7 +430,7 @@ fn structure_search(
     known: &[StructureName],
     params: &[(String, Value)],
 ) -> Result<Option<(Search, String)>> {
-    let Some((form, name)) = crate::cli::find::match_structure(typed, known) else {
+    let Some((form, name)) = crate::engine::find::match_structure(typed, known) else {
         return Ok(None);
     };
     if let Some((p, _)) = params.first() {
@@ -466,7 +466,7 @@ fn structure_search(
 /// close names of both kinds.
 fn unknown_query(name: &str, known: &[StructureName]) -> anyhow::Error {
     let mut close = closest_names(name);
-    for key in crate::cli::find::closest_structures(name, known) {
+    for key in crate::engine::find::closest_structures(name, known) {
         if !close.contains(&key) {
             close.push(key);
         }

@@ -4,16 +4,16 @@
 //! every SQL text, [`engine`] the grouping, [`report`] the built-in reports and [`chart`] the
 //! pictures.
 
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Result, bail};
 use clap::Args;
 
 use crate::engine::stats as engine;
-use crate::model::columns::{self, Column};
 use crate::model::report;
 use crate::output::chart;
+use crate::output::stats::write_csv;
 pub use engine::PlyRange;
 
 use crate::cli::common::{self as command};
@@ -100,26 +100,6 @@ pub struct StatsArgs {
     pub chart: Option<PathBuf>,
 }
 
-fn parse_columns(names: &[String]) -> Result<Vec<Column>> {
-    let mut out = Vec::new();
-    for name in names {
-        let Some(c) = Column::parse(name) else {
-            let valid: Vec<String> = columns::all().iter().map(|c| c.name()).collect();
-            let closest = crate::model::names::did_you_mean(name, valid.iter().map(String::as_str));
-            return Err(UsageError(format!(
-                "unknown column {name:?}{closest}\n  valid columns: {}",
-                valid.join(", ")
-            ))
-            .into());
-        };
-        if out.contains(&c) {
-            return Err(UsageError(format!("column {} given twice in --by", c.name())).into());
-        }
-        out.push(c);
-    }
-    Ok(out)
-}
-
 /// What the command will draw.
 enum ChartFormat {
     Svg,
@@ -152,57 +132,15 @@ fn parse_ply_range(s: &str) -> Result<PlyRange, String> {
 
 /// The request the options make: the query, the chart it draws and the chart's title.
 fn request(args: &StatsArgs) -> Result<(engine::Query, ChartKind, String)> {
-    let (mut query, kind, title) = match args.report {
-        Some(r) => {
-            let d = r.definition();
-            let query = engine::Query {
-                by: d.by,
-                per: d.per,
-                filters: d.filter.map(String::from).into_iter().collect(),
-                plies: d.plies,
-                min_elo: None,
-                top: d.top,
-            };
-            (query, d.chart, d.title.to_string())
-        }
-        None => {
-            let by = parse_columns(&args.by)?;
-            let title = format!(
-                "White's score by {}",
-                by.iter()
-                    .map(|c| c.name())
-                    .collect::<Vec<_>>()
-                    .join(" and ")
-            );
-            let query = engine::Query {
-                by,
-                per: Per::Position,
-                filters: Vec::new(),
-                plies: PlyRange::ALL,
-                min_elo: None,
-                top: None,
-            };
-            (query, ChartKind::Auto, title)
-        }
-    };
-    if let Some(per) = args.per {
-        query.per = per;
-    }
-    if let Some(empty) = args.filters.iter().find(|f| f.trim().is_empty()) {
-        bail!(UsageError(format!(
-            "--where {empty:?}: the expression is empty (give a condition, as in \
-             \"white_islands >= 3\")"
-        )));
-    }
-    query.filters.extend(args.filters.iter().cloned());
-    if let Some(p) = args.ply {
-        query.plies = query.plies.intersect(p);
-    }
-    query.min_elo = args.min_elo;
-    if args.top.is_some() {
-        query.top = args.top;
-    }
-    Ok((query, kind, title))
+    engine::request::query(&engine::request::Ask {
+        report: args.report,
+        by: args.by.clone(),
+        per: args.per,
+        filters: args.filters.clone(),
+        ply: args.ply,
+        min_elo: args.min_elo,
+        top: args.top,
+    })
 }
 
 fn run_stats(args: StatsArgs) -> Result<i32> {
@@ -290,46 +228,10 @@ fn subtitle(args: &StatsArgs, q: &engine::Query) -> String {
     parts.join(", ")
 }
 
-pub const CSV_COUNT_COLUMNS: [&str; 8] = [
-    "positions",
-    "games",
-    "white_wins",
-    "draws",
-    "black_wins",
-    "white_score",
-    "avg_white_elo",
-    "avg_black_elo",
-];
-
-fn write_csv(out: impl Write, q: &engine::Query, groups: &[engine::Group]) -> Result<()> {
-    let mut w = crate::output::table::csv_writer(out);
-    let mut header: Vec<String> = q.by.iter().map(|c| c.name()).collect();
-    header.extend(CSV_COUNT_COLUMNS.iter().map(|s| s.to_string()));
-    w.write_record(&header)?;
-    let opt =
-        |v: Option<f64>, digits: usize| v.map(|v| format!("{v:.digits$}")).unwrap_or_default();
-    for g in groups {
-        let t = &g.totals;
-        let mut record: Vec<String> = q.by.iter().zip(&g.keys).map(|(c, v)| c.render(v)).collect();
-        record.extend([
-            t.positions.to_string(),
-            t.games.to_string(),
-            t.white_wins.to_string(),
-            t.draws.to_string(),
-            t.black_wins.to_string(),
-            crate::output::table::score_text(t.white_score()),
-            opt(t.avg_white_elo(), 1),
-            opt(t.avg_black_elo(), 1),
-        ]);
-        w.write_record(&record)?;
-    }
-    w.flush()?;
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::columns;
 
     /// `--help` names every column `--by` takes: a new side feature fails here until its
     /// columns are described.

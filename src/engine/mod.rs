@@ -2,6 +2,8 @@
 //! line, a web server) can call: the named queries, statistics and their reports.
 
 pub mod count;
+pub mod explore;
+pub mod find;
 pub mod parallel;
 pub mod queries;
 pub mod similar;

@@ -3,6 +3,7 @@
 //! move encoding, the piece-set, results and the tag roster, and the columns statistics group by.
 
 pub mod columns;
+pub mod explore;
 pub mod features;
 pub mod fen;
 pub mod game;
@@ -19,6 +20,7 @@ pub mod sink;
 pub mod stored;
 pub mod structure;
 mod structure_file;
+pub mod structure_near;
 pub mod structure_report;
 pub mod tally;
 mod usage;

@@ -89,6 +89,9 @@ pub enum GameCond {
     /// `????` never, `2020.??.??` not for `2020.05..` but for `2019.05..`, `..2020` and
     /// `..2020.12.31`.
     Date(Option<String>, Option<String>),
+    /// The game's id is greater than the first and at most the second: a window of a list in
+    /// game order (the keyset pages of `GET /api/games`, no OFFSET).
+    Ids(i64, i64),
     /// Any one of these conditions (several values of one filter: `--result 1-0,0-1`). Their
     /// parameters are numbered: `:result_1`, `:result_2`, ….
     AnyOf(Vec<GameCond>),

@@ -1,9 +1,12 @@
 //! Writing answers: tables, CSV and JSON, PGN and FEN export, and charts.
 
 pub mod chart;
+pub mod explore;
 pub mod export;
 mod file;
+pub mod info;
 pub mod similar;
+pub mod stats;
 pub mod structures;
 pub mod table;
 

@@ -28,6 +28,21 @@ fn cells(s: &Similar) -> [String; 6] {
     ]
 }
 
+/// One ranked structure as `--format json` writes it (one line per structure).
+#[must_use]
+pub fn to_json(s: &Similar) -> serde_json::Value {
+    serde_json::json!({
+        "distance": s.distance,
+        "structure": pawn_board(s.pawns),
+        "positions": s.positions,
+        "games": s.games,
+        "white_score": crate::output::table::score_json(s.white_score()),
+        "differs": s.differs,
+        "white_pawns": similar::square_names(s.pawns.white),
+        "black_pawns": similar::square_names(s.pawns.black),
+    })
+}
+
 /// Writes the ranked structures (the table's last column, the long one, is `differs`).
 pub fn write(out: &mut dyn Write, found: &[Similar], format: Format) -> Result<()> {
     // JSON adds each side's pawns as a list of squares.
@@ -78,17 +93,7 @@ pub fn write(out: &mut dyn Write, found: &[Similar], format: Format) -> Result<(
         }
         Format::Json => {
             for s in found {
-                let v = serde_json::json!({
-                    "distance": s.distance,
-                    "structure": pawn_board(s.pawns),
-                    "positions": s.positions,
-                    "games": s.games,
-                    "white_score": crate::output::table::score_json(s.white_score()),
-                    "differs": s.differs,
-                    "white_pawns": similar::square_names(s.pawns.white),
-                    "black_pawns": similar::square_names(s.pawns.black),
-                });
-                writeln!(out, "{v}")?;
+                writeln!(out, "{}", to_json(s))?;
             }
         }
         Format::Pgn | Format::Fen => {

@@ -99,6 +99,14 @@ pub fn write_csv(out: &mut dyn Write, rows: &[Row]) -> Result<()> {
 
 /// A JSON array of one object per form, the lists nested.
 pub fn write_json(out: &mut dyn Write, rows: &[Row]) -> Result<()> {
+    serde_json::to_writer_pretty(&mut *out, &to_json(rows))?;
+    writeln!(out)?;
+    Ok(())
+}
+
+/// The array `--format json` writes: one object per form, the lists nested.
+#[must_use]
+pub fn to_json(rows: &[Row]) -> Value {
     let items: Vec<Value> = rows
         .iter()
         .map(|r| {
@@ -131,9 +139,7 @@ pub fn write_json(out: &mut dyn Write, rows: &[Row]) -> Result<()> {
             })
         })
         .collect();
-    serde_json::to_writer_pretty(&mut *out, &Value::Array(items))?;
-    writeln!(out)?;
-    Ok(())
+    Value::Array(items)
 }
 
 /// Cuts `s` to `width` characters, ending in "…" when cut.

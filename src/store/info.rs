@@ -109,7 +109,7 @@ pub fn read(db: &Path) -> Result<Info> {
 }
 
 /// [`read`] inside the caller's read transaction.
-fn snapshot(conn: &Connection, db: &Path) -> Result<Info> {
+pub fn snapshot(conn: &Connection, db: &Path) -> Result<Info> {
     let one = |sql: &str| -> Result<i64> {
         Ok(conn
             .query_row(sql, [], |r| r.get::<_, Option<i64>>(0))?

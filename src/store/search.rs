@@ -47,6 +47,7 @@ impl GameCond {
             GameCond::BlackPlayer(_) => like("black", "black_player"),
             GameCond::Event(_) => like("event", "event"),
             GameCond::Site(_) => like("site", "site"),
+            GameCond::Ids(..) => format!("g.id > :after{suffix} AND g.id <= :through{suffix}"),
             GameCond::Eco(..) => {
                 format!("substr(g.eco, 1, 3) BETWEEN :eco_from{suffix} AND :eco_to{suffix}")
             }
@@ -98,6 +99,10 @@ impl GameCond {
             GameCond::BlackPlayer(n) => vec![text("black_player", &like_pattern(n))],
             GameCond::Event(n) => vec![text("event", &like_pattern(n))],
             GameCond::Site(n) => vec![text("site", &like_pattern(n))],
+            GameCond::Ids(after, through) => vec![
+                (format!("after{suffix}"), Value::Integer(*after)),
+                (format!("through{suffix}"), Value::Integer(*through)),
+            ],
             GameCond::Eco(from, to) => vec![text("eco_from", from), text("eco_to", to)],
             GameCond::Date(from, to) => [("date_from", from), ("date_to", to)]
                 .into_iter()
@@ -571,6 +576,21 @@ impl Search {
             ),
             _ => (Form::Scan, None),
         })
+    }
+
+    /// The statement returning this search's rows, in its fastest form, its parameters
+    /// bound (what `find` runs; `GET /api/games` reads it a page at a time).
+    pub fn rows_statement<'c>(
+        &self,
+        conn: &'c Connection,
+        rows: Rows,
+    ) -> Result<rusqlite::Statement<'c>> {
+        let (form, games) = self.rows_form(conn)?;
+        let mut sql = self.rows_sql(form, rows);
+        sql.params.extend(games);
+        let mut stmt = conn.prepare(&sql.text)?;
+        super::params::bind_params(&mut stmt, &sql.params)?;
+        Ok(stmt)
     }
 
     /// How to count this search's positions (see [`CountPlan`]).

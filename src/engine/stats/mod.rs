@@ -13,6 +13,7 @@ mod aggregate;
 mod games;
 mod keys;
 mod plan;
+pub mod request;
 mod totals;
 
 use std::time::Instant;

@@ -76,6 +76,11 @@ pub fn draw_svg(path: &Path, spec: &Spec, groups: &[Group]) -> Result<()> {
     write_chart(path, svg.as_bytes())
 }
 
+/// The chart as SVG text (what [`draw_svg`] writes to a file).
+pub fn svg(spec: &Spec, groups: &[Group]) -> Result<String> {
+    render_svg(SIZE, |root| draw(root, spec, groups))
+}
+
 pub fn draw_png(path: &Path, spec: &Spec, groups: &[Group]) -> Result<()> {
     let png = render_png(SIZE, |root| draw(root, spec, groups))
         .with_context(|| format!("drawing {}", path.display()))?;

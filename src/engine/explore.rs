@@ -1,0 +1,222 @@
+//! The questions of the explorer (`pawndex serve`) that no single command answers alone, as
+//! typed functions over the same parts the commands use: what a structure is called and how it
+//! does (the classifier, the nearest named forms, the `similar` ranking at distance 0, the
+//! `structures` report), and a game replayed ply by ply with its named structure and features.
+
+use anyhow::Result;
+use shakmaty::fen::Fen;
+use shakmaty::{EnPassantMode, Position};
+
+pub use crate::model::explore::{Break, Card, GameView, Ply};
+use crate::model::features::SideFeatures;
+use crate::model::similar::{Pawns, Similar};
+use crate::model::structure::Catalogue;
+use crate::model::structure_near::nearest;
+use crate::model::structure_report::Row;
+
+/// How many near forms a card lists when no form matches.
+pub const NEAREST: usize = 3;
+
+/// The pawns turned for the other colour: colours swapped, board turned.
+#[must_use]
+pub fn reversed(p: Pawns) -> Pawns {
+    Pawns {
+        white: p.black.swap_bytes(),
+        black: p.white.swap_bytes(),
+    }
+}
+
+/// The card of a structure without its counts: its names, nearest forms and features (no
+/// database work).
+#[must_use]
+pub fn classify(pawns: Pawns) -> Card {
+    let catalogue = Catalogue::active();
+    let code = catalogue.classify(pawns.white, pawns.black);
+    let turned = reversed(pawns);
+    Card {
+        pawns,
+        code,
+        reversed_code: catalogue.classify(turned.white, turned.black),
+        nearest: if code == 0 {
+            nearest(catalogue, pawns.white, pawns.black, NEAREST)
+        } else {
+            Vec::new()
+        },
+        features: [
+            SideFeatures::white(pawns.white),
+            SideFeatures::black(pawns.black),
+        ],
+        exact: None,
+    }
+}
+
+/// The card of a structure: its names, nearest forms, features and exact counts.
+pub fn card(conn: &rusqlite::Connection, pawns: Pawns) -> Result<Card> {
+    Ok(Card {
+        exact: exact(conn, pawns)?,
+        ..classify(pawns)
+    })
+}
+
+/// Exactly these pawns as `similar --max-distance 0` lists them (None: no position has them):
+/// the runs of the pair of pawn sets, through the game lists of both sets.
+pub fn exact(conn: &rusqlite::Connection, pawns: Pawns) -> Result<Option<Similar>> {
+    use crate::store::similar::{pair_runs, set_id};
+    let (Some(w), Some(b)) = (set_id(conn, 0, pawns.white)?, set_id(conn, 1, pawns.black)?) else {
+        return Ok(None);
+    };
+    let runs = pair_runs(conn, &[(w, b)])?;
+    if runs.is_empty() {
+        return Ok(None);
+    }
+    let mut found = Similar {
+        pawns,
+        sets: (w, b),
+        distance: 0,
+        differs: String::new(),
+        positions: 0,
+        games: 0,
+        points: 0,
+        scored: 0,
+    };
+    let mut last_game = None;
+    for r in &runs {
+        found.positions += u64::try_from(r.last_ply - r.first_ply + 1).unwrap_or(0);
+        if last_game == Some(r.game) {
+            continue;
+        }
+        last_game = Some(r.game);
+        found.games += 1;
+        let (points, scored) = match crate::store::games::result_of(conn, r.game)?.as_deref() {
+            Some("1-0") => (2, 1),
+            Some("1/2-1/2") => (1, 1),
+            Some("0-1") => (0, 1),
+            _ => (0, 0),
+        };
+        found.points += points;
+        found.scored += scored;
+    }
+    Ok(Some(found))
+}
+
+/// The row of the `structures` report (all forms, lists of `top`) for a form, by key.
+pub fn form_row<'a>(rows: &'a [Row], key: &str, reversed: bool) -> Option<&'a Row> {
+    rows.iter()
+        .find(|r| r.form.key == key && r.form.reversed == reversed)
+}
+
+/// The `structures` report of every form of the database's catalogue, lists `top` long (what
+/// `pawndex structures --top N --format json` prints, before `--min-games`).
+pub fn structures_report(conn: &rusqlite::Connection, top: usize) -> Result<Vec<Row>> {
+    use crate::engine::structures::{forms, gather, rows};
+    let names = crate::store::structure_report::names(conn)?;
+    let all = forms(&names);
+    let (_, mut gathered) = gather(conn)?;
+    Ok(rows(&all, &all, &mut gathered, top))
+}
+
+/// A game by id, replayed: `None` when no game has this id.
+pub fn game(conn: &rusqlite::Connection, id: i64) -> Result<Option<GameView>> {
+    let Some(game) = crate::store::games::load_game(conn, id)? else {
+        return Ok(None);
+    };
+    let catalogue = Catalogue::active();
+    let mut pos = game.start()?;
+    let mut plies = Vec::with_capacity(game.plies() as usize + 1);
+    let mut san = None;
+    for ply in 0..=game.plies() {
+        if ply > 0 {
+            let (m, s) = game.san_at(&pos, ply)?;
+            pos.play_unchecked(m);
+            san = Some(s.to_string());
+        }
+        let board = pos.board();
+        let pawns = Pawns {
+            white: (board.pawns() & board.white()).0,
+            black: (board.pawns() & board.black()).0,
+        };
+        plies.push(Ply {
+            ply,
+            san: san.take(),
+            fen: Fen::from_position(&pos, EnPassantMode::Legal).to_string(),
+            pawns,
+            code: catalogue.classify(pawns.white, pawns.black),
+            features: [
+                SideFeatures::white(pawns.white),
+                SideFeatures::black(pawns.black),
+            ],
+        });
+    }
+    Ok(Some(GameView { game, plies }))
+}
+
+/// The SQLite error of an interrupted statement, for work stopped between statements.
+fn interrupted() -> anyhow::Error {
+    rusqlite::Error::SqliteFailure(
+        rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_INTERRUPT),
+        Some("interrupted".into()),
+    )
+    .into()
+}
+
+/// The moves by which games leave exactly these pawns (each game's last ply with them, then
+/// its next move), most played first; `stop` is asked between games (a time limit).
+pub fn breaks(
+    conn: &rusqlite::Connection,
+    pawns: Pawns,
+    stop: &dyn Fn() -> bool,
+) -> Result<Vec<Break>> {
+    use crate::store::similar::{pair_runs, set_id};
+    let (Some(w), Some(b)) = (set_id(conn, 0, pawns.white)?, set_id(conn, 1, pawns.black)?) else {
+        return Ok(Vec::new());
+    };
+    // Pawn moves cannot be undone: in a game the pawns stay together in one stretch of plies.
+    let mut last = std::collections::BTreeMap::new();
+    for r in pair_runs(conn, &[(w, b)])? {
+        let e = last.entry(r.game).or_insert(r.last_ply);
+        *e = (*e).max(r.last_ply);
+    }
+    let catalogue = Catalogue::active();
+    let mut tally: std::collections::HashMap<(String, u64, u64), Break> =
+        std::collections::HashMap::new();
+    for (game, last_ply) in last {
+        if stop() {
+            return Err(interrupted());
+        }
+        let Some(g) = crate::store::games::load_game(conn, game)? else {
+            continue;
+        };
+        let Ok(last_ply) = u32::try_from(last_ply) else {
+            continue;
+        };
+        if last_ply >= g.plies() {
+            continue; // the game ends in the structure
+        }
+        let mut pos = g.start()?;
+        for ply in 1..=last_ply {
+            pos.play_unchecked(g.move_at(&pos, ply)?);
+        }
+        let (m, san) = g.san_at(&pos, last_ply + 1)?;
+        pos.play_unchecked(m);
+        let board = pos.board();
+        let next = Pawns {
+            white: (board.pawns() & board.white()).0,
+            black: (board.pawns() & board.black()).0,
+        };
+        let san = san.to_string();
+        let row = tally
+            .entry((san.clone(), next.white, next.black))
+            .or_insert_with(|| Break {
+                san,
+                next,
+                next_code: catalogue.classify(next.white, next.black),
+                count: 0,
+                results: Default::default(),
+            });
+        row.count += 1;
+        row.results.add(g.header.result.as_deref());
+    }
+    let mut rows: Vec<Break> = tally.into_values().collect();
+    rows.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.san.cmp(&b.san)));
+    Ok(rows)
+}

@@ -1,0 +1,278 @@
+//! The JSON API (`docs/serve.md`): one handler per route, each checking its parameters, then
+//! calling on a pooled connection the function the command line calls for the same question,
+//! and rendering with `output`'s writers.
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Path, Query, State as Extract};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+
+use crate::engine::explore;
+use crate::model::similar::{Options, Pawns};
+use crate::web::error::{ApiError, Params, short};
+use crate::web::state::State;
+
+type Shared = Extract<Arc<State>>;
+type Pairs = Result<Query<Vec<(String, String)>>, QueryRejection>;
+type Answer = Result<Response, ApiError>;
+
+/// The most rows one request lists.
+pub const MAX_LIMIT: u64 = 500;
+
+/// The parameters of a request, checked against the names its route takes.
+fn params(query: Pairs, known: &[&str]) -> Result<Params, ApiError> {
+    let Query(pairs) = query.map_err(|e| ApiError::bad_request(e.body_text()))?;
+    Params::check(pairs, known)
+}
+
+/// The pawns of the `fen` parameter (the command line's words for a bad FEN).
+fn pawns(p: &Params) -> Result<Pawns, ApiError> {
+    let fen = p.required("fen", "FEN (a FEN, or only its board part)")?;
+    let (white, black) = crate::model::fen::structure_of(fen)?;
+    Ok(Pawns { white, black })
+}
+
+fn json(v: Value) -> Answer {
+    Ok(Json(v).into_response())
+}
+
+/// `GET /api/structure?fen=FEN`: names, nearest forms, features and counts.
+pub async fn structure(Extract(state): Shared, q: Pairs) -> Answer {
+    let p = params(q, &["fen", "counts"])?;
+    let target = pawns(&p)?;
+    if p.get("counts").is_some() && !p.flag("counts")? {
+        // The name alone: no database work.
+        let card = explore::classify(target);
+        return json(crate::output::explore::card_json(&card, None));
+    }
+    let s = Arc::clone(&state);
+    let v = state
+        .pool
+        .run(move |conn| {
+            let card = explore::card(conn, target)?;
+            let named = crate::model::structure::Catalogue::active().named(card.code);
+            let row = match named {
+                Some((d, reversed)) => {
+                    let report = s.report(conn)?;
+                    explore::form_row(&report, &d.key, reversed).map(|r| top(r, 5))
+                }
+                None => None,
+            };
+            Ok(crate::output::explore::card_json(&card, row.as_ref()))
+        })
+        .await?;
+    json(v)
+}
+
+/// A report row with its lists cut to `n` (what `structures --top n` lists).
+fn top(r: &crate::model::structure_report::Row, n: usize) -> crate::model::structure_report::Row {
+    let mut r = r.clone();
+    r.eco.truncate(n);
+    r.turns_into.truncate(n);
+    r.leaving.truncate(n);
+    r
+}
+
+/// `GET /api/similar?fen=FEN&…`: the rows of `similar --format json`.
+pub async fn similar(Extract(state): Shared, q: Pairs) -> Answer {
+    let p = params(
+        q,
+        &[
+            "fen",
+            "limit",
+            "mirror",
+            "reversed",
+            "ignore_wings",
+            "max_distance",
+            "min_games",
+        ],
+    )?;
+    let request = crate::engine::similar::Request {
+        target: pawns(&p)?,
+        options: Options {
+            ignore_wings: p.flag("ignore_wings")?,
+            mirror: p.flag("mirror")?,
+            colour_reversed: p.flag("reversed")?,
+        },
+        limit: p.number("limit", 20, 1, MAX_LIMIT)? as usize,
+        max_distance: match p.get("max_distance") {
+            Some(_) => Some(p.number("max_distance", 0, 0, 10_000)? as u32),
+            None => None,
+        },
+        min_games: p.number("min_games", 1, 1, u64::from(u32::MAX))?,
+    };
+    let rows = state
+        .pool
+        .run(move |conn| crate::engine::similar::rank(conn, None, 1, request))
+        .await?;
+    let rows: Vec<Value> = rows.iter().map(crate::output::similar::to_json).collect();
+    json(json!({ "rows": rows }))
+}
+
+/// `GET /api/game/ID`: a game replayed, 404 when no game has the id.
+pub async fn game(Extract(state): Shared, Path(id): Path<String>) -> Answer {
+    let Ok(id) = id.parse::<i64>() else {
+        return Err(ApiError::bad_request(format!(
+            "game id {:?}: give a whole number (the id `pawndex find` lists)",
+            short(&id)
+        )));
+    };
+    let view = state.pool.run(move |conn| explore::game(conn, id)).await?;
+    match view {
+        Some(v) => json(crate::output::explore::game_json(&v)),
+        None => Err(ApiError::not_found(format!(
+            "no game with id {id} in the database"
+        ))),
+    }
+}
+
+/// `GET /api/info`: what `pawndex info --format json` prints.
+pub async fn info(Extract(state): Shared, q: Pairs) -> Answer {
+    params(q, &[])?;
+    let path = state.pool.path().to_path_buf();
+    let v = state
+        .pool
+        .run(move |conn| {
+            let info = crate::store::info::snapshot(conn, &path)?;
+            Ok(crate::output::info::to_json(&info))
+        })
+        .await?;
+    json(v)
+}
+
+/// `GET /api/catalogue?top=N`: the array of `structures --top N --format json` as rows.
+pub async fn catalogue(Extract(state): Shared, q: Pairs) -> Answer {
+    let p = params(q, &["top"])?;
+    let n = p.number("top", 3, 1, crate::web::state::REPORT_TOP as u64)? as usize;
+    let s = Arc::clone(&state);
+    let rows = state
+        .pool
+        .run(move |conn| {
+            let report = s.report(conn)?;
+            let rows: Vec<_> = report.iter().map(|r| top(r, n)).collect();
+            Ok(crate::output::structures::to_json(&rows))
+        })
+        .await?;
+    json(json!({ "rows": rows }))
+}
+
+/// `GET /api/breaks?structure=KEY` (a named form: its leaving moves from the `structures`
+/// report) or `?fen=FEN` (exactly these pawns): the moves that leave it, `limit` from `after`.
+pub async fn breaks(Extract(state): Shared, q: Pairs) -> Answer {
+    let p = params(q, &["fen", "structure", "limit", "after"])?;
+    let limit = p.number("limit", 50, 1, MAX_LIMIT)? as usize;
+    let after = p.number("after", 0, 0, u64::from(u32::MAX))? as usize;
+    match (p.get("structure"), p.get("fen")) {
+        (Some(form), None) => named_breaks(&state, form, after, limit).await,
+        (None, Some(_)) => {
+            let target = pawns(&p)?;
+            let v = state
+                .pool
+                .run(move |work| {
+                    let limit_of = work.limit.clone();
+                    let rows = explore::breaks(work, target, &|| limit_of.passed())?;
+                    Ok(crate::output::explore::exact_breaks_json(
+                        target, &rows, after, limit,
+                    ))
+                })
+                .await?;
+            json(v)
+        }
+        _ => Err(ApiError::bad_request(
+            "give structure=KEY (KEY~ for the colour-reversed form) or fen=FEN",
+        )),
+    }
+}
+
+/// The leaving moves of a named form (`KEY`, `KEY~` reversed).
+async fn named_breaks(state: &Arc<State>, form: &str, after: usize, limit: usize) -> Answer {
+    let (key, reversed) = match form.strip_suffix('~') {
+        Some(base) => (base.to_owned(), true),
+        None => (form.to_owned(), false),
+    };
+    let s = Arc::clone(state);
+    let v = state
+        .pool
+        .run(move |conn| {
+            let report = s.report(conn)?;
+            Ok(explore::form_row(&report, &key, reversed)
+                .map(|row| crate::output::explore::breaks_json(row, after, limit)))
+        })
+        .await?;
+    v.map_or_else(
+        || {
+            Err(ApiError::not_found(format!(
+                "structure={}: the database's catalogue has no such form",
+                short(form)
+            )))
+        },
+        json,
+    )
+}
+
+/// `GET /api/stats?report=NAME` or `?by=COLUMNS`: rows, CSV or the SVG chart.
+pub async fn stats(Extract(state): Shared, q: Pairs) -> Answer {
+    let p = params(
+        q,
+        &[
+            "report",
+            "by",
+            "per",
+            "ply",
+            "min_elo",
+            "top",
+            "structure",
+            "fen",
+            "format",
+        ],
+    )?;
+    let ask = crate::web::stats::ask(&p)?;
+    let format = crate::web::stats::Format::parse(p.get("format"))?;
+    let key = format!("{ask:?} {format:?}");
+    let s = Arc::clone(&state);
+    let kept = state
+        .pool
+        .run(move |work| {
+            let path = s.pool.path().to_path_buf();
+            s.stats(work, key, || {
+                crate::web::stats::answer(work, &path, &ask, format)
+            })
+        })
+        .await?;
+    let mut response = (StatusCode::OK, kept.1.clone()).into_response();
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(kept.0));
+    Ok(response)
+}
+
+/// The parameters of the list of games: the filters, and the page or the format.
+fn games_params(q: Pairs, more: &[&str]) -> Result<Params, ApiError> {
+    let mut known = crate::web::games::FILTERS.to_vec();
+    known.extend_from_slice(more);
+    params(q, &known)
+}
+
+/// `GET /api/games?FILTERS&limit=N&after=ID`: a page of `find --per game --format json`.
+pub async fn games(Extract(state): Shared, q: Pairs) -> Answer {
+    let p = games_params(q, &["limit", "after"])?;
+    json(crate::web::games::page(&state.pool, &p).await?)
+}
+
+/// `GET /api/games/export?FILTERS&format=pgn|fen|csv`: the whole list, streamed.
+pub async fn games_export(Extract(state): Shared, q: Pairs) -> Answer {
+    let p = games_params(q, &["format"])?;
+    crate::web::games::export(&state.pool, &p).await
+}
+
+/// An `/api/…` path no route has.
+pub async fn unknown() -> ApiError {
+    ApiError::not_found(
+        "no such API route; the routes are /api/structure, /api/similar, /api/game/ID, \
+         /api/games, /api/breaks, /api/stats, /api/info and /api/catalogue (docs/serve.md)",
+    )
+}

@@ -1,0 +1,224 @@
+//! `GET /api/games` and `GET /api/games/export`: `find`'s filters as parameters, the rows of
+//! `find --per game --format json` a page at a time (keyset: `after=` the last game id), or the
+//! whole list streamed as PGN, FEN or CSV (`find --per game --format pgn|fen|csv`).
+
+use std::io::Write;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use crate::engine::find::{Filters, resolve_structure_names, search};
+use crate::output::table::Format;
+use crate::store::search::{GameCond, Rows, Search};
+use crate::web::error::{ApiError, Params, short};
+use crate::web::pool::Pool;
+
+/// The filters' parameter names: each is the `find` option of the same name (`fen` is
+/// `--structure`, `structure` is `--structure-name`).
+pub const FILTERS: &[&str] = &[
+    "fen",
+    "structure",
+    "white",
+    "black",
+    "pawns",
+    "no_pawns",
+    "ply",
+    "result",
+    "min_elo",
+    "player",
+    "white_player",
+    "black_player",
+    "event",
+    "site",
+    "eco",
+    "date",
+];
+
+/// How long an export may run.
+const EXPORT_TIME: Duration = Duration::from_secs(600);
+
+/// The filters the parameters give (each value of a repeated parameter counts).
+pub fn filters(p: &Params) -> Result<Filters, ApiError> {
+    Ok(Filters {
+        white: p.all("white"),
+        black: p.all("black"),
+        pawns: p.all("pawns"),
+        no_pawns: p.all("no_pawns"),
+        structure: p.get("fen").map(str::to_owned),
+        structure_name: p.all("structure"),
+        ply: p.get("ply").map(str::to_owned),
+        result: p.all("result"),
+        min_elo: match p.get("min_elo") {
+            Some(_) => Some(p.number("min_elo", 0, 0, 4000)? as i64),
+            None => None,
+        },
+        player: p.all("player"),
+        white_player: p.all("white_player"),
+        black_player: p.all("black_player"),
+        event: p.all("event"),
+        site: p.all("site"),
+        eco: p.all("eco"),
+        date: p.all("date"),
+    })
+}
+
+/// The search of the filters, its structure names resolved against the database's catalogue.
+fn resolved(conn: &rusqlite::Connection, filters: &Filters) -> anyhow::Result<Search> {
+    let mut s = search(filters)?;
+    if !s.structures.is_empty() {
+        let known = crate::store::search::structure_names(conn)?;
+        resolve_structure_names("--structure-name", &known, &mut s.structures)?;
+    }
+    Ok(s)
+}
+
+/// One page: `limit` rows of games after the game id `after`.
+pub async fn page(pool: &Arc<Pool>, p: &Params) -> Result<Value, ApiError> {
+    let filters = filters(p)?;
+    let limit = p.number("limit", 50, 1, crate::web::api::MAX_LIMIT)?;
+    let after = match p.get("after") {
+        Some(_) => Some(p.number("after", 0, 0, i64::MAX as u64)? as i64),
+        None => None,
+    };
+    let rows = pool
+        .run(move |conn| {
+            let s = resolved(conn, &filters)?;
+            windows(conn, &s, after.unwrap_or(0), limit)
+        })
+        .await?;
+    let rows: Vec<Value> = rows
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(serde_json::from_slice)
+        .collect::<Result<_, _>>()
+        .map_err(|e| ApiError::internal(format!("reading the rows back: {e}")))?;
+    let next = if rows.len() as u64 == limit {
+        rows.last().and_then(|r| r.get("game_id")).cloned()
+    } else {
+        None
+    };
+    Ok(json!({ "rows": rows, "next": next }))
+}
+
+/// The JSON lines of the first `limit` games after `after`, read window by window of game
+/// ids (each twice as wide as the last), so a page reads the runs of about the games it lists,
+/// however deep it is (a search through candidate lists takes one window).
+fn windows(
+    conn: &rusqlite::Connection,
+    search: &Search,
+    after: i64,
+    limit: u64,
+) -> anyhow::Result<Vec<u8>> {
+    let last = crate::store::games::last_game_id(conn)?;
+    let mut buf = Vec::new();
+    // A search with pawn or structure conditions reads lists of candidate games first (cheap
+    // for a few games, costly to repeat): one window to the end.
+    let listed =
+        !search.structures.is_empty() || !search.white.is_empty() || !search.black.is_empty();
+    let first = if listed {
+        i64::MAX
+    } else {
+        (limit as i64).saturating_mul(4)
+    };
+    let (mut lo, mut width, mut found) = (after, first, 0u64);
+    while found < limit && lo < last {
+        let hi = lo.saturating_add(width).min(last);
+        let mut s = search.clone();
+        s.games.push(GameCond::Ids(lo, hi));
+        let mut stmt = s.rows_statement(conn, Rows::Games)?;
+        found += crate::output::table::write_results(
+            conn,
+            &mut stmt,
+            Format::Json,
+            Some(limit - found),
+            1,
+            &mut buf,
+        )?;
+        lo = hi;
+        width = width.saturating_mul(2);
+    }
+    Ok(buf)
+}
+
+/// Sends what is written, in chunks, to the response body; fails once the client is gone.
+struct ToBody {
+    tx: mpsc::Sender<Vec<u8>>,
+    buf: Vec<u8>,
+}
+
+impl Write for ToBody {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        self.buf.extend_from_slice(data);
+        if self.buf.len() >= 1 << 16 {
+            self.flush()?;
+        }
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        let chunk = std::mem::take(&mut self.buf);
+        self.tx
+            .blocking_send(chunk)
+            .map_err(|_| std::io::Error::from(std::io::ErrorKind::BrokenPipe))
+    }
+}
+
+/// The whole filtered list as a streamed file.
+pub async fn export(pool: &Arc<Pool>, p: &Params) -> Result<Response, ApiError> {
+    let filters = filters(p)?;
+    let (format, content_type, ext) = match p.get("format") {
+        Some("pgn") | None => (Format::Pgn, "application/x-chess-pgn", "pgn"),
+        Some("fen") => (Format::Fen, "text/plain; charset=utf-8", "fen"),
+        Some("csv") => (Format::Csv, "text/csv; charset=utf-8", "csv"),
+        Some(other) => {
+            return Err(ApiError::bad_request(format!(
+                "format={}: give pgn, fen or csv",
+                short(other)
+            )));
+        }
+    };
+    // A mistake in the filters is a 400, before any byte of the file.
+    let search = pool.run(move |conn| resolved(conn, &filters)).await?;
+    let (tx, mut rx) = mpsc::channel::<Vec<u8>>(8);
+    let pool = Arc::clone(pool);
+    tokio::spawn(async move {
+        let _ = pool
+            .run_for(EXPORT_TIME, move |conn| {
+                let mut stmt = search.rows_statement(conn, Rows::Games)?;
+                let mut out = ToBody {
+                    tx,
+                    buf: Vec::new(),
+                };
+                crate::output::table::write_results(
+                    conn,
+                    &mut stmt,
+                    format,
+                    None,
+                    crate::engine::parallel::threads(None),
+                    &mut out,
+                )?;
+                out.flush()?;
+                Ok(())
+            })
+            .await;
+    });
+    let stream = futures_util::stream::poll_fn(move |cx| {
+        rx.poll_recv(cx)
+            .map(|chunk| chunk.map(Ok::<_, std::io::Error>))
+    });
+    let mut response = (StatusCode::OK, Body::from_stream(stream)).into_response();
+    let h = response.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    if let Ok(v) = HeaderValue::from_str(&format!("attachment; filename=\"games.{ext}\"")) {
+        h.insert(header::CONTENT_DISPOSITION, v);
+    }
+    Ok(response)
+}

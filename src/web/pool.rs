@@ -1,0 +1,248 @@
+//! A small pool of read-only connections for the request handlers: each piece of work runs on
+//! a blocking thread (never on the async workers), in one read transaction (one snapshot: never
+//! half a game of a concurrent `pawndex index`, and the next request sees its new games), under
+//! a time limit, and is interrupted when the request goes away (the client closed the tab).
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use rusqlite::{Connection, InterruptHandle};
+use tokio::sync::Semaphore;
+
+use crate::web::error::ApiError;
+
+/// How long one request's database work may take.
+pub const TIME_LIMIT: Duration = Duration::from_secs(10);
+
+/// The connections, opened as they are first needed, at most `size` at work at once.
+pub struct Pool {
+    path: PathBuf,
+    idle: Mutex<Vec<Connection>>,
+    slots: Arc<Semaphore>,
+}
+
+/// Interrupts the work of a request whose future is dropped before the work ended.
+struct Cancel {
+    cancelled: Arc<AtomicBool>,
+    handle: Arc<Mutex<Option<InterruptHandle>>>,
+    done: bool,
+}
+
+impl Drop for Cancel {
+    fn drop(&mut self) {
+        if self.done {
+            return;
+        }
+        self.cancelled.store(true, Ordering::SeqCst);
+        if let Ok(h) = self.handle.lock()
+            && let Some(h) = h.as_ref()
+        {
+            h.interrupt();
+        }
+    }
+}
+
+impl Pool {
+    /// A pool over the database `path` (already checked by [`crate::store::open_for_reading`]),
+    /// with `first` as its first connection.
+    pub fn new(path: PathBuf, first: Connection, size: usize) -> Arc<Pool> {
+        Arc::new(Pool {
+            path,
+            idle: Mutex::new(vec![first]),
+            slots: Arc::new(Semaphore::new(size.max(1))),
+        })
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &std::path::Path {
+        &self.path
+    }
+
+    fn take(&self) -> anyhow::Result<Connection> {
+        let idle = self.idle.lock().ok().and_then(|mut v| v.pop());
+        match idle {
+            Some(c) => Ok(c),
+            None => crate::store::open_for_reading(&self.path),
+        }
+    }
+
+    fn give_back(&self, conn: Connection) {
+        if let Ok(mut v) = self.idle.lock() {
+            v.push(conn);
+        }
+    }
+
+    /// Runs `work` on a connection of the pool, in one read transaction, on a blocking thread,
+    /// under [`TIME_LIMIT`]; dropping the returned future interrupts it.
+    pub async fn run<T, F>(self: &Arc<Self>, work: F) -> Result<T, ApiError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Work<'_>) -> anyhow::Result<T> + Send + 'static,
+    {
+        self.run_for(TIME_LIMIT, work).await
+    }
+
+    /// [`Pool::run`] under another time limit (a streamed export).
+    pub async fn run_for<T, F>(self: &Arc<Self>, time: Duration, work: F) -> Result<T, ApiError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Work<'_>) -> anyhow::Result<T> + Send + 'static,
+    {
+        let permit = Arc::clone(&self.slots)
+            .acquire_owned()
+            .await
+            .map_err(|_| ApiError::unavailable("the server is shutting down"))?;
+        let mut cancel = Cancel {
+            cancelled: Arc::new(AtomicBool::new(false)),
+            handle: Arc::new(Mutex::new(None)),
+            done: false,
+        };
+        let (cancelled, handle) = (Arc::clone(&cancel.cancelled), Arc::clone(&cancel.handle));
+        let pool = Arc::clone(self);
+        let task = tokio::task::spawn_blocking(move || {
+            let _permit = permit;
+            let conn = pool.take()?;
+            if let Ok(mut h) = handle.lock() {
+                *h = Some(conn.get_interrupt_handle());
+            }
+            let result = in_snapshot(&conn, cancelled, time, work);
+            pool.give_back(conn);
+            result
+        });
+        let result = task.await;
+        cancel.done = true;
+        match result {
+            Ok(r) => r.map_err(ApiError::from),
+            Err(e) => Err(ApiError::internal(format!(
+                "the request's work failed: {e}"
+            ))),
+        }
+    }
+}
+
+/// The time limit and the cancellation of one request, for every connection its work uses.
+#[derive(Clone)]
+pub struct Limit {
+    cancelled: Arc<AtomicBool>,
+    deadline: Instant,
+}
+
+impl Limit {
+    /// Whether the work should stop now (past the deadline, or the request is gone): for
+    /// work between statements.
+    #[must_use]
+    pub fn passed(&self) -> bool {
+        self.cancelled.load(Ordering::Relaxed) || Instant::now() >= self.deadline
+    }
+
+    /// Stops `conn`'s statements past the deadline or once the request is gone.
+    pub fn install(&self, conn: &Connection) {
+        let (cancelled, deadline) = (Arc::clone(&self.cancelled), self.deadline);
+        conn.progress_handler(
+            10_000,
+            Some(move || cancelled.load(Ordering::Relaxed) || Instant::now() >= deadline),
+        );
+    }
+}
+
+/// A request's connection (it dereferences to it) and its limit, for more connections.
+pub struct Work<'a> {
+    pub conn: &'a Connection,
+    pub limit: Limit,
+}
+
+impl std::ops::Deref for Work<'_> {
+    type Target = Connection;
+    fn deref(&self) -> &Connection {
+        self.conn
+    }
+}
+
+/// `work` in one read transaction, under the request's limit.
+fn in_snapshot<T>(
+    conn: &Connection,
+    cancelled: Arc<AtomicBool>,
+    time: Duration,
+    work: impl FnOnce(&Work<'_>) -> anyhow::Result<T>,
+) -> anyhow::Result<T> {
+    let limit = Limit {
+        cancelled,
+        deadline: Instant::now() + time,
+    };
+    limit.install(conn);
+    let result = conn
+        .execute_batch("BEGIN")
+        .map_err(anyhow::Error::from)
+        .and_then(|()| work(&Work { conn, limit }));
+    if !conn.is_autocommit() {
+        let _ = conn.execute_batch("ROLLBACK");
+    }
+    conn.progress_handler(0, None::<fn() -> bool>);
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A statement that never ends by itself.
+    const ENDLESS: &str =
+        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c";
+
+    fn pool() -> Arc<Pool> {
+        let conn = Connection::open_in_memory().unwrap();
+        // One connection: the next request waits for the first one's to come back.
+        Pool::new(PathBuf::from("/nonexistent.db"), conn, 1)
+    }
+
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap()
+    }
+
+    #[test]
+    fn a_dropped_request_interrupts_its_query() {
+        let pool = pool();
+        runtime().block_on(async {
+            let endless = pool.run(|c| Ok(c.query_row(ENDLESS, [], |r| r.get::<_, i64>(0))?));
+            // The client goes away: the future is dropped while the query runs.
+            let gone = tokio::time::timeout(Duration::from_millis(200), endless).await;
+            assert!(gone.is_err(), "the endless query returned");
+            // The one connection comes back once the query stopped (else this waits forever;
+            // the bound only keeps a broken interrupt from hanging the test run).
+            let next = tokio::time::timeout(
+                Duration::from_secs(60),
+                pool.run(|c| Ok(c.query_row("SELECT 7", [], |r| r.get::<_, i64>(0))?)),
+            )
+            .await
+            .expect("the interrupted query kept its connection");
+            assert_eq!(next.unwrap(), 7);
+        });
+    }
+
+    #[test]
+    fn a_query_past_its_time_limit_is_a_503() {
+        let pool = pool();
+        runtime().block_on(async {
+            let err = pool
+                .run_for(Duration::from_millis(50), |c| {
+                    Ok(c.query_row(ENDLESS, [], |r| r.get::<_, i64>(0))?)
+                })
+                .await
+                .unwrap_err();
+            assert_eq!(err.status, axum::http::StatusCode::SERVICE_UNAVAILABLE);
+            assert!(err.message.contains("narrow it down"), "{}", err.message);
+            // The connection is fine afterwards (its transaction was ended: a new one begins).
+            let ok = pool
+                .run(|c| Ok(c.query_row("SELECT 7", [], |r| r.get::<_, i64>(0))?))
+                .await
+                .unwrap();
+            assert_eq!(ok, 7);
+        });
+    }
+}

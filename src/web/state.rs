@@ -1,0 +1,90 @@
+//! What every request shares: the connections, the embedded files, and the answers kept in
+//! memory (the `structures` report, repeated statistics), each valid while the database's last
+//! game id is the one it was computed at (games are only appended).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use anyhow::Result;
+use rusqlite::Connection;
+
+use crate::model::structure_report::Row;
+use crate::web::assets::Assets;
+use crate::web::pool::Pool;
+
+/// The longest lists the kept `structures` report holds (`--top 1000`, the command's most).
+pub const REPORT_TOP: usize = 1000;
+
+/// How many statistics answers are kept.
+const STATS_KEPT: usize = 64;
+
+/// A kept answer: its content type and bytes.
+pub type Kept = Arc<(&'static str, Vec<u8>)>;
+
+pub struct State {
+    pub pool: Arc<Pool>,
+    pub assets: Assets,
+    report: Mutex<Option<(i64, Arc<Vec<Row>>)>>,
+    stats: Mutex<HashMap<String, (i64, Kept)>>,
+}
+
+impl State {
+    pub fn new(pool: Arc<Pool>) -> State {
+        State {
+            pool,
+            assets: Assets::load(),
+            report: Mutex::new(None),
+            stats: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Computes the `structures` report in the background, so the first card does not wait.
+    pub fn warm_up(self: &Arc<Self>) {
+        let state = Arc::clone(self);
+        tokio::spawn(async move {
+            let s = Arc::clone(&state);
+            let _ = state.pool.run(move |conn| s.report(conn)).await;
+        });
+    }
+
+    /// The `structures` report (lists [`REPORT_TOP`] long) of the database as `conn` sees it.
+    pub fn report(&self, conn: &Connection) -> Result<Arc<Vec<Row>>> {
+        let version = crate::store::games::last_game_id(conn)?;
+        if let Ok(kept) = self.report.lock()
+            && let Some((v, rows)) = kept.as_ref()
+            && *v == version
+        {
+            return Ok(Arc::clone(rows));
+        }
+        let rows = Arc::new(crate::engine::explore::structures_report(conn, REPORT_TOP)?);
+        if let Ok(mut kept) = self.report.lock() {
+            *kept = Some((version, Arc::clone(&rows)));
+        }
+        Ok(rows)
+    }
+
+    /// A kept statistics answer for `key` at the database's current last game id, else
+    /// `compute`'s, kept.
+    pub fn stats(
+        &self,
+        conn: &Connection,
+        key: String,
+        compute: impl FnOnce() -> Result<(&'static str, Vec<u8>)>,
+    ) -> Result<Kept> {
+        let version = crate::store::games::last_game_id(conn)?;
+        if let Ok(kept) = self.stats.lock()
+            && let Some((v, answer)) = kept.get(&key)
+            && *v == version
+        {
+            return Ok(Arc::clone(answer));
+        }
+        let answer = Arc::new(compute()?);
+        if let Ok(mut kept) = self.stats.lock() {
+            if kept.len() >= STATS_KEPT {
+                kept.clear();
+            }
+            kept.insert(key, (version, Arc::clone(&answer)));
+        }
+        Ok(answer)
+    }
+}

@@ -1,0 +1,761 @@
+//! `pawndex serve` end to end: the real binary on a database indexed from `examples/sample.pgn`,
+//! started with `--port 0`, asked over real HTTP (a plain client on a TCP socket, so paths like
+//! `/../Cargo.toml` reach the server as written). Every route; each answer that a command also
+//! gives compared with that command's `--format json` on the same database; bad input (400/404
+//! with a JSON error, never a 500); the embedded files (types, gzip, no path escape, the CSP);
+//! the refusal of a missing or foreign database; and serving while `pawndex index` appends.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_pawndex");
+
+/// A Carlsbad: White a2 b2 d4 e3 f2 g2 h2, Black a7 b7 c6 d5 f7 g7 h7.
+const CARLSBAD: &str = "8/pp3ppp/2p5/3p4/3P4/4P3/PP3PPP/8";
+
+fn root(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+}
+
+/// Runs pawndex; its exit code, stdout and stderr.
+fn pawndex(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(BIN).args(args).output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The JSON lines a command prints.
+fn json_lines(text: &str) -> Vec<Value> {
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// A database of the sample games in a temporary folder.
+fn sample_db() -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("sample.db").display().to_string();
+    let sample = root("examples/sample.pgn").display().to_string();
+    let (code, _, err) = pawndex(&["index", "-q", "--db", &db, &sample]);
+    assert_eq!(code, 0, "index: {err}");
+    (dir, db)
+}
+
+/// A running server, stopped when dropped.
+struct Server {
+    child: Child,
+    addr: String,
+}
+
+impl Server {
+    fn start(db: &str, extra: &[&str]) -> Server {
+        let mut child = Command::new(BIN)
+            .args(["serve", "--db", db, "--port", "0"])
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let addr = line
+            .trim()
+            .strip_prefix("http://")
+            .and_then(|r| r.strip_suffix('/'))
+            .unwrap_or_else(|| panic!("serve printed {line:?}, not its URL"))
+            .to_owned();
+        Server { child, addr }
+    }
+
+    fn get(&self, path: &str) -> Response {
+        self.get_with(path, &[])
+    }
+
+    fn get_with(&self, path: &str, headers: &[(&str, &str)]) -> Response {
+        request(&self.addr, path, headers)
+    }
+
+    /// A 200 JSON answer.
+    fn json(&self, path: &str) -> Value {
+        let r = self.get(path);
+        assert_eq!(r.status, 200, "{path}: {}", r.text());
+        assert_eq!(r.header("content-type"), Some("application/json"), "{path}");
+        serde_json::from_slice(&r.body).unwrap()
+    }
+
+    /// An error answer: its status and its JSON message.
+    fn error(&self, path: &str) -> (u16, String) {
+        let r = self.get(path);
+        assert!(
+            r.status == 400 || r.status == 404,
+            "{path}: {} {}",
+            r.status,
+            r.text()
+        );
+        let v: Value = serde_json::from_slice(&r.body)
+            .unwrap_or_else(|e| panic!("{path}: not JSON ({e}): {}", r.text()));
+        let msg = v["error"].as_str().unwrap_or_default().to_owned();
+        assert!(!msg.is_empty(), "{path}: {v}");
+        (r.status, msg)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+struct Response {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+impl Response {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+}
+
+/// One HTTP/1.1 GET, the path sent as written.
+fn request(addr: &str, path: &str, headers: &[(&str, &str)]) -> Response {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
+    let mut req = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
+    for (n, v) in headers {
+        req += &format!("{n}: {v}\r\n");
+    }
+    req += "\r\n";
+    s.write_all(req.as_bytes()).unwrap();
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).unwrap();
+    let split = raw
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("a header block");
+    let head = String::from_utf8_lossy(&raw[..split]).into_owned();
+    let mut lines = head.split("\r\n");
+    let status: u16 = lines
+        .next()
+        .unwrap()
+        .split(' ')
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_owned()))
+        .collect();
+    let mut body = raw[split + 4..].to_vec();
+    if headers
+        .iter()
+        .any(|(n, v)| n == "transfer-encoding" && v.contains("chunked"))
+    {
+        body = dechunk(&body);
+    }
+    Response {
+        status,
+        headers,
+        body,
+    }
+}
+
+fn dechunk(mut data: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    loop {
+        let end = data.windows(2).position(|w| w == b"\r\n").unwrap();
+        let size_text = String::from_utf8_lossy(&data[..end]);
+        let size = usize::from_str_radix(size_text.split(';').next().unwrap().trim(), 16).unwrap();
+        data = &data[end + 2..];
+        if size == 0 {
+            return out;
+        }
+        out.extend_from_slice(&data[..size]);
+        data = &data[size + 2..];
+    }
+}
+
+/// A value made safe for a query string.
+fn enc(s: &str) -> String {
+    let mut out = String::new();
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
+            out.push(char::from(b));
+        } else {
+            out += &format!("%{b:02X}");
+        }
+    }
+    out
+}
+
+#[test]
+fn structure_card_names_counts_and_nearest() {
+    let (_dir, db) = sample_db();
+    let server = Server::start(&db, &[]);
+    let card = server.json(&format!("/api/structure?fen={}", enc(CARLSBAD)));
+    assert_eq!(card["named"]["key"], "carlsbad");
+    assert_eq!(card["named"]["reversed"], false);
+    assert!(
+        card["named"]["about"]
+            .as_str()
+            .unwrap()
+            .contains("minority attack")
+    );
+    assert_eq!(card["nearest"], Value::Array(vec![]));
+    assert_eq!(card["features"]["white"]["islands"], 2);
+    assert_eq!(card["named_counts"]["key"], "carlsbad");
+    let quick = server.json(&format!("/api/structure?fen={}&counts=0", enc(CARLSBAD)));
+    assert_eq!(quick["named"], card["named"]);
+    assert_eq!(quick["named_counts"], Value::Null);
+
+    // With a Black e-pawn on e6 the Carlsbad fails one condition, in words.
+    let near = server.json(&format!(
+        "/api/structure?fen={}",
+        enc("8/pp3ppp/2p1p3/3p4/3P4/4P3/PP3PPP/8")
+    ));
+    assert_eq!(near["named"], Value::Null);
+    let first = &near["nearest"][0];
+    assert_eq!(first["key"], "carlsbad");
+    assert_eq!(first["failing"][0], "Black must have no e-pawn");
+
+    // The exact counts equal `similar --max-distance 0` on structures the games reach (the
+    // start's pawns in every game).
+    for (game, ply) in [(5, 20), (1, 0), (3, 8), (8, 12), (11, 30)] {
+        let g = server.json(&format!("/api/game/{game}"));
+        let board = g["plies"][ply]["board"].as_str().unwrap().to_owned();
+        let card = server.json(&format!("/api/structure?fen={}", enc(&board)));
+        let (code, out, err) = pawndex(&[
+            "similar",
+            "--db",
+            &db,
+            "--structure",
+            &board,
+            "--max-distance",
+            "0",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let cli = &json_lines(&out)[0];
+        assert!(cli["positions"].as_u64().unwrap() > 0);
+        for k in ["positions", "games", "white_score"] {
+            assert_eq!(card["exact"][k], cli[k], "{k} of {board}");
+        }
+    }
+    let none = server.json(&format!(
+        "/api/structure?fen={}",
+        enc("8/8/8/3p4/3P4/8/8/8")
+    ));
+    assert_eq!(none["exact"]["positions"], 0);
+    assert_eq!(none["exact"]["white_score"], Value::Null);
+}
+
+#[test]
+fn similar_rows_equal_the_command() {
+    let (_dir, db) = sample_db();
+    let server = Server::start(&db, &[]);
+    for (query, flags) in [
+        ("limit=7", vec!["--limit", "7"]),
+        (
+            "limit=5&mirror=1&reversed=true&ignore_wings=1",
+            vec![
+                "--limit",
+                "5",
+                "--mirror",
+                "--colour-reversed",
+                "--ignore-wings",
+            ],
+        ),
+        (
+            "limit=3&min_games=2",
+            vec!["--limit", "3", "--min-games", "2"],
+        ),
+    ] {
+        let api = server.json(&format!("/api/similar?fen={}&{query}", enc(CARLSBAD)));
+        let mut args = vec![
+            "similar",
+            "--db",
+            &db,
+            "--structure",
+            CARLSBAD,
+            "--format",
+            "json",
+        ];
+        args.extend(flags);
+        let (code, out, err) = pawndex(&args);
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(api["rows"], Value::Array(json_lines(&out)), "{query}");
+    }
+}
+
+#[test]
+fn game_pages_equal_find_and_exports_stream() {
+    let (_dir, db) = sample_db();
+    let server = Server::start(&db, &[]);
+    for (query, flags) in [
+        ("", vec![]),
+        ("&result=1-0", vec!["--result", "1-0"]),
+        (
+            "&player=kasparov&date=1990..",
+            vec!["--player", "kasparov", "--date", "1990.."],
+        ),
+        (
+            "&white=islands:3..&ply=10..40",
+            vec!["--white", "islands:3..", "--ply", "10..40"],
+        ),
+    ] {
+        let mut args = vec!["find", "--db", &db, "--per", "game", "--format", "json"];
+        args.extend(flags.iter().copied());
+        let (code, out, err) = pawndex(&args);
+        assert_eq!(code, 0, "{err}");
+        // Every page, following `next`, adds up to the command's list (pages of 1 and 2 read
+        // several windows of game ids each).
+        for limit in [1, 2, 5, 50] {
+            let mut rows = Vec::new();
+            let mut after = String::new();
+            loop {
+                let page = server.json(&format!("/api/games?limit={limit}{query}{after}"));
+                rows.extend(page["rows"].as_array().unwrap().iter().cloned());
+                match page["next"].as_i64() {
+                    Some(n) => after = format!("&after={n}"),
+                    None => break,
+                }
+            }
+            assert_eq!(rows, json_lines(&out), "{query} limit {limit}");
+        }
+
+        for format in ["pgn", "fen", "csv"] {
+            let r = server.get(&format!("/api/games/export?format={format}{query}"));
+            assert_eq!(r.status, 200);
+            let mut args = vec!["find", "--db", &db, "--per", "game", "--format", format];
+            args.extend(flags.iter().copied());
+            let (_, out, _) = pawndex(&args);
+            assert_eq!(r.text(), out, "{format} {query}");
+        }
+    }
+    let (status, msg) = server.error("/api/games?eco=Z99");
+    assert_eq!(status, 400);
+    assert!(msg.contains("--eco Z99"), "{msg}");
+    let (_, msg) = server.error("/api/games?structure=carlsbadd");
+    assert!(msg.contains("did you mean carlsbad"), "{msg}");
+}
+
+#[test]
+fn a_game_replayed() {
+    let (_dir, db) = sample_db();
+    let server = Server::start(&db, &[]);
+    let g = server.json("/api/game/1");
+    let moves = g["moves"].as_array().unwrap();
+    let plies = g["plies"].as_array().unwrap();
+    assert_eq!(plies.len(), moves.len() + 1);
+    assert_eq!(plies[0]["san"], Value::Null);
+    assert_eq!(plies[1]["san"], moves[0]);
+    assert_eq!(g["tags"]["White"], "Morphy, Paul");
+    assert!(
+        plies[0]["fen"]
+            .as_str()
+            .unwrap()
+            .starts_with("rnbqkbnr/pppppppp/")
+    );
+    assert_eq!(plies[0]["white"]["islands"], 1);
+    let (status, msg) = server.error("/api/game/99999");
+    assert_eq!(status, 404);
+    assert!(msg.contains("no game with id 99999"), "{msg}");
+    assert_eq!(server.error("/api/game/abc").0, 400);
+    assert_eq!(server.error("/api/game/-1").0, 404);
+}
+
+#[test]
+fn info_and_catalogue_equal_the_commands() {
+    let (_dir, db) = sample_db();
+    let server = Server::start(&db, &[]);
+    let (_, out, _) = pawndex(&["info", "--db", &db, "--format", "json"]);
+    assert_eq!(
+        server.json("/api/info"),
+        serde_json::from_str::<Value>(&out).unwrap()
+    );
+
+    let (_, out, _) = pawndex(&["structures", "--db", &db, "--format", "json"]);
+    let cli: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(server.json("/api/catalogue")["rows"], cli);
+}
+
+#[test]
+fn breaks_of_a_form_and_of_exact_pawns() {
+    let (_dir, db) = sample_db();
+    let server = Server::start(&db, &[]);
+    // The breaks of a form are its leaving moves, all of them, paginated.
+    let (_, out, _) = pawndex(&[
+        "structures",
+        "--db",
+        &db,
+        "--top",
+        "1000",
+        "--format",
+        "json",
+    ]);
+    let cli: Value = serde_json::from_str(&out).unwrap();
+    let form = cli
+        .as_array()
+        .unwrap()
+        .iter()
+        .max_by_key(|r| r["leaving_moves"].as_array().unwrap().len())
+        .unwrap();
+    let key = format!(
+        "{}{}",
+        form["key"].as_str().unwrap(),
+        if form["reversed"] == true { "~" } else { "" }
+    );
+    let mut rows = Vec::new();
+    let mut after = 0;
+    loop {
+        let page = server.json(&format!(
+            "/api/breaks?structure={}&limit=2&after={after}",
+            enc(&key)
+        ));
+        rows.extend(page["rows"].as_array().unwrap().iter().cloned());
+        match page["next"].as_u64() {
+            Some(n) => after = n,
+            None => break,
+        }
+    }
+    assert_eq!(Value::Array(rows), form["leaving_moves"]);
+    assert_eq!(server.error("/api/breaks?structure=nosuch").0, 404);
+
+    // The breaks of an exact structure, here the start's pawns: what the replayed games say
+    // (each game's first move that changes the pawns, and the pawns after it).
+    let start = "8/pppppppp/8/8/8/8/PPPPPPPP/8";
+    let mut want: std::collections::BTreeMap<(String, String), u64> = Default::default();
+    for id in 1..=12 {
+        let g = server.json(&format!("/api/game/{id}"));
+        let plies = g["plies"].as_array().unwrap();
+        if let Some(p) = plies.iter().find(|p| p["board"] != start) {
+            let key = (
+                p["san"].as_str().unwrap().to_owned(),
+                p["board"].as_str().unwrap().to_owned(),
+            );
+            *want.entry(key).or_default() += 1;
+        }
+    }
+    let b = server.json(&format!("/api/breaks?fen={}&limit=500", enc(start)));
+    let got: std::collections::BTreeMap<(String, String), u64> = b["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                (
+                    r["move"].as_str().unwrap().to_owned(),
+                    r["board_after"].as_str().unwrap().to_owned(),
+                ),
+                r["count"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(got, want);
+    assert_eq!(b["total"], want.len());
+    let page = server.json(&format!("/api/breaks?fen={}&limit=1&after=1", enc(start)));
+    assert_eq!(page["rows"][0], b["rows"][1]);
+}
+
+#[test]
+fn statistics_equal_the_command() {
+    let (_dir, db) = sample_db();
+    let server = Server::start(&db, &[]);
+    // Statistics: the CSV is the command's; the JSON rows are its records.
+    let (_, out, _) = pawndex(&["stats", "--db", &db, "--by", "white_islands"]);
+    let csv = server.get("/api/stats?by=white_islands&format=csv");
+    assert_eq!(csv.text(), out);
+    let rows = server.json("/api/stats?by=white_islands")["rows"].clone();
+    assert_eq!(rows.as_array().unwrap().len(), out.lines().count() - 1);
+    assert!(rows[0]["white_score"].is_number());
+    let again = server.json("/api/stats?by=white_islands")["rows"].clone();
+    assert_eq!(rows, again);
+    let (_, out, _) = pawndex(&["stats", "--db", &db, "--report", "islands-vs-score"]);
+    let csv = server.get("/api/stats?report=islands-vs-score&format=csv");
+    assert_eq!(csv.text(), out);
+    let svg = server.get("/api/stats?report=islands-vs-score&format=svg");
+    assert_eq!(svg.header("content-type"), Some("image/svg+xml"));
+    assert!(svg.text().contains("<svg"));
+    // Restricted to an exact structure: the command's --where on the stored bitboards.
+    let game = server.json("/api/game/5");
+    let board = game["plies"][20]["board"].as_str().unwrap().to_owned();
+    let card = server.json(&format!("/api/structure?fen={}", enc(&board)));
+    let squares = |side: &str| {
+        card[side]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| {
+                let b = s.as_str().unwrap().as_bytes();
+                1u64 << ((b[1] - b'1') * 8 + (b[0] - b'a'))
+            })
+            .fold(0, |a, b| a | b) as i64
+    };
+    let filter = format!(
+        "white_pawns = {} AND black_pawns = {}",
+        squares("white_pawns"),
+        squares("black_pawns")
+    );
+    let (code, out, err) = pawndex(&[
+        "stats", "--db", &db, "--by", "elo_band", "--per", "game", "--where", &filter,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.lines().count() > 1, "{out}");
+    let csv = server.get(&format!(
+        "/api/stats?by=elo_band&per=game&format=csv&fen={}",
+        enc(&board)
+    ));
+    assert_eq!(csv.text(), out);
+    let (_, msg) = server.error("/api/stats?by=white_islandz");
+    assert!(msg.contains("unknown column"), "{msg}");
+}
+
+#[test]
+fn bad_input_is_a_400_in_words_never_a_500() {
+    let (_dir, db) = sample_db();
+    let server = Server::start(&db, &[]);
+    let long = "p".repeat(10_000);
+    let cases = [
+        (
+            "/api/structure?fen=8/pppppppp/8/8/8/8/PPPPPPPPP/8".to_owned(),
+            "9 squares",
+        ),
+        (
+            format!(
+                "/api/structure?fen={}",
+                enc("8/8/8/8/8/8/pppppppp/ppppppp1")
+            ),
+            "rank 1 or 8",
+        ),
+        (
+            format!(
+                "/api/structure?fen={}",
+                enc("8/pppppppp/p7/8/8/8/PPPPPPPP/8")
+            ),
+            "at most 8",
+        ),
+        ("/api/structure".to_owned(), "give fen="),
+        (format!("/api/structure?fen={long}"), "at most 4096"),
+        (
+            format!("/api/similar?fen={}&limit=-1", enc(CARLSBAD)),
+            "limit=-1",
+        ),
+        (
+            format!("/api/similar?fen={}&limit=100000", enc(CARLSBAD)),
+            "from 1 to 500",
+        ),
+        (
+            format!("/api/similar?fen={}&mirror=maybe", enc(CARLSBAD)),
+            "mirror=maybe",
+        ),
+        ("/api/info?x=1".to_owned(), "unknown parameter"),
+        ("/api/games?limit=abc".to_owned(), "not a whole number"),
+        ("/api/games?ply=9..3".to_owned(), "--ply"),
+        (
+            "/api/games/export?format=docx".to_owned(),
+            "give pgn, fen or csv",
+        ),
+        ("/api/stats".to_owned(), "report=NAME"),
+        ("/api/stats?report=nope".to_owned(), "no such report"),
+        ("/api/breaks".to_owned(), "structure=KEY"),
+        ("/api/structure?fen=%ZZ".to_owned(), ""),
+    ];
+    for (path, words) in cases {
+        let (status, msg) = server.error(&path);
+        assert_eq!(status, 400, "{path}: {msg}");
+        assert!(msg.contains(words), "{path}: {msg}");
+        assert!(msg.len() < 1000, "{path}: the message quotes too much");
+    }
+    let (status, msg) = server.error("/api/nothing");
+    assert_eq!(status, 404);
+    assert!(msg.contains("docs/serve.md"), "{msg}");
+}
+
+#[test]
+fn pages_and_files_are_embedded_typed_gzipped_and_fenced() {
+    let (_dir, db) = sample_db();
+    let server = Server::start(&db, &[]);
+    for path in [
+        "/",
+        "/game/3?ply=10",
+        "/structures",
+        "/stats",
+        "/info",
+        "/?fen=8/8/8/8/8/8/8/8",
+    ] {
+        let r = server.get(path);
+        assert_eq!(r.status, 200, "{path}");
+        assert_eq!(
+            r.header("content-type"),
+            Some("text/html; charset=utf-8"),
+            "{path}"
+        );
+        assert_eq!(
+            r.header("content-security-policy"),
+            Some("default-src 'self'")
+        );
+    }
+    let plain = server.get("/");
+    let gz = server.get_with("/", &[("Accept-Encoding", "gzip, br")]);
+    assert_eq!(gz.header("content-encoding"), Some("gzip"));
+    let mut unzipped = Vec::new();
+    flate2::read::GzDecoder::new(&gz.body[..])
+        .read_to_end(&mut unzipped)
+        .unwrap();
+    assert_eq!(unzipped, plain.body);
+    for path in [
+        "/../Cargo.toml",
+        "/%2e%2e/Cargo.toml",
+        "/..%2fCargo.toml",
+        "/vendor/../../Cargo.toml",
+        "//etc/passwd",
+        "/src/lib.rs",
+    ] {
+        let r = server.get(path);
+        assert_eq!(r.status, 404, "{path}");
+        assert_eq!(
+            r.header("content-security-policy"),
+            Some("default-src 'self'")
+        );
+    }
+    let api = server.get("/api/info");
+    assert_eq!(
+        api.header("content-security-policy"),
+        Some("default-src 'self'")
+    );
+}
+
+#[test]
+fn a_missing_or_foreign_database_is_refused_with_the_commands_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("none.db").display().to_string();
+    let (code, out, err) = pawndex(&["serve", "--db", &missing, "--port", "0"]);
+    assert_eq!(code, 1);
+    assert!(out.is_empty(), "{out}");
+    let (_, _, info_err) = pawndex(&["info", "--db", &missing]);
+    assert_eq!(err, info_err);
+    assert!(!Path::new(&missing).exists(), "serve created the database");
+    let pgn = root("examples/sample.pgn").display().to_string();
+    let (code, _, err) = pawndex(&["serve", "--db", &pgn, "--port", "0"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("is PGN, not a pawndex database"), "{err}");
+    let foreign = dir.path().join("other.db");
+    rusqlite::Connection::open(&foreign)
+        .unwrap()
+        .execute_batch("CREATE TABLE t(x)")
+        .unwrap();
+    let (code, _, err) = pawndex(&[
+        "serve",
+        "--db",
+        &foreign.display().to_string(),
+        "--port",
+        "0",
+    ]);
+    assert_eq!(code, 1);
+    assert!(err.contains("not a pawndex database"), "{err}");
+}
+
+#[test]
+fn another_address_than_loopback_is_said_on_stderr() {
+    let (_dir, db) = sample_db();
+    let mut server = Server::start(&db, &["--bind", "0.0.0.0"]);
+    let mut line = String::new();
+    BufReader::new(server.child.stderr.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert!(
+        line.contains("readable by anyone who can reach this port"),
+        "{line}"
+    );
+    let port = server.addr.rsplit(':').next().unwrap().to_owned();
+    let r = request(&format!("127.0.0.1:{port}"), "/api/info", &[]);
+    assert_eq!(r.status, 200);
+}
+
+/// The sample's games split in two PGN texts: the first `n` games and the rest.
+fn split_sample(n: usize) -> (String, String) {
+    let text = std::fs::read_to_string(root("examples/sample.pgn")).unwrap();
+    let starts: Vec<usize> = text.match_indices("[Event ").map(|(i, _)| i).collect();
+    (text[..starts[n]].to_owned(), text[starts[n]..].to_owned())
+}
+
+#[test]
+fn serving_while_index_appends() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("growing.db").display().to_string();
+    let (first, rest) = split_sample(6);
+    let first_pgn = dir.path().join("first.pgn");
+    std::fs::write(&first_pgn, first).unwrap();
+    let (code, _, err) = pawndex(&["index", "-q", "--db", &db, &first_pgn.display().to_string()]);
+    assert_eq!(code, 0, "{err}");
+    let server = Server::start(&db, &[]);
+    assert_eq!(server.json("/api/info")["games"], 6);
+    assert_eq!(server.get("/api/game/7").status, 404);
+
+    // The writer reads its games from a pipe held open while requests run: they overlap.
+    let mut writer = Command::new(BIN)
+        .args(["index", "-q", "--db", &db, "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = writer.stdin.take().unwrap();
+    let mut during = 0;
+    for chunk in rest.as_bytes().chunks(rest.len() / 4 + 1) {
+        stdin.write_all(chunk).unwrap();
+        stdin.flush().unwrap();
+        for path in ["/api/info", "/api/game/1", "/api/games?limit=50"] {
+            let r = server.get(path);
+            assert_eq!(r.status, 200, "{path} while indexing: {}", r.text());
+            assert!(
+                writer.try_wait().unwrap().is_none(),
+                "the writer ended early"
+            );
+            during += 1;
+        }
+        let card = server.json(&format!("/api/structure?fen={}", enc(CARLSBAD)));
+        assert!(card["named"]["key"] == "carlsbad");
+    }
+    assert!(during >= 12, "requests overlapping the append: {during}");
+    drop(stdin);
+    let status = writer.wait_with_output().unwrap();
+    assert!(
+        status.status.success(),
+        "{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+
+    // The next request sees every game, whole.
+    let info = server.json("/api/info");
+    assert_eq!(info["games"], 12);
+    let g = server.json("/api/game/12");
+    assert_eq!(
+        g["plies"].as_array().unwrap().len(),
+        g["moves"].as_array().unwrap().len() + 1
+    );
+    let page = server.json("/api/games?limit=50");
+    assert_eq!(page["rows"].as_array().unwrap().len(), 12);
+}

@@ -1,0 +1,185 @@
+// The game replay: /game/ID?ply=N. A board, the move list, keys ←/→/Home/End, the strip of
+// named structures per ply, the ply's features and "explore this structure".
+import { get } from './api.js';
+import { viewBoard } from './board.js';
+import { clear, errorBox, featureValue, h, link } from './dom.js';
+
+export function gameView(main, url) {
+  const id = url.pathname.split('/')[2];
+  let game = null;
+  let ply = 0;
+  const wrap = h('div.cg-wrap.board#game-board');
+  const el = {
+    head: h('div.game-head'),
+    moves: h('div.moves#moves'),
+    strip: h('div.strip#structure-strip'),
+    stretches: h('ul.stretches#stretches'),
+    info: h('div.ply-info#ply-info'),
+    msg: h('div.msg'),
+  };
+  clear(
+    main,
+    h(
+      'div.game',
+      h(
+        'div.left',
+        h('div.board-wrap', wrap),
+        el.strip,
+        el.stretches,
+        h(
+          'div.controls',
+          h('div.group', ['«', '‹', '›', '»'].map((t, i) => h(`button#nav-${['first', 'prev', 'next', 'last'][i]}`, { type: 'button', title: ['Home', '←', '→', 'End'][i], on: { click: () => step(i) } }, t))),
+          h('div.group', h('button', { type: 'button', on: { click: () => board.flip() } }, 'Flip')),
+        ),
+        h('p.muted.keys', 'Keys: ← → move a ply, Home and End go to the ends.'),
+      ),
+      h('div.right', el.head, el.msg, el.info, el.moves),
+    ),
+  );
+  const board = viewBoard(wrap);
+
+  function step(i) {
+    if (!game) return;
+    const last = game.plies.length - 1;
+    show([0, ply - 1, ply + 1, last][i]);
+  }
+
+  const onKey = (e) => {
+    if (e.target.closest && e.target.closest('input, textarea, select')) return;
+    const i = { Home: 0, ArrowLeft: 1, ArrowRight: 2, End: 3 }[e.key];
+    if (i == null) return;
+    e.preventDefault();
+    step(i);
+  };
+  document.addEventListener('keydown', onKey);
+
+  function show(n, push = true) {
+    if (!game) return;
+    const before = ply;
+    ply = Math.max(0, Math.min(game.plies.length - 1, n));
+    const p = game.plies[ply];
+    const prev = game.plies[ply - 1];
+    board.show(p.fen, lastMove(prev?.fen, p.fen), Math.abs(ply - before) === 1);
+    if (push) history.replaceState(null, '', `/game/${id}?ply=${ply}`);
+    main.dataset.ply = String(ply);
+    for (const m of el.moves.querySelectorAll('.mv')) m.classList.toggle('on', Number(m.dataset.ply) === ply);
+    for (const c of el.strip.querySelectorAll('.cell')) c.classList.toggle('on', Number(c.dataset.ply) === ply);
+    el.moves.querySelector('.mv.on')?.scrollIntoView({ block: 'nearest' });
+    const name = p.structure ? p.structure.name + (p.structure.reversed ? ' (reversed)' : '') : 'no named structure';
+    const feats = (side) =>
+      Object.entries(p[side] || {})
+        .map(([k, v]) => `${k.replace(/_/g, ' ')} ${featureValue(v)}`)
+        .join(' · ');
+    clear(
+      el.info,
+      h('p.ply-line', h('span.label', `Ply ${ply}`), p.san ? ` after ${moveNo(ply)}${p.san}` : ' (start)', ' — ', h('strong#ply-structure', name)),
+      h('p.feat', h('span.label', 'White: '), feats('white') || '–'),
+      h('p.feat', h('span.label', 'Black: '), feats('black') || '–'),
+      h('p', link(`/?fen=${encodeURIComponent(p.board || p.fen.split(' ')[0])}`, 'Explore this structure →')),
+    );
+  }
+
+  function render() {
+    const t = game.tags || {};
+    const elo = (e) => (e ? ` (${e})` : '');
+    clear(
+      el.head,
+      h('h2', `${t.White || '?'}${elo(t.WhiteElo)} – ${t.Black || '?'}${elo(t.BlackElo)}`),
+      h('p.muted', [t.Event, t.Site, t.Date, t.Round && `round ${t.Round}`, t.ECO, t.Result].filter(Boolean).join(' · ')),
+    );
+    // Moves in rows: number, White's move, Black's move.
+    const moves = [];
+    for (const p of game.plies) {
+      if (!p.san) continue;
+      if (p.ply % 2 === 1) moves.push(h('span.no', `${(p.ply + 1) / 2}.`));
+      else if (!moves.length) moves.push(h('span.no', `${p.ply / 2}.`), h('span.mv.empty', '…'));
+      moves.push(h('span.mv', { 'data-ply': String(p.ply), on: { click: () => show(p.ply) } }, p.san));
+    }
+    if (t.Result) moves.push(h('span.res', t.Result));
+    clear(el.moves, moves);
+    // The strip: one cell per ply, coloured by named structure, a mark where it changes; under
+    // it the list of the stretches (structure, plies from–to), each a link to its first ply.
+    const colours = new Map();
+    const cells = [];
+    const stretches = [];
+    const nameOf = (st) => (st ? st.name + (st.reversed ? ' (reversed)' : '') : 'no named structure');
+    for (const p of game.plies) {
+      const key = p.structure ? p.structure.key + (p.structure.reversed ? '~' : '') : null;
+      if (key && !colours.has(key)) colours.set(key, colours.size % 8);
+      const cell = h('span.cell', { 'data-ply': String(p.ply), title: `ply ${p.ply}: ${nameOf(p.structure)}`, on: { click: () => show(p.ply) } });
+      cell.classList.add(key ? `c${colours.get(key)}` : 'none');
+      const last = stretches[stretches.length - 1];
+      if (!last || last.key !== key) {
+        if (last) cell.classList.add('change');
+        stretches.push({ key, name: nameOf(p.structure), from: p.ply, to: p.ply });
+      } else last.to = p.ply;
+      cells.push(cell);
+    }
+    clear(el.strip, cells);
+    clear(
+      el.stretches,
+      stretches
+        .filter((x) => x.key)
+        .map((x) =>
+          h('li', h(`span.swatch.c${colours.get(x.key)}`), h('a', { href: `/game/${id}?ply=${x.from}`, on: { click: (e) => (e.preventDefault(), show(x.from)) } }, x.name), ` plies ${x.from}–${x.to}`),
+        ),
+    );
+    if (!stretches.some((x) => x.key)) el.stretches.append(h('li.muted', 'No named structure in this game.'));
+  }
+
+  async function load(u) {
+    try {
+      game = await get(`/api/game/${encodeURIComponent(id)}`);
+      render();
+      show(Number(u.searchParams.get('ply') ?? 0) || 0, false);
+    } catch (e) {
+      clear(el.head, h('h2', `Game ${id}`));
+      clear(el.msg, errorBox(e), h('p', link('/', '← back to the explorer')));
+    }
+  }
+
+  return {
+    route(u) {
+      if (!game) load(u);
+      else show(Number(u.searchParams.get('ply') ?? 0) || 0, false);
+    },
+    destroy() {
+      document.removeEventListener('keydown', onKey);
+      board.destroy();
+    },
+  };
+}
+
+const moveNo = (ply) => (ply % 2 === 1 ? `${(ply + 1) / 2}. ` : `${ply / 2}… `);
+
+/** The squares a move changed, from two FENs (for chessground's last-move highlight). */
+function lastMove(a, b) {
+  if (!a || !b) return undefined;
+  const grid = (fen) => {
+    const out = {};
+    fen.split(' ')[0].split('/').forEach((row, i) => {
+      let f = 0;
+      for (const ch of row) {
+        if (/\d/.test(ch)) f += Number(ch);
+        else out['abcdefgh'[f++] + (8 - i)] = ch;
+      }
+    });
+    return out;
+  };
+  const x = grid(a);
+  const y = grid(b);
+  const from = [];
+  const to = [];
+  for (const f of 'abcdefgh')
+    for (let r = 1; r <= 8; r++) {
+      const sq = f + r;
+      if (x[sq] && !y[sq]) from.push(sq);
+      else if (y[sq] && x[sq] !== y[sq]) to.push(sq);
+    }
+  if (from.length === 1 && to.length === 1) return [from[0], to[0]];
+  // Castling: the king's squares.
+  const k = from.find((s) => /[kK]/.test(x[s]));
+  const kt = to.find((s) => /[kK]/.test(y[s]));
+  if (k && kt) return [k, kt];
+  return from.length && to.length ? [from[0], to[0]] : undefined;
+}
