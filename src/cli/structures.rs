@@ -14,9 +14,8 @@ use anyhow::Result;
 use clap::Args;
 
 use crate::cli::common::{self as command};
-use crate::engine::structures::{forms, gather, rows};
 use crate::model::UsageError;
-use crate::model::structure_report::Row;
+use crate::model::structure_report::{Form, Row};
 use crate::model::usage;
 use crate::output::chart;
 use crate::output::structures::{summary, write_csv, write_json, write_table};
@@ -96,8 +95,7 @@ fn run_report(args: StructuresArgs) -> Result<i32> {
     let conn = crate::store::open_for_reading(&args.db)?;
     crate::cli::query::warn_if_unfinished(&conn, &args.db)?;
     let names = structure_report::names(&conn)?;
-    let all = forms(&names);
-    let mut forms = all.clone();
+    let mut wanted = Vec::new();
     if !args.family.is_empty() {
         // In catalogue order, each once.
         let mut families: Vec<&str> = Vec::new();
@@ -106,7 +104,6 @@ fn run_report(args: StructuresArgs) -> Result<i32> {
                 families.push(&n.family);
             }
         }
-        let mut wanted = Vec::new();
         for given in &args.family {
             let before = wanted.len();
             for family in given.split(',').map(str::trim).filter(|f| !f.is_empty()) {
@@ -128,10 +125,10 @@ fn run_report(args: StructuresArgs) -> Result<i32> {
                 usage!("--family {given:?}: the value is empty (give at least one family)");
             }
         }
-        forms.retain(|f| wanted.contains(&f.family.to_lowercase()));
     }
-    let (totals, mut gathered) = gather(&conn)?;
-    let mut rows = rows(&all, &forms, &mut gathered, usize::from(args.top));
+    let keep = |f: &Form| wanted.is_empty() || wanted.contains(&f.family.to_lowercase());
+    let report = crate::engine::structures::report(&conn, &names, keep, usize::from(args.top))?;
+    let mut rows = report.rows;
     rows.retain(|r| r.games >= args.min_games);
 
     let mut out = io::stdout().lock();
@@ -156,7 +153,7 @@ fn run_report(args: StructuresArgs) -> Result<i32> {
     }
     eprintln!(
         "{}",
-        summary(&totals, gathered.named, gathered.named_window)
+        summary(&report.totals, report.named, report.named_window)
     );
     Ok(0)
 }

@@ -108,11 +108,8 @@ pub fn form_row<'a>(rows: &'a [Row], key: &str, reversed: bool) -> Option<&'a Ro
 /// The `structures` report of every form of the database's catalogue, lists `top` long (what
 /// `pawndex structures --top N --format json` prints, before `--min-games`).
 pub fn structures_report(conn: &rusqlite::Connection, top: usize) -> Result<Vec<Row>> {
-    use crate::engine::structures::{forms, gather, rows};
     let names = crate::store::structure_report::names(conn)?;
-    let all = forms(&names);
-    let (_, mut gathered) = gather(conn)?;
-    Ok(rows(&all, &all, &mut gathered, top))
+    Ok(crate::engine::structures::report(conn, &names, |_| true, top)?.rows)
 }
 
 /// A game by id, replayed: `None` when no game has this id.

@@ -223,6 +223,35 @@ pub fn rows(all: &[Form], chosen: &[Form], gathered: &mut Gathered, top_n: usize
         .collect()
 }
 
+/// The `structures` report of a database: the rows of the forms `keep` chooses, in catalogue
+/// order, lists `top` long, and what its summary line counts.
+pub struct Report {
+    pub rows: Vec<Row>,
+    pub totals: Totals,
+    /// Positions with a name, in all and at plies 20..60.
+    pub named: u64,
+    pub named_window: u64,
+}
+
+/// Gathers the `structures` report of the catalogue `names` (the database's) over `conn`: one
+/// pass over the games and their structure changes, for the command and the server alike.
+pub fn report(
+    conn: &rusqlite::Connection,
+    names: &[StructureName],
+    keep: impl Fn(&Form) -> bool,
+    top: usize,
+) -> Result<Report> {
+    let all = forms(names);
+    let chosen: Vec<Form> = all.iter().filter(|f| keep(f)).cloned().collect();
+    let (totals, mut gathered) = gather(conn)?;
+    Ok(Report {
+        rows: rows(&all, &chosen, &mut gathered, top),
+        totals,
+        named: gathered.named,
+        named_window: gathered.named_window,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
