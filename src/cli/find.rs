@@ -9,7 +9,7 @@ use clap::Args;
 use rusqlite::types::Value;
 
 use crate::cli::query;
-use crate::engine::find::{Filters, resolve_structure_names};
+use crate::engine::find::{Filters, resolve_names};
 use crate::model::Per;
 use crate::output::table::OutputArgs;
 use crate::store::search::{Form, Rows, Search, Sql};
@@ -181,8 +181,7 @@ fn run_inner(args: FindArgs) -> Result<i32> {
     let mut search = search(&args)?;
     // --print-sql needs no database: without one, the names stay as typed.
     if !search.structures.is_empty() && (!args.print_sql || args.output.db.exists()) {
-        let known = crate::store::search::structure_names(&query::open(&args.output.db)?)?;
-        resolve_structure_names("--structure-name", &known, &mut search.structures)?;
+        resolve_names(&query::open(&args.output.db)?, &mut search)?;
     }
     if args.print_sql {
         print_sql(&search.rows_sql(Form::Scan, rows(args.per)))?;

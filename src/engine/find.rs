@@ -489,6 +489,16 @@ pub fn closest_structures<'a>(typed: &str, known: &'a [StructureName]) -> Vec<&'
     keys
 }
 
+/// Resolves the structure names of `search` against the catalogue of the database `conn` reads
+/// ([`resolve_structure_names`], for `--structure-name`); nothing to read without one.
+pub fn resolve_names(conn: &rusqlite::Connection, search: &mut Search) -> Result<()> {
+    if !search.structures.is_empty() {
+        let known = crate::store::search::structure_names(conn)?;
+        resolve_structure_names("--structure-name", &known, &mut search.structures)?;
+    }
+    Ok(())
+}
+
 /// Turns each `--structure-name` (`flag`) into the form of the database's catalogue it names
 /// ([`match_structure`]); refuses a name the database does not know (a usage error listing the
 /// keys it knows, with the closest ones), or a reversed form of a structure that has none.

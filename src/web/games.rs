@@ -12,7 +12,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use crate::engine::find::{Filters, resolve_structure_names, search};
+use crate::engine::find::{Filters, resolve_names, search};
 use crate::output::table::Format;
 use crate::store::search::{GameCond, Rows, Search};
 use crate::web::error::{ApiError, Params, short};
@@ -70,10 +70,7 @@ pub fn filters(p: &Params) -> Result<Filters, ApiError> {
 /// The search of the filters, its structure names resolved against the database's catalogue.
 fn resolved(conn: &rusqlite::Connection, filters: &Filters) -> anyhow::Result<Search> {
     let mut s = search(filters)?;
-    if !s.structures.is_empty() {
-        let known = crate::store::search::structure_names(conn)?;
-        resolve_structure_names("--structure-name", &known, &mut s.structures)?;
-    }
+    resolve_names(conn, &mut s)?;
     Ok(s)
 }
 

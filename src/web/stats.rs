@@ -137,7 +137,13 @@ pub fn answer(
         Ok(db)
     };
     let db = connect()?;
-    let groups = engine::run(&db, &connect, 1, &query)?;
+    // The thread policy of `stats --threads`: each reader's connection under the request's limit.
+    let groups = engine::run(
+        &db,
+        &connect,
+        crate::engine::parallel::threads(None),
+        &query,
+    )?;
     let mut csv = Vec::new();
     crate::output::stats::write_csv(&mut csv, &query, &groups)?;
     Ok(match format {
