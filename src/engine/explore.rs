@@ -17,22 +17,13 @@ use crate::model::structure_report::Row;
 /// How many near forms a card lists when no form matches.
 pub const NEAREST: usize = 3;
 
-/// The pawns turned for the other colour: colours swapped, board turned.
-#[must_use]
-pub fn reversed(p: Pawns) -> Pawns {
-    Pawns {
-        white: p.black.swap_bytes(),
-        black: p.white.swap_bytes(),
-    }
-}
-
 /// The card of a structure without its counts: its names, nearest forms and features (no
 /// database work).
 #[must_use]
 pub fn classify(pawns: Pawns) -> Card {
     let catalogue = Catalogue::active();
     let code = catalogue.classify(pawns.white, pawns.black);
-    let turned = reversed(pawns);
+    let turned = pawns.colour_reversed();
     Card {
         pawns,
         code,
@@ -87,14 +78,11 @@ pub fn exact(conn: &rusqlite::Connection, pawns: Pawns) -> Result<Option<Similar
         }
         last_game = Some(r.game);
         found.games += 1;
-        let (points, scored) = match crate::store::games::result_of(conn, r.game)?.as_deref() {
-            Some("1-0") => (2, 1),
-            Some("1/2-1/2") => (1, 1),
-            Some("0-1") => (0, 1),
-            _ => (0, 0),
-        };
-        found.points += points;
-        found.scored += scored;
+        let result = crate::store::games::result_of(conn, r.game)?;
+        if let Some(points) = crate::engine::similar::points(result.as_deref()) {
+            found.points += points;
+            found.scored += 1;
+        }
     }
     Ok(Some(found))
 }

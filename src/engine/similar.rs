@@ -46,8 +46,9 @@ impl Tally {
 /// The pairs within a bound and their counts.
 type Tallies = HashMap<(i64, i64), Tally>;
 
-/// White's points for a result tag (a win 2, a draw 1), `None` for no result.
-fn points(result: Option<&str>) -> Option<u64> {
+/// White's points for a result tag (a win 2, a draw 1), `None` for no result: how `similar`
+/// and the explorer's exact counts score a game.
+pub fn points(result: Option<&str>) -> Option<u64> {
     match result {
         Some("1-0") => Some(2),
         Some("1/2-1/2") => Some(1),
