@@ -78,8 +78,7 @@ pub fn exact(conn: &rusqlite::Connection, pawns: Pawns) -> Result<Option<Similar
         }
         last_game = Some(r.game);
         found.games += 1;
-        let result = crate::store::games::result_of(conn, r.game)?;
-        if let Some(points) = crate::engine::similar::points(result.as_deref()) {
+        if let Some(points) = crate::engine::similar::points(r.result.as_deref()) {
             found.points += points;
             found.scored += 1;
         }

@@ -48,12 +48,3 @@ pub fn header(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<Header> {
 pub fn last_game_id(conn: &Connection) -> Result<i64> {
     Ok(conn.query_row("SELECT coalesce(max(id), 0) FROM games", [], |r| r.get(0))?)
 }
-
-/// One game's result tag (`None`: no such game, or no result).
-pub fn result_of(conn: &Connection, id: i64) -> Result<Option<String>> {
-    let mut st = conn.prepare_cached("SELECT result FROM games WHERE id = ?1")?;
-    Ok(st
-        .query_row([id], |r| r.get::<_, Option<String>>(0))
-        .optional()?
-        .flatten())
-}

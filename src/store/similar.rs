@@ -149,6 +149,7 @@ pub fn game_plies(conn: &Connection, game: i64) -> Result<Option<i64>> {
 pub struct Reader<'c> {
     lists: CachedStatement<'c>,
     runs: CachedStatement<'c>,
+    pair_runs: CachedStatement<'c>,
 }
 
 impl<'c> Reader<'c> {
@@ -161,7 +162,38 @@ impl<'c> Reader<'c> {
                  WHERE r.game_id = ?1 AND g.id = ?1
                  ORDER BY r.first_ply",
             )?,
+            pair_runs: conn.prepare_cached(
+                "SELECT r.game_id, r.first_ply, r.last_ply, g.result
+                 FROM json_each(?1) AS j
+                 JOIN runs AS r ON r.game_id = j.value AND r.white_set = ?2 AND r.black_set = ?3
+                 JOIN games AS g ON g.id = r.game_id",
+            )?,
         })
+    }
+
+    /// Appends the runs of `games` with exactly these (White set, Black set), as runs of the
+    /// `pair`-th listed pair.
+    pub fn pair_runs_of(
+        &mut self,
+        games: &[i64],
+        sets: (i64, i64),
+        pair: usize,
+        out: &mut Vec<PairRun>,
+    ) -> Result<()> {
+        let ids = super::search::json_array(games);
+        let mut rows = self
+            .pair_runs
+            .query(rusqlite::params![ids, sets.0, sets.1])?;
+        while let Some(r) = rows.next()? {
+            out.push(PairRun {
+                game: r.get(0)?,
+                first_ply: r.get(1)?,
+                last_ply: r.get(2)?,
+                pair,
+                result: r.get(3)?,
+            });
+        }
+        Ok(())
     }
 
     /// Appends the games of a pawn set's `set_games` list (none if it has no list).
@@ -198,13 +230,14 @@ impl<'c> Reader<'c> {
 // ---------------------------------------------------------------------------------------------
 
 /// A run of one of the listed (White set, Black set) pairs: its game, its plies (both
-/// included) and the index of its pair in the list.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+/// included), the index of its pair in the list and its game's result tag.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PairRun {
     pub game: i64,
     pub first_ply: i64,
     pub last_ply: i64,
     pub pair: usize,
+    pub result: Option<String>,
 }
 
 /// Every run whose (White set, Black set) is one of `pairs`, by game and first ply.
@@ -214,45 +247,52 @@ pub struct PairRun {
 /// or, when they are many ([`scan_is_cheaper`]), every run in one pass.
 pub fn pair_runs(conn: &Connection, pairs: &[(i64, i64)]) -> Result<Vec<PairRun>> {
     let mut reader = Reader::new(conn)?;
-    let mut games = tail_games(conn)?;
+    let tail = tail_games(conn)?;
+    // Per pair, the games whose lists hold both sets (ascending ids), then the tail's.
+    let mut candidates = Vec::with_capacity(pairs.len());
     let (mut w, mut b) = (Vec::new(), Vec::new());
     for &(white, black) in pairs {
         w.clear();
         b.clear();
-        // The lists hold ascending ids.
         reader.games_of(white, &mut w)?;
         reader.games_of(black, &mut b)?;
-        games.extend(w.iter().filter(|g| b.binary_search(g).is_ok()));
+        let mut games: Vec<i64> = w
+            .iter()
+            .copied()
+            .filter(|g| b.binary_search(g).is_ok())
+            .collect();
+        games.extend(&tail);
+        candidates.push(games);
     }
-    games.sort_unstable();
-    games.dedup();
-    let index: std::collections::HashMap<(i64, i64), usize> =
-        pairs.iter().enumerate().map(|(i, &p)| (p, i)).collect();
     let mut out = Vec::new();
-    let mut keep = |game: i64, r: &Run| {
-        if let Some(&pair) = index.get(&(r.white_set, r.black_set)) {
-            out.push(PairRun {
-                game,
-                first_ply: r.first_ply,
-                last_ply: r.last_ply,
-                pair,
-            });
-        }
-    };
-    if scan_is_cheaper(games.len(), game_count(conn)?) {
+    if scan_is_cheaper(candidates.iter().map(Vec::len).sum(), game_count(conn)?) {
+        let index: std::collections::HashMap<(i64, i64), usize> =
+            pairs.iter().enumerate().map(|(i, &p)| (p, i)).collect();
         let white: Vec<i64> = pairs.iter().map(|p| p.0).collect();
         let black: Vec<i64> = pairs.iter().map(|p| p.1).collect();
         scan_runs(conn, (i64::MIN, i64::MAX), &white, &black, |game, r| {
-            keep(game, &r);
+            if let Some(&pair) = index.get(&(r.white_set, r.black_set)) {
+                out.push(PairRun {
+                    game,
+                    first_ply: r.first_ply,
+                    last_ply: r.last_ply,
+                    pair,
+                    result: None,
+                });
+            }
         })?;
-    } else {
-        let mut runs = Vec::new();
-        for game in games {
-            reader.runs_of(game, &mut runs)?;
-            for r in &runs {
-                keep(game, r);
+        // The scan reads a large share of the games: their results in one pass by id.
+        let results = results(conn)?;
+        for r in &mut out {
+            if let Ok(i) = results.binary_search_by_key(&r.game, |x| x.0) {
+                r.result.clone_from(&results[i].1);
             }
         }
+    } else {
+        for (pair, games) in candidates.iter().enumerate() {
+            reader.pair_runs_of(games, pairs[pair], pair, &mut out)?;
+        }
+        out.sort_by_key(|r| (r.game, r.first_ply));
     }
     Ok(out)
 }
