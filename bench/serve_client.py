@@ -98,7 +98,22 @@ def rss():
     return fields.get("VmHWM"), fields.get("RssAnon"), fields.get("RssFile")
 
 
+PEAK_ANON = [0]
+
+
+def sample_heap():
+    """Keeps the largest RssAnon (kB) seen, every 20 ms, for the whole run."""
+    while True:
+        try:
+            anon = int(rss()[1].split()[0])
+        except (OSError, ValueError, AttributeError):
+            return
+        PEAK_ANON[0] = max(PEAK_ANON[0], anon)
+        time.sleep(0.02)
+
+
 def main():
+    threading.Thread(target=sample_heap, daemon=True).start()
     bs, games = boards(100)
     carlsbad = "8/pp3ppp/2p5/3p4/3P4/4P3/PP3PPP/8"
     page = json.loads(get("/api/games?" + q(limit=50))[1])
@@ -191,6 +206,7 @@ def main():
     peak, anon, file_ = rss()
     print(f"\nload: 16 clients, {done[0]} mixed requests in {dt:.1f} s, {errors[0]} errors")
     print(f"server memory: peak RSS {peak}; now RssAnon {anon} (heap), RssFile {file_} (mapped database pages)")
+    print(f"largest heap seen (RssAnon sampled every 20 ms over the whole run): {PEAK_ANON[0] / 1024:.0f} MiB (target <= 300 MB)")
 
 
 main()
