@@ -351,6 +351,41 @@ fn similar_structures(s: &Session) {
     s.wait("the clicked structure to become the target", || {
         fen_in_url(s) == target
     });
+    // Its exact counts: the average stay and the openings of its games, as the API says.
+    let (code, _, body) = fetch(
+        s,
+        &format!("/api/structure?fen={}", target.replace('/', "%2F")),
+    );
+    assert_eq!(code, 200, "{body}");
+    let api: Value = serde_json::from_str(&body).unwrap();
+    let stay = api["exact"]["avg_stay"]
+        .as_f64()
+        .expect("a listed structure has games");
+    s.wait("the average stay of the target", || {
+        s.find("#count-stay").is_some() && s.text("#count-stay") == format!("{stay:.1} plies")
+    });
+    s.wait("the target's openings", || {
+        s.find("#exact-eco .chip").is_some()
+    });
+    let chips = s.js(
+        "return [...document.querySelectorAll('#exact-eco .chip')].map(c => c.innerText)",
+        json!([]),
+    );
+    let total: u64 = chips
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            let c = c.as_str().unwrap();
+            let pct = c.rsplit(' ').next().unwrap().trim_end_matches('%');
+            pct.parse::<u64>()
+                .unwrap_or_else(|_| panic!("an opening chip ends with a percentage: {c}"))
+        })
+        .sum();
+    assert!(
+        (90..=105).contains(&total) || chips.as_array().unwrap().len() == 5,
+        "the openings' shares of the target's games add up to about 100%: {chips}"
+    );
     // Back returns to the Carlsbad.
     s.js("history.back()", json!([]));
     s.wait("Back to the Carlsbad", || fen_in_url(s) == CARLSBAD);
@@ -689,6 +724,36 @@ fn breaks_of_a_named_structure(s: &Session, base: &str) {
     s.wait("the Lopez Formation", || {
         s.find("#structure-name").is_some() && s.text("#structure-name") == "Lopez Formation"
     });
+    // The whole form's counts: its openings' shares are percentages of its games, as the
+    // API gives them.
+    let (code, _, body) = fetch(
+        s,
+        &format!("/api/structure?fen={}", lopez.replace('/', "%2F")),
+    );
+    assert_eq!(code, 200, "{body}");
+    let api: Value = serde_json::from_str(&body).unwrap();
+    let first = &api["named_counts"]["eco"][0];
+    s.wait("the whole-form toggle", || {
+        s.find("#counts-named").is_some()
+            && s.js(
+                "return document.querySelector('#counts-named').disabled",
+                json!([]),
+            ) == json!(false)
+    });
+    s.click("#counts-named");
+    s.wait("the Lopez Formation's openings", || {
+        s.find(".eco .chip").is_some()
+    });
+    assert_eq!(
+        s.text(".eco .chip"),
+        format!(
+            "{} {:.0}%",
+            first["eco"].as_str().expect("an ECO code"),
+            first["share"].as_f64().expect("a share")
+        ),
+        "the first opening chip of the Lopez Formation"
+    );
+    s.click("#counts-exact");
     s.click("#tab-breaks");
     s.wait("the breaks table", || {
         s.find("#breaks-table tbody tr").is_some()

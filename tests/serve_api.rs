@@ -262,6 +262,56 @@ fn structure_card_names_counts_and_nearest() {
         for k in ["positions", "games", "white_score"] {
             assert_eq!(card["exact"][k], cli[k], "{k} of {board}");
         }
+        // A game holds exact pawns over one stretch: the average stay is positions per game.
+        let stay = cli["positions"].as_f64().unwrap() / cli["games"].as_f64().unwrap();
+        let got = card["exact"]["avg_stay"].as_f64().expect("avg_stay");
+        assert!(
+            (got - stay).abs() <= 0.005,
+            "avg_stay {got} of {board}, not {stay}"
+        );
+        // Its openings: the ECO codes of the games `similar --games` lists for these pawns.
+        let (code, out, err) = pawndex(&[
+            "similar",
+            "--db",
+            &db,
+            "--structure",
+            &board,
+            "--max-distance",
+            "0",
+            "--games",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let listed = json_lines(&out);
+        let mut ecos: std::collections::BTreeMap<String, u64> = Default::default();
+        for g in &listed {
+            if let Some(e) = g["eco"].as_str().filter(|e| !e.is_empty()) {
+                *ecos.entry(e.to_owned()).or_default() += 1;
+            }
+        }
+        let mut want: Vec<(String, u64)> = ecos.into_iter().collect();
+        want.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        want.truncate(5);
+        let got: Vec<(String, u64)> = card["exact"]["eco"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| {
+                (
+                    e["eco"].as_str().unwrap().to_owned(),
+                    e["games"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(got, want, "the openings of {board}");
+        assert!(!got.is_empty(), "the sample's games have ECO codes");
+        let share = card["exact"]["eco"][0]["share"].as_f64().unwrap();
+        let expected = 100.0 * got[0].1 as f64 / listed.len() as f64;
+        assert!(
+            (share - expected).abs() <= 0.05,
+            "share {share} of {board}, not {expected}"
+        );
     }
     let none = server.json(&format!(
         "/api/structure?fen={}",
@@ -269,6 +319,8 @@ fn structure_card_names_counts_and_nearest() {
     ));
     assert_eq!(none["exact"]["positions"], 0);
     assert_eq!(none["exact"]["white_score"], Value::Null);
+    assert_eq!(none["exact"]["avg_stay"], Value::Null);
+    assert_eq!(none["exact"]["eco"], serde_json::json!([]));
 }
 
 #[test]

@@ -12,7 +12,7 @@ use crate::model::features::SideFeatures;
 use crate::model::similar::{Pawns, Similar};
 use crate::model::structure::Catalogue;
 use crate::model::structure_near::nearest;
-use crate::model::structure_report::Row;
+use crate::model::structure_report::{EcoShare, Row};
 
 /// How many near forms a card lists when no form matches.
 pub const NEAREST: usize = 3;
@@ -38,27 +38,54 @@ pub fn classify(pawns: Pawns) -> Card {
             SideFeatures::black(pawns.black),
         ],
         exact: None,
+        exact_eco: Vec::new(),
     }
 }
 
-/// The card of a structure: its names, nearest forms, features and exact counts.
+/// How many openings a card lists for the exact pawns (as `structures --top 5`).
+pub const TOP_OPENINGS: usize = 5;
+
+/// The card of a structure: its names, nearest forms, features, exact counts and the most
+/// common openings of the games with exactly these pawns.
 pub fn card(conn: &rusqlite::Connection, pawns: Pawns) -> Result<Card> {
+    let (exact, games) = exact_games(conn, pawns)?;
+    let exact_eco = match &exact {
+        Some(found) if !games.is_empty() => {
+            let counts = crate::store::games::eco_counts(conn, &games)?;
+            crate::engine::structures::top(
+                counts
+                    .into_iter()
+                    .map(|(eco, n)| EcoShare {
+                        eco,
+                        games: n,
+                        share: 100.0 * n as f64 / found.games.max(1) as f64,
+                    })
+                    .collect(),
+                TOP_OPENINGS,
+                |e| e.games,
+                |e| e.eco.clone(),
+            )
+        }
+        _ => Vec::new(),
+    };
     Ok(Card {
-        exact: exact(conn, pawns)?,
+        exact,
+        exact_eco,
         ..classify(pawns)
     })
 }
 
-/// Exactly these pawns as `similar --max-distance 0` lists them (None: no position has them):
-/// the runs of the pair of pawn sets, through the game lists of both sets.
-pub fn exact(conn: &rusqlite::Connection, pawns: Pawns) -> Result<Option<Similar>> {
+/// Exactly these pawns as `similar --max-distance 0` lists them (None: no position has them),
+/// and the ids of the games that reach them, ascending: the runs of the pair of pawn sets,
+/// through the game lists of both sets.
+fn exact_games(conn: &rusqlite::Connection, pawns: Pawns) -> Result<(Option<Similar>, Vec<i64>)> {
     use crate::store::similar::{pair_runs, set_id};
     let (Some(w), Some(b)) = (set_id(conn, 0, pawns.white)?, set_id(conn, 1, pawns.black)?) else {
-        return Ok(None);
+        return Ok((None, Vec::new()));
     };
     let runs = pair_runs(conn, &[(w, b)])?;
     if runs.is_empty() {
-        return Ok(None);
+        return Ok((None, Vec::new()));
     }
     let mut found = Similar {
         pawns,
@@ -70,20 +97,20 @@ pub fn exact(conn: &rusqlite::Connection, pawns: Pawns) -> Result<Option<Similar
         points: 0,
         scored: 0,
     };
-    let mut last_game = None;
+    let mut games = Vec::new();
     for r in &runs {
         found.positions += u64::try_from(r.last_ply - r.first_ply + 1).unwrap_or(0);
-        if last_game == Some(r.game) {
+        if games.last() == Some(&r.game) {
             continue;
         }
-        last_game = Some(r.game);
+        games.push(r.game);
         found.games += 1;
         if let Some(points) = crate::engine::similar::points(r.result.as_deref()) {
             found.points += points;
             found.scored += 1;
         }
     }
-    Ok(Some(found))
+    Ok((Some(found), games))
 }
 
 /// The row of the `structures` report (all forms, lists of `top`) for a form, by key.

@@ -21,6 +21,9 @@ pub struct Card {
     pub features: [SideFeatures; 2],
     /// The structure exactly, as `similar --max-distance 0` lists it (None: no game has it).
     pub exact: Option<Similar>,
+    /// The most common openings (ECO) of the games with exactly these pawns, most first; the
+    /// share is of those games.
+    pub exact_eco: Vec<crate::model::structure_report::EcoShare>,
 }
 
 /// One ply of a replayed game.

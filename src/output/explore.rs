@@ -72,6 +72,13 @@ pub fn card_json(card: &Card, named_row: Option<&Row>) -> Value {
             "games": exact.map_or(0, |s| s.games),
             "games_with_result": exact.map_or(0, |s| s.scored),
             "white_score": crate::output::table::score_json(exact.and_then(|s| s.white_score())),
+            // A game holds exactly these pawns over one stretch of plies (pawn moves cannot be
+            // undone), so a stay is a game.
+            "avg_stay": crate::output::table::number_json(
+                exact.filter(|s| s.games > 0).map(|s| s.positions as f64 / s.games as f64),
+                2,
+            ),
+            "eco": crate::output::structures::eco_json(&card.exact_eco),
         },
         "named_counts": named_row.map_or(Value::Null, |r| {
             crate::output::structures::to_json(std::slice::from_ref(r))[0].take()

@@ -124,9 +124,7 @@ pub fn to_json(rows: &[Row]) -> Value {
                 "white_score": score_json(r.results.white_score()),
                 "stays": r.stays,
                 "avg_stay": number_json(r.avg_stay(), 2),
-                "eco": r.eco.iter().map(|e| json!({
-                    "eco": e.eco, "games": e.games, "share": number_json(Some(e.share), 1),
-                })).collect::<Vec<_>>(),
+                "eco": eco_json(&r.eco),
                 "turns_into": r.turns_into.iter().map(|n| json!({
                     "key": n.key, "reversed": n.reversed, "count": n.count,
                 })).collect::<Vec<_>>(),
@@ -310,6 +308,14 @@ pub fn write_table(out: &mut dyn Write, rows: &[Row]) -> Result<()> {
         )?;
     }
     Ok(())
+}
+
+/// A list of ECO codes with their games and share (percent, to a tenth), as JSON.
+#[must_use]
+pub fn eco_json(eco: &[crate::model::structure_report::EcoShare]) -> Value {
+    eco.iter()
+        .map(|e| json!({"eco": e.eco, "games": e.games, "share": number_json(Some(e.share), 1)}))
+        .collect()
 }
 
 #[cfg(test)]

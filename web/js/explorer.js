@@ -222,23 +222,31 @@ export function explorer(main, url) {
         h('dl.figures', fig('Positions', fmtInt(named.positions)), fig('Games', fmtInt(named.games)), fig("White's score", scoreCell(named.white_score, 'span')), fig('Average stay', named.avg_stay == null ? '–' : `${Number(named.avg_stay).toFixed(1)} plies`)),
         resultBar(named),
       );
-      if (named.eco?.length) body.push(h('p.eco', h('span.label', 'Top openings: '), named.eco.slice(0, 6).map((e) => h('span.chip', `${e.eco} ${(100 * e.share).toFixed(0)}%`))));
+      if (named.eco?.length) body.push(h('p.eco', h('span.label', 'Top openings: '), named.eco.slice(0, 6).map(ecoChip)));
       if (named.turns_into?.length) body.push(h('p.eco', h('span.label', 'Turns into: '), named.turns_into.slice(0, 5).map((t) => h('span.chip', `${t.name || t.key || 'unnamed'}${t.reversed ? ' (rev.)' : ''} ${fmtInt(t.count)}`))));
     } else {
       const x = st.exact || {};
       const bar = h('div.bar-slot', resultBar(x));
       body.push(
-        h('dl.figures', fig('Positions', fmtInt(x.positions), 'count-positions'), fig('Games', fmtInt(x.games), 'count-games'), fig("White's score", scoreCell(x.white_score, 'span')), fig('With a result', fmtInt(x.games_with_result))),
+        h('dl.figures', fig('Positions', fmtInt(x.positions), 'count-positions'), fig('Games', fmtInt(x.games), 'count-games'), fig("White's score", scoreCell(x.white_score, 'span')), fig('Average stay', x.avg_stay == null ? '–' : `${Number(x.avg_stay).toFixed(1)} plies`, 'count-stay')),
         bar,
       );
       if (!x.positions) body.push(h('p.muted', 'No position of the database has exactly these pawns. Similar structures below.'));
-      else eloBands({ fen: st.board || P.boardFen(board.get()) }, bands, bar);
+      else {
+        if (x.eco?.length) body.push(h('p.eco#exact-eco', h('span.label', 'Top openings: '), x.eco.map(ecoChip)));
+        eloBands({ fen: st.board || P.boardFen(board.get()) }, bands, bar);
+      }
     }
     if (s.countsMode === 'named' && named) eloBands({ structure: st.named.key + (st.named.reversed ? '~' : '') }, bands, null);
     body.push(bands, featuresTable(st.features));
     const statsParams = s.countsMode === 'named' && named ? { structure: st.named.key + (st.named.reversed ? '~' : '') } : { fen: st.board || P.boardFen(board.get()) };
     body.push(h('p.more', link(`/stats${query({ by: 'white_islands,black_islands', ...statsParams })}`, 'Statistics of these positions →')));
     clear(el.counts, h('div.card-head', h('h3', 'How it does'), modes), body);
+  }
+
+  /** An opening with its share of the games (percent). */
+  function ecoChip(e) {
+    return h('span.chip', `${e.eco} ${Number(e.share).toFixed(0)}%`);
   }
 
   /** Elo bands (and, for the exact pawns, the win/draw/loss split) from /api/stats?by=elo_band. */
