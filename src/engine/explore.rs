@@ -3,6 +3,8 @@
 //! does (the classifier, the nearest named forms, the `similar` ranking at distance 0, the
 //! `structures` report), and a game replayed ply by ply with its named structure and features.
 
+use std::collections::HashMap;
+
 use anyhow::Result;
 use shakmaty::fen::Fen;
 use shakmaty::{EnPassantMode, Position};
@@ -48,25 +50,21 @@ pub const TOP_OPENINGS: usize = 5;
 /// The card of a structure: its names, nearest forms, features, exact counts and the most
 /// common openings of the games with exactly these pawns.
 pub fn card(conn: &rusqlite::Connection, pawns: Pawns) -> Result<Card> {
-    let (exact, games) = exact_games(conn, pawns)?;
+    let (exact, ecos) = exact_games(conn, pawns)?;
     let exact_eco = match &exact {
-        Some(found) if !games.is_empty() => {
-            let counts = crate::store::games::eco_counts(conn, &games)?;
-            crate::engine::structures::top(
-                counts
-                    .into_iter()
-                    .map(|(eco, n)| EcoShare {
-                        eco,
-                        games: n,
-                        share: 100.0 * n as f64 / found.games.max(1) as f64,
-                    })
-                    .collect(),
-                TOP_OPENINGS,
-                |e| e.games,
-                |e| e.eco.clone(),
-            )
-        }
-        _ => Vec::new(),
+        Some(found) => crate::engine::structures::top(
+            ecos.into_iter()
+                .map(|(eco, n)| EcoShare {
+                    eco,
+                    games: n,
+                    share: 100.0 * n as f64 / found.games.max(1) as f64,
+                })
+                .collect(),
+            TOP_OPENINGS,
+            |e| e.games,
+            |e| e.eco.clone(),
+        ),
+        None => Vec::new(),
     };
     Ok(Card {
         exact,
@@ -76,16 +74,19 @@ pub fn card(conn: &rusqlite::Connection, pawns: Pawns) -> Result<Card> {
 }
 
 /// Exactly these pawns as `similar --max-distance 0` lists them (None: no position has them),
-/// and the ids of the games that reach them, ascending: the runs of the pair of pawn sets,
-/// through the game lists of both sets.
-fn exact_games(conn: &rusqlite::Connection, pawns: Pawns) -> Result<(Option<Similar>, Vec<i64>)> {
+/// and how many of the games that reach them have each ECO code: the runs of the pair of pawn
+/// sets, through the game lists of both sets.
+fn exact_games(
+    conn: &rusqlite::Connection,
+    pawns: Pawns,
+) -> Result<(Option<Similar>, HashMap<String, u64>)> {
     use crate::store::similar::{pair_runs, set_id};
     let (Some(w), Some(b)) = (set_id(conn, 0, pawns.white)?, set_id(conn, 1, pawns.black)?) else {
-        return Ok((None, Vec::new()));
+        return Ok((None, HashMap::new()));
     };
     let runs = pair_runs(conn, &[(w, b)])?;
     if runs.is_empty() {
-        return Ok((None, Vec::new()));
+        return Ok((None, HashMap::new()));
     }
     let mut found = Similar {
         pawns,
@@ -97,20 +98,23 @@ fn exact_games(conn: &rusqlite::Connection, pawns: Pawns) -> Result<(Option<Simi
         points: 0,
         scored: 0,
     };
-    let mut games = Vec::new();
+    let (mut ecos, mut last_game) = (HashMap::new(), None);
     for r in &runs {
         found.positions += u64::try_from(r.last_ply - r.first_ply + 1).unwrap_or(0);
-        if games.last() == Some(&r.game) {
+        if last_game == Some(r.game) {
             continue;
         }
-        games.push(r.game);
+        last_game = Some(r.game);
         found.games += 1;
+        if let Some(eco) = r.eco.as_ref().filter(|e| !e.is_empty()) {
+            *ecos.entry(eco.clone()).or_default() += 1;
+        }
         if let Some(points) = crate::engine::similar::points(r.result.as_deref()) {
             found.points += points;
             found.scored += 1;
         }
     }
-    Ok((Some(found), games))
+    Ok((Some(found), ecos))
 }
 
 /// The row of the `structures` report (all forms, lists of `top`) for a form, by key.

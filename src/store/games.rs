@@ -48,20 +48,3 @@ pub fn header(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<Header> {
 pub fn last_game_id(conn: &Connection) -> Result<i64> {
     Ok(conn.query_row("SELECT coalesce(max(id), 0) FROM games", [], |r| r.get(0))?)
 }
-
-/// How many of `games` have each ECO code (games without one are not counted), in one read.
-pub fn eco_counts(conn: &Connection, games: &[i64]) -> Result<Vec<(String, u64)>> {
-    let mut st = conn.prepare_cached(
-        "SELECT g.eco, count(*) FROM json_each(?1) AS j JOIN games AS g ON g.id = j.value
-         WHERE g.eco IS NOT NULL AND g.eco <> '' GROUP BY g.eco",
-    )?;
-    let rows = st
-        .query_map([super::search::json_array(games)], |r| {
-            Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
-        })?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    Ok(rows
-        .into_iter()
-        .map(|(eco, n)| (eco, u64::try_from(n).unwrap_or(0)))
-        .collect())
-}

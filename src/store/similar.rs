@@ -163,7 +163,7 @@ impl<'c> Reader<'c> {
                  ORDER BY r.first_ply",
             )?,
             pair_runs: conn.prepare_cached(
-                "SELECT r.game_id, r.first_ply, r.last_ply, g.result
+                "SELECT r.game_id, r.first_ply, r.last_ply, g.result, g.eco
                  FROM json_each(?1) AS j
                  JOIN runs AS r ON r.game_id = j.value AND r.white_set = ?2 AND r.black_set = ?3
                  JOIN games AS g ON g.id = r.game_id",
@@ -191,6 +191,7 @@ impl<'c> Reader<'c> {
                 last_ply: r.get(2)?,
                 pair,
                 result: r.get(3)?,
+                eco: r.get(4)?,
             });
         }
         Ok(())
@@ -230,7 +231,7 @@ impl<'c> Reader<'c> {
 // ---------------------------------------------------------------------------------------------
 
 /// A run of one of the listed (White set, Black set) pairs: its game, its plies (both
-/// included), the index of its pair in the list and its game's result tag.
+/// included), the index of its pair in the list and its game's result tag and ECO code.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PairRun {
     pub game: i64,
@@ -238,6 +239,7 @@ pub struct PairRun {
     pub last_ply: i64,
     pub pair: usize,
     pub result: Option<String>,
+    pub eco: Option<String>,
 }
 
 /// Every run whose (White set, Black set) is one of `pairs`, by game and first ply.
@@ -278,14 +280,23 @@ pub fn pair_runs(conn: &Connection, pairs: &[(i64, i64)]) -> Result<Vec<PairRun>
                     last_ply: r.last_ply,
                     pair,
                     result: None,
+                    eco: None,
                 });
             }
         })?;
-        // The scan reads a large share of the games: their results in one pass by id.
-        let results = results(conn)?;
-        for r in &mut out {
-            if let Ok(i) = results.binary_search_by_key(&r.game, |x| x.0) {
-                r.result.clone_from(&results[i].1);
+        // The scan reads a large share of the games: their tags in one pass by id.
+        let mut st = conn.prepare("SELECT id, result, eco FROM games ORDER BY id")?;
+        let mut rows = st.query([])?;
+        let mut at = 0;
+        while let (Some(row), true) = (rows.next()?, at < out.len()) {
+            let id: i64 = row.get(0)?;
+            while at < out.len() && out[at].game < id {
+                at += 1;
+            }
+            while at < out.len() && out[at].game == id {
+                out[at].result = row.get(1)?;
+                out[at].eco = row.get(2)?;
+                at += 1;
             }
         }
     } else {
