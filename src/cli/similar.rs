@@ -164,9 +164,10 @@ pub fn run(args: SimilarArgs) -> Result<i32> {
         io::stdout().lock().write_all(sql.as_bytes())?;
         return Ok(command::EXIT_OK);
     }
+    let connect = || crate::store::open_for_reading(&args.db);
     let found = crate::engine::similar::rank(
         &conn,
-        Some(&args.db),
+        Some(&connect),
         args.threads.count(),
         crate::engine::similar::Request {
             target,

@@ -112,20 +112,24 @@ pub struct Request {
     pub min_games: u64,
 }
 
-/// The ranked structures for a target (the command's work, without the output). `db_path`,
-/// when given, is the file of `conn`: more connections to it read at once, `threads` in all.
-/// They read only rows that never change once written (pawn sets, the runs of the games
-/// `conn`'s snapshot holds), so their possibly later snapshots agree with `conn`'s.
+/// Opens one more reading connection to the database of a ranking's first connection.
+pub type Connect<'a> = &'a dyn Fn() -> Result<rusqlite::Connection>;
+
+/// The ranked structures for a target (the command's work, without the output). `connect`,
+/// when given, opens more connections to the database of `conn`, which read at once,
+/// `threads` in all. They read only rows that never change once written (pawn sets, the runs
+/// of the games `conn`'s snapshot holds), so their possibly later snapshots agree with
+/// `conn`'s.
 pub fn rank(
     conn: &rusqlite::Connection,
-    db_path: Option<&std::path::Path>,
+    connect: Option<Connect<'_>>,
     threads: usize,
     request: Request,
 ) -> Result<Vec<Similar>> {
     let mut extra = Vec::new();
-    if let Some(path) = db_path {
+    if let Some(connect) = connect {
         for _ in 1..threads {
-            extra.push(crate::store::open_for_reading(path)?);
+            extra.push(connect()?);
         }
     }
     let mut r = Ranker::new(conn, extra, request)?;
