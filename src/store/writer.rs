@@ -205,10 +205,21 @@ const SET_COLUMNS: usize = 3 + SIDE_FEATURE_COUNT;
 /// Rows per multi-row INSERT statement.
 const ROWS_PER_INSERT: usize = 128;
 
-/// `INSERT INTO table VALUES (?, …), (?, …), …` for `rows` rows of `columns` values.
+/// `INSERT OR ROLLBACK INTO table VALUES (?, …), (?, …), …` for `rows` rows of `columns`
+/// values.
+///
+/// `OR ROLLBACK`: a statement that writes several rows and may fail part way (`ABORT`, the
+/// default) makes SQLite copy each page it first touches into a statement journal, which it
+/// writes to a temporary file (`temp_store = FILE`), to undo just that statement. The writer
+/// never goes on after a failed insert (the run stops and keeps what it committed), so undoing
+/// the whole transaction is as good and the copies are not needed: they cost 14% of the load
+/// of masters-1 (4.97 s against 4.25 s; half the system time).
 fn multi_row_insert(table: &str, columns: usize, rows: usize) -> String {
     let row = format!("({})", vec!["?"; columns].join(","));
-    format!("INSERT INTO {table} VALUES {}", vec![row; rows].join(","))
+    format!(
+        "INSERT OR ROLLBACK INTO {table} VALUES {}",
+        vec![row; rows].join(",")
+    )
 }
 
 /// Inserts rows through multi-row statements of [`ROWS_PER_INSERT`] rows, the rest singly.
