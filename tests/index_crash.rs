@@ -256,6 +256,19 @@ fn killed_runs_leave_whole_games_and_resume_to_the_same_database() {
             }
         }
     }
+    // A load into empty tables builds the key indexes at its end: both databases have them
+    // (a killed first run left them dropped; the resumed run restored them).
+    for (what, full_run) in [("resumed", &resumed), ("uninterrupted", &reference)] {
+        for index in ["pawn_sets_key", "games_hash"] {
+            assert!(
+                full_run
+                    .schema
+                    .iter()
+                    .any(|row| row[1] == rusqlite::types::Value::Text(index.into())),
+                "{what}: no index {index}"
+            );
+        }
+    }
     // And the resumed database is the uninterrupted one.
     assert_eq!(
         resumed.games.len(),

@@ -186,8 +186,15 @@ pub struct Writer {
     /// Per side, the last pawn set asked for and its id.
     last_set: [Option<(u64, i64)>; 2],
     next_set_id: i64,
-    /// Hashes of stored games (the value is unused).
-    hashes: Cache<i64, ()>,
+    /// Hashes of stored games -> the id of the (last) game stored with it.
+    hashes: Cache<i64, i64>,
+    /// The other games of a hash that more than one stored game has (a collision: distinct
+    /// games, one hash), so that a duplicate of any of them is recognised.
+    collided: IntMap<i64, Vec<i64>>,
+    /// Whether a key index (`KEY_INDEXES`, by position) was dropped for this run: a load into
+    /// an empty table finds every key in the cache and builds the index in one sort at the end
+    /// instead of row by row (a third of the load of masters-1 went to `pawn_sets_key`).
+    deferred: [bool; 2],
     ply_numbers: i64,
     in_transaction: bool,
     /// Rows waiting for a multi-row INSERT (far fewer statement executions than row by row).
@@ -200,6 +207,18 @@ pub struct Writer {
     pairs: derive::PairCollector,
 }
 
+/// The indexes on the writer's two keys, as the migrations make them.
+const KEY_INDEXES: [(&str, &str); 2] = [
+    (
+        "pawn_sets_key",
+        "CREATE UNIQUE INDEX IF NOT EXISTS pawn_sets_key ON pawn_sets(pawns, side)",
+    ),
+    (
+        "games_hash",
+        "CREATE INDEX IF NOT EXISTS games_hash ON games(hash)",
+    ),
+];
+
 const RUN_COLUMNS: usize = 8;
 const SET_COLUMNS: usize = 3 + SIDE_FEATURE_COUNT;
 /// The stored games with a hash, to compare with a new game. INDEXED BY: the planner
@@ -209,6 +228,21 @@ const SET_COLUMNS: usize = 3 + SIDE_FEATURE_COUNT;
 /// 13.9 s instead of 3.3 s).
 const DUPLICATE_SQL: &str = "SELECT event, site, date, round, white, black, result, fen, moves
     FROM games INDEXED BY games_hash WHERE hash = ?1";
+
+/// One stored game by id, as [`DUPLICATE_SQL`] reads them.
+const STORED_GAME_SQL: &str = "SELECT event, site, date, round, white, black, result, fen, moves
+    FROM games WHERE id = ?1";
+
+/// Whether a stored game (a row of [`DUPLICATE_SQL`]) is `g`: same roster, start and moves.
+fn same_game(r: &rusqlite::Row<'_>, g: &GameRecord) -> Result<bool> {
+    for (i, w) in g.header.roster().iter().enumerate() {
+        if r.get_ref(i)?.as_str_or_null()? != *w {
+            return Ok(false);
+        }
+    }
+    Ok(r.get_ref(7)?.as_str_or_null()? == g.fen.as_deref()
+        && r.get_ref(8)?.as_blob()? == g.moves.as_slice())
+}
 
 /// Rows per multi-row INSERT statement.
 const ROWS_PER_INSERT: usize = 128;
@@ -281,6 +315,16 @@ impl Writer {
             })?;
         let ply_numbers: i64 =
             conn.query_row("SELECT count(*) FROM ply_numbers", [], |r| r.get(0))?;
+        // An empty table's index waits for the end of the run; any other index must exist (a
+        // run killed before its end left it dropped).
+        let deferred = [no_sets, no_games];
+        for (&(name, create), defer) in KEY_INDEXES.iter().zip(deferred) {
+            if defer {
+                conn.execute_batch(&format!("DROP INDEX IF EXISTS {name}"))?;
+            } else {
+                conn.execute_batch(create)?;
+            }
+        }
         Ok(Writer {
             conn,
             keep_duplicates,
@@ -288,6 +332,8 @@ impl Writer {
             last_set: [None, None],
             next_set_id,
             hashes: Cache::new(HASH_CACHE, no_games),
+            collided: IntMap::default(),
+            deferred,
             ply_numbers,
             in_transaction: false,
             pending_runs: Vec::new(),
@@ -344,29 +390,46 @@ impl Writer {
         Ok(())
     }
 
+    /// Builds the key index `i` of [`KEY_INDEXES`] if this run dropped it (first writing the
+    /// rows still waiting): at the end, or once its cache no longer holds every key.
+    fn restore_index(&mut self, i: usize) -> Result<()> {
+        if self.deferred[i] {
+            self.flush(true)?;
+            self.conn.execute_batch(KEY_INDEXES[i].1)?;
+            self.deferred[i] = false;
+        }
+        Ok(())
+    }
+
     /// Is this game already stored (same roster, start position and moves)?
-    fn is_duplicate(&self, g: &GameRecord) -> Result<bool> {
+    fn is_duplicate(&mut self, g: &GameRecord) -> Result<bool> {
         if self.keep_duplicates {
             return Ok(false);
         }
-        let cached = self.hashes.map.contains_key(&g.hash);
-        if !cached && self.hashes.complete {
+        // Compare the real contents, so a hash collision never loses a game.
+        if let Some(&id) = self.hashes.map.get(&g.hash) {
+            let mut st = self.conn.prepare_cached(STORED_GAME_SQL)?;
+            let others = self.collided.get(&g.hash).map_or(&[][..], Vec::as_slice);
+            for id in std::iter::once(id).chain(others.iter().copied()) {
+                let mut rows = st.query([id])?;
+                if let Some(r) = rows.next()?
+                    && same_game(r, g)?
+                {
+                    return Ok(true);
+                }
+            }
+            if self.hashes.complete {
+                return Ok(false);
+            }
+        } else if self.hashes.complete {
             return Ok(false);
         }
-        // The hash matched (or may be stored): compare the real contents, so a hash collision
-        // never loses a game.
+        // The cache forgot some hashes: ask the index.
+        self.restore_index(1)?;
         let mut st = self.conn.prepare_cached(DUPLICATE_SQL)?;
         let mut rows = st.query([g.hash])?;
-        let wanted = g.header.roster();
         while let Some(r) = rows.next()? {
-            let mut same = true;
-            for (i, w) in wanted.iter().enumerate() {
-                let have: Option<String> = r.get(i)?;
-                same &= have.as_deref() == *w;
-            }
-            let fen: Option<String> = r.get(7)?;
-            let moves: Vec<u8> = r.get(8)?;
-            if same && fen == g.fen && moves == g.moves {
+            if same_game(r, g)? {
                 return Ok(true);
             }
         }
@@ -394,6 +457,7 @@ impl Writer {
             return Ok(id);
         }
         if !self.sets.complete {
+            self.restore_index(0)?;
             let found: Option<i64> = self
                 .conn
                 .prepare_cached("SELECT id FROM pawn_sets WHERE pawns = ?1 AND side = ?2")?
@@ -582,7 +646,11 @@ impl Writer {
             self.flush(false)?;
         }
         if !self.keep_duplicates {
-            self.hashes.insert(g.hash, ());
+            if let Some(&other) = self.hashes.map.get(&g.hash) {
+                // Not a duplicate (checked above), so a collision: keep both ids.
+                self.collided.entry(g.hash).or_default().push(other);
+            }
+            self.hashes.insert(g.hash, game_id);
         }
         Ok(Stored::Indexed)
     }
@@ -628,6 +696,8 @@ impl Writer {
     ) -> Result<()> {
         let t0 = std::time::Instant::now();
         phase(FinishPhase::Commit);
+        let r = (0..KEY_INDEXES.len()).try_for_each(|i| self.restore_index(i));
+        self.explain(r, Step::Storing)?;
         self.commit()?;
         self.conn.pragma_update(None, "mmap_size", 0)?;
         let t_commit = t0.elapsed();
@@ -698,6 +768,53 @@ mod tests {
                 FinishPhase::Statistics,
                 FinishPhase::Checkpoint
             ]
+        );
+    }
+
+    /// A load into empty tables drops the key indexes and builds them at its end; a run
+    /// into tables that have rows (after a killed first run, say) restores any that is missing.
+    #[test]
+    fn key_indexes_wait_for_the_end_of_a_first_load() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.db");
+        let indexes = |conn: &Connection| -> Vec<String> {
+            conn.prepare(
+                "SELECT name FROM sqlite_schema WHERE name IN ('pawn_sets_key', 'games_hash') \
+                 ORDER BY name",
+            )
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap()
+        };
+        let conn = crate::store::open_for_writing(&path).unwrap();
+        let writer = Writer::new(conn, false).unwrap();
+        assert!(indexes(&writer.conn).is_empty(), "dropped for the load");
+        writer.finish(true).unwrap();
+        let conn = crate::store::open_for_writing(&path).unwrap();
+        assert_eq!(
+            indexes(&conn),
+            ["games_hash", "pawn_sets_key"],
+            "built at the end"
+        );
+        // As a killed first run leaves them: rows stored, indexes dropped.
+        conn.execute_batch(
+            "INSERT INTO pawn_sets (id, side, pawns, islands, dispersion, distortion, duo, trio, quart)
+             VALUES (1, 0, 65280, 1, 0, 0, 0, 0, 0);
+             DROP INDEX pawn_sets_key; DROP INDEX games_hash;",
+        )
+        .unwrap();
+        // pawn_sets has a row: its index is restored; games has none: its index waits.
+        let writer = Writer::new(conn, false).unwrap();
+        assert_eq!(indexes(&writer.conn), ["pawn_sets_key"], "restored");
+        assert_eq!(writer.deferred, [false, true]);
+        writer.finish(true).unwrap();
+        let conn = crate::store::open_for_writing(&path).unwrap();
+        assert_eq!(
+            indexes(&conn),
+            ["games_hash", "pawn_sets_key"],
+            "built at the end"
         );
     }
 
