@@ -211,6 +211,11 @@ const CHECKS: &[(&str, Check, usize)] = &[
         1,
     ),
     (
+        "Positions and White's score by the number of white pawn islands.",
+        Check::Rows,
+        3,
+    ),
+    (
         "Games that reached exactly the pawn structure of ply 20 of game 1, with the first such ply.",
         Check::Rows,
         2,
