@@ -534,37 +534,14 @@ impl Kept {
 /// with every stray control character (NUL, `\x1a`, form feed, DEL…) read as a space: such a
 /// byte is no part of any PGN token, so a move it touches (`Nf3\x00`, `e4\x0ce5`) is still
 /// that move, and the byte offsets stay the file's.
-///
-/// Each read fills `buf` as far as the stream goes: pgn-reader wants a tag line's worth
-/// ([`TAG_LINE_BYTES`]) in its buffer and moves what it holds to the front before every read, so
-/// reads of a few KiB (the decoders' reads are capped at
-/// [`crate::ingest::input::TRAP_READ_BYTES`]) made it move 256 KiB for every 16 KiB read: 16
-/// bytes copied for each byte of PGN.
 struct Tee<R> {
     inner: R,
     kept: Arc<Mutex<Kept>>,
-    /// An error met after some bytes of a read: returned by the next read.
-    pending: Option<std::io::Error>,
 }
 
 impl<R: Read> Read for Tee<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        if let Some(e) = self.pending.take() {
-            return Err(e);
-        }
-        let mut n = 0;
-        while n < buf.len() {
-            match self.inner.read(&mut buf[n..]) {
-                Ok(0) => break,
-                Ok(k) => n += k,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) if n == 0 => return Err(e),
-                Err(e) => {
-                    self.pending = Some(e);
-                    break;
-                }
-            }
-        }
+        let n = self.inner.read(buf)?;
         let read = &mut buf[..n];
         self.kept
             .lock()
@@ -632,7 +609,6 @@ impl<R: Read> PgnGames<R> {
         let tee = Tee {
             inner,
             kept: kept.clone(),
-            pending: None,
         };
         let reader = Reader::build(tee)
             .set_supported_tag_line_length(TAG_LINE_BYTES)
@@ -866,45 +842,6 @@ mod tests {
             let got = got.as_ref().map(|(p, t)| (*p, t.as_str()));
             assert_eq!(got, want, "{text}");
         }
-    }
-
-    /// A reader that gives `chunk` bytes of `data` a call, then an error.
-    struct Trickle {
-        data: Vec<u8>,
-        chunk: usize,
-    }
-
-    impl Read for Trickle {
-        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-            if self.data.is_empty() {
-                return Err(std::io::Error::other("broken"));
-            }
-            let n = self.chunk.min(buf.len()).min(self.data.len());
-            buf[..n].copy_from_slice(&self.data[..n]);
-            self.data.drain(..n);
-            Ok(n)
-        }
-    }
-
-    #[test]
-    fn tee_fills_each_read_and_keeps_an_error_for_the_next() {
-        let mut tee = Tee {
-            inner: Trickle {
-                data: b"1. e4\x00e5 *".to_vec(),
-                chunk: 3,
-            },
-            kept: Arc::new(Mutex::new(Kept::default())),
-            pending: None,
-        };
-        let mut buf = [0u8; 64];
-        let n = tee.read(&mut buf).unwrap();
-        assert_eq!(&buf[..n], b"1. e4 e5 *", "one read gathers every chunk");
-        let e = tee.read(&mut buf).unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "broken",
-            "the error comes with the next read"
-        );
     }
 
     #[test]
