@@ -572,6 +572,16 @@ fn derive_range(conn: &Connection, lag: Lag, collected: Option<PairCollector>) -
              black_elo_positions = black_elo_positions + excluded.black_elo_positions",
     )?;
     let mut list = Vec::new();
+    if !append {
+        // Nothing derived yet: every set's rows are new, written many to a statement.
+        let mut fresh = FreshRows::default();
+        fold_sets(sorter, |a| {
+            fresh.add(conn, a)?;
+            Ok(())
+        })?;
+        fresh.flush(conn, true)?;
+        return finish_derive(conn, lag, start, read);
+    }
     fold_sets(sorter, |a| {
         // The new part of the list, encoded from the set's stored last game.
         let stored: Option<i64> = if append {
@@ -596,6 +606,16 @@ fn derive_range(conn: &Connection, lag: Lag, collected: Option<PairCollector>) -
         ])?;
         Ok(())
     })?;
+    finish_derive(conn, lag, start, read)
+}
+
+/// Records how far the derived tables go (and, with `PAWNDEX_TIMINGS`, how long they took).
+fn finish_derive(
+    conn: &Connection,
+    lag: Lag,
+    start: std::time::Instant,
+    read: std::time::Duration,
+) -> Result<()> {
     conn.execute("UPDATE derived SET through = ?1", [lag.last_game])?;
     if std::env::var_os("PAWNDEX_TIMINGS").is_some() {
         eprintln!(
@@ -605,6 +625,72 @@ fn derive_range(conn: &Connection, lag: Lag, collected: Option<PairCollector>) -
         );
     }
     Ok(())
+}
+
+/// The rows of `set_games` and `set_totals` for sets that have none yet, written through
+/// multi-row statements: one statement per set and table cost about 4,000 instructions each,
+/// most of the derived tables' time on a first load.
+#[derive(Default)]
+struct FreshRows {
+    /// `set_games` rows: set, last game, the list.
+    lists: Vec<(i64, i64, Vec<u8>)>,
+    totals: Vec<[i64; 10]>,
+}
+
+impl FreshRows {
+    fn add(&mut self, conn: &Connection, a: &SetAggregate) -> Result<()> {
+        let mut list = Vec::new();
+        let mut last = 0u64;
+        for &game in &a.games {
+            push_varint(&mut list, u64::from(game).saturating_sub(last));
+            last = u64::from(game);
+        }
+        self.lists.push((i64::from(a.set), last as i64, list));
+        let t = &a.totals;
+        self.totals.push([
+            i64::from(a.set),
+            t[0],
+            t[1],
+            t[2],
+            t[3],
+            t[4],
+            t[5],
+            t[6],
+            t[7],
+            t[8],
+        ]);
+        if self.lists.len() >= 4 * super::writer::ROWS_PER_INSERT {
+            self.flush(conn, false)?;
+        }
+        Ok(())
+    }
+
+    /// Writes whole multi-row chunks only, or everything when `all`.
+    fn flush(&mut self, conn: &Connection, all: bool) -> Result<()> {
+        let per = super::writer::ROWS_PER_INSERT;
+        let n = if all {
+            self.lists.len()
+        } else {
+            self.lists.len() - self.lists.len() % per
+        };
+        for chunk in self.lists[..n].chunks(per) {
+            let mut st = conn.prepare_cached(&super::writer::multi_row_insert(
+                "set_games (set_id, last_game, games)",
+                3,
+                chunk.len(),
+            ))?;
+            for (i, (set, last, list)) in chunk.iter().enumerate() {
+                st.raw_bind_parameter(3 * i + 1, set)?;
+                st.raw_bind_parameter(3 * i + 2, last)?;
+                st.raw_bind_parameter(3 * i + 3, list)?;
+            }
+            st.raw_execute()?;
+        }
+        self.lists.drain(..n);
+        super::writer::insert_rows(conn, "set_totals", &self.totals[..n])?;
+        self.totals.drain(..n);
+        Ok(())
+    }
 }
 
 /// Fills `sqlite_stat1` with row counts instead of running ANALYZE (a full ANALYZE reads every

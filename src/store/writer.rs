@@ -245,7 +245,7 @@ fn same_game(r: &rusqlite::Row<'_>, g: &GameRecord) -> Result<bool> {
 }
 
 /// Rows per multi-row INSERT statement.
-const ROWS_PER_INSERT: usize = 128;
+pub(super) const ROWS_PER_INSERT: usize = 128;
 
 /// `INSERT OR ROLLBACK INTO table VALUES (?, …), (?, …), …` for `rows` rows of `columns`
 /// values.
@@ -256,7 +256,7 @@ const ROWS_PER_INSERT: usize = 128;
 /// never goes on after a failed insert (the run stops and keeps what it committed), so undoing
 /// the whole transaction is as good and the copies are not needed: they cost 14% of the load
 /// of masters-1 (4.97 s against 4.25 s; half the system time).
-fn multi_row_insert(table: &str, columns: usize, rows: usize) -> String {
+pub(super) fn multi_row_insert(table: &str, columns: usize, rows: usize) -> String {
     let row = format!("({})", vec!["?"; columns].join(","));
     format!(
         "INSERT OR ROLLBACK INTO {table} VALUES {}",
@@ -265,7 +265,11 @@ fn multi_row_insert(table: &str, columns: usize, rows: usize) -> String {
 }
 
 /// Inserts rows through multi-row statements of [`ROWS_PER_INSERT`] rows, the rest singly.
-fn insert_rows<const N: usize>(conn: &Connection, table: &str, rows: &[[i64; N]]) -> Result<()> {
+pub(super) fn insert_rows<const N: usize>(
+    conn: &Connection,
+    table: &str,
+    rows: &[[i64; N]],
+) -> Result<()> {
     let mut chunks = rows.chunks_exact(ROWS_PER_INSERT);
     if chunks.len() > 0 {
         let mut st = conn.prepare_cached(&multi_row_insert(table, N, ROWS_PER_INSERT))?;
