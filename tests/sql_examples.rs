@@ -205,6 +205,17 @@ const CHECKS: &[(&str, Check, usize)] = &[
         Check::Count,
         1,
     ),
+    ("Positions with a white quart.", Check::Count, 1),
+    (
+        "Positions and White's score by white islands.",
+        Check::Rows,
+        3,
+    ),
+    (
+        "The games of the exact structure of ply 20 of game 1, with the first such ply.",
+        Check::Rows,
+        2,
+    ),
     (
         "Positions with a white quart, the same way.",
         Check::Count,
