@@ -399,7 +399,14 @@ impl Writer {
     fn restore_index(&mut self, i: usize) -> Result<()> {
         if self.deferred[i] {
             self.flush(true)?;
-            self.conn.execute_batch(KEY_INDEXES[i].1)?;
+            // Read through SQLite's bounded page cache, not the memory map: building the index
+            // reads the whole table, and mapped pages count in the resident size (4 million
+            // games: a peak of 2.7 GiB instead of under 1).
+            let mapped: i64 = self.conn.query_row("PRAGMA mmap_size", [], |r| r.get(0))?;
+            self.conn.pragma_update(None, "mmap_size", 0)?;
+            let built = self.conn.execute_batch(KEY_INDEXES[i].1);
+            self.conn.pragma_update(None, "mmap_size", mapped)?;
+            built?;
             self.deferred[i] = false;
         }
         Ok(())
