@@ -244,6 +244,9 @@ log "== copying scale.db to append.db ($(num "$scale_db_bytes") bytes)"
 rm -f "$append_db" "$append_db-wal" "$append_db-shm"
 cp "$scale_db" "$append_db"
 [[ -f $scale_db-wal ]] && cp "$scale_db-wal" "$append_db-wal"
+# The copy's pages are still dirty in the page cache: the append's first checkpoint (an fsync)
+# would write back all 6 GB and count it as the append's time (2.5 s instead of 0.8 s).
+sync
 index_run append "$append_db" "$append_file"
 append_wall=$run_wall append_peak_mib=$run_peak_mib append_summary=$run_summary
 rm -f "$append_db" "$append_db-wal" "$append_db-shm"
