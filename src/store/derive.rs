@@ -552,6 +552,16 @@ fn derive_range(conn: &Connection, lag: Lag, collected: Option<PairCollector>) -
     }
     // In set order: each set's new games appended to its list, its totals added.
     let append = lag.through > 0;
+    if !append {
+        // Nothing derived yet: every set's rows are new, written many to a statement.
+        let mut fresh = FreshRows::default();
+        fold_sets(sorter, |a| {
+            fresh.add(conn, a)?;
+            Ok(())
+        })?;
+        fresh.flush(conn, true)?;
+        return finish_derive(conn, lag, start, read);
+    }
     let mut stored_last = conn.prepare("SELECT last_game FROM set_games WHERE set_id = ?1")?;
     let mut insert =
         conn.prepare("INSERT INTO set_games (set_id, last_game, games) VALUES (?1, ?2, ?3)")?;
@@ -572,29 +582,11 @@ fn derive_range(conn: &Connection, lag: Lag, collected: Option<PairCollector>) -
              black_elo_positions = black_elo_positions + excluded.black_elo_positions",
     )?;
     let mut list = Vec::new();
-    if !append {
-        // Nothing derived yet: every set's rows are new, written many to a statement.
-        let mut fresh = FreshRows::default();
-        fold_sets(sorter, |a| {
-            fresh.add(conn, a)?;
-            Ok(())
-        })?;
-        fresh.flush(conn, true)?;
-        return finish_derive(conn, lag, start, read);
-    }
     fold_sets(sorter, |a| {
         // The new part of the list, encoded from the set's stored last game.
-        let stored: Option<i64> = if append {
-            stored_last.query_row([a.set], |r| r.get(0)).optional()?
-        } else {
-            None
-        };
-        let mut last = stored.map_or(0, |v| v.max(0) as u64);
+        let stored: Option<i64> = stored_last.query_row([a.set], |r| r.get(0)).optional()?;
         list.clear();
-        for &game in &a.games {
-            push_varint(&mut list, u64::from(game).saturating_sub(last));
-            last = u64::from(game);
-        }
+        let last = encode_games(&a.games, stored.map_or(0, |v| v.max(0) as u64), &mut list);
         if stored.is_some() {
             extend.execute(params![a.set, last as i64, list])?;
         } else {
@@ -607,6 +599,17 @@ fn derive_range(conn: &Connection, lag: Lag, collected: Option<PairCollector>) -
         Ok(())
     })?;
     finish_derive(conn, lag, start, read)
+}
+
+/// Appends `games` (ascending) to a `set_games` list whose last game is `from`, as LEB128
+/// differences; the new last game.
+fn encode_games(games: &[u32], from: u64, list: &mut Vec<u8>) -> u64 {
+    let mut last = from;
+    for &game in games {
+        push_varint(list, u64::from(game).saturating_sub(last));
+        last = u64::from(game);
+    }
+    last
 }
 
 /// Records how far the derived tables go (and, with `PAWNDEX_TIMINGS`, how long they took).
@@ -640,11 +643,7 @@ struct FreshRows {
 impl FreshRows {
     fn add(&mut self, conn: &Connection, a: &SetAggregate) -> Result<()> {
         let mut list = Vec::new();
-        let mut last = 0u64;
-        for &game in &a.games {
-            push_varint(&mut list, u64::from(game).saturating_sub(last));
-            last = u64::from(game);
-        }
+        let last = encode_games(&a.games, 0, &mut list);
         self.lists.push((i64::from(a.set), last as i64, list));
         let t = &a.totals;
         self.totals.push([

@@ -829,6 +829,24 @@ mod tests {
         );
     }
 
+    /// The writer rebuilds the key indexes from its own statements: they must make what the
+    /// migrations make.
+    #[test]
+    fn key_indexes_are_the_migrations_indexes() {
+        let dir = tempfile::tempdir().unwrap();
+        let conn = crate::store::open_for_writing(&dir.path().join("t.db")).unwrap();
+        for (name, create) in KEY_INDEXES {
+            let migrated: String = conn
+                .query_row(
+                    "SELECT sql FROM sqlite_schema WHERE name = ?1",
+                    [name],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            assert_eq!(create.replace(" IF NOT EXISTS", ""), migrated, "{name}");
+        }
+    }
+
     /// A database first written from an empty file has planner statistics of one game; the
     /// duplicate check must still look hashes up by the index, not scan every game.
     #[test]
