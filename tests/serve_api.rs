@@ -239,25 +239,31 @@ fn structure_card_names_counts_and_nearest() {
     assert_eq!(first["key"], "carlsbad");
     assert_eq!(first["failing"][0], "Black must have no e-pawn");
 
+    // `similar --max-distance 0 --format json` on these pawns (and `more` options): its lines.
+    let exactly = |board: &str, more: &[&str]| {
+        let mut args = vec![
+            "similar",
+            "--db",
+            &db,
+            "--structure",
+            board,
+            "--max-distance",
+            "0",
+            "--format",
+            "json",
+        ];
+        args.extend(more);
+        let (code, out, err) = pawndex(&args);
+        assert_eq!(code, 0, "{err}");
+        json_lines(&out)
+    };
     // The exact counts equal `similar --max-distance 0` on structures the games reach (the
     // start's pawns in every game).
     for (game, ply) in [(5, 20), (1, 0), (3, 8), (8, 12), (11, 30)] {
         let g = server.json(&format!("/api/game/{game}"));
         let board = g["plies"][ply]["board"].as_str().unwrap().to_owned();
         let card = server.json(&format!("/api/structure?fen={}", enc(&board)));
-        let (code, out, err) = pawndex(&[
-            "similar",
-            "--db",
-            &db,
-            "--structure",
-            &board,
-            "--max-distance",
-            "0",
-            "--format",
-            "json",
-        ]);
-        assert_eq!(code, 0, "{err}");
-        let cli = &json_lines(&out)[0];
+        let cli = &exactly(&board, &[])[0];
         assert!(cli["positions"].as_u64().unwrap() > 0);
         for k in ["positions", "games", "white_score"] {
             assert_eq!(card["exact"][k], cli[k], "{k} of {board}");
@@ -270,20 +276,7 @@ fn structure_card_names_counts_and_nearest() {
             "avg_stay {got} of {board}, not {stay}"
         );
         // Its openings: the ECO codes of the games `similar --games` lists for these pawns.
-        let (code, out, err) = pawndex(&[
-            "similar",
-            "--db",
-            &db,
-            "--structure",
-            &board,
-            "--max-distance",
-            "0",
-            "--games",
-            "--format",
-            "json",
-        ]);
-        assert_eq!(code, 0, "{err}");
-        let listed = json_lines(&out);
+        let listed = exactly(&board, &["--games"]);
         let mut ecos: std::collections::BTreeMap<String, u64> = Default::default();
         for g in &listed {
             if let Some(e) = g["eco"].as_str().filter(|e| !e.is_empty()) {
