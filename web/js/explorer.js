@@ -219,7 +219,7 @@ export function explorer(main, url) {
     const bands = h('div.elo-bands#elo-bands');
     if (s.countsMode === 'named' && named) {
       body.push(
-        h('dl.figures', fig('Positions', fmtInt(named.positions)), fig('Games', fmtInt(named.games)), fig("White's score", scoreCell(named.white_score, 'span')), fig('Average stay', named.avg_stay == null ? '–' : `${Number(named.avg_stay).toFixed(1)} plies`)),
+        h('dl.figures', fig('Positions', fmtInt(named.positions)), fig('Games', fmtInt(named.games)), fig("White's score", scoreCell(named.white_score, 'span')), fig('Average stay', stayText(named.avg_stay))),
         resultBar(named),
       );
       if (named.eco?.length) body.push(h('p.eco', h('span.label', 'Top openings: '), named.eco.slice(0, 6).map(ecoChip)));
@@ -228,7 +228,7 @@ export function explorer(main, url) {
       const x = st.exact || {};
       const bar = h('div.bar-slot', resultBar(x));
       body.push(
-        h('dl.figures', fig('Positions', fmtInt(x.positions), 'count-positions'), fig('Games', fmtInt(x.games), 'count-games'), fig("White's score", scoreCell(x.white_score, 'span')), fig('Average stay', x.avg_stay == null ? '–' : `${Number(x.avg_stay).toFixed(1)} plies`, 'count-stay')),
+        h('dl.figures', fig('Positions', fmtInt(x.positions), 'count-positions'), fig('Games', fmtInt(x.games), 'count-games'), fig("White's score", scoreCell(x.white_score, 'span')), fig('Average stay', stayText(x.avg_stay), 'count-stay')),
         bar,
       );
       if (!x.positions) body.push(h('p.muted', 'No position of the database has exactly these pawns. Similar structures below.'));
@@ -242,6 +242,11 @@ export function explorer(main, url) {
     const statsParams = s.countsMode === 'named' && named ? { structure: st.named.key + (st.named.reversed ? '~' : '') } : { fen: st.board || P.boardFen(board.get()) };
     body.push(h('p.more', link(`/stats${query({ by: 'white_islands,black_islands', ...statsParams })}`, 'Statistics of these positions →')));
     clear(el.counts, h('div.card-head', h('h3', 'How it does'), modes), body);
+  }
+
+  /** An average stay in plies, or a dash without one. */
+  function stayText(v) {
+    return v == null ? '–' : `${Number(v).toFixed(1)} plies`;
   }
 
   /** An opening with its share of the games (percent). */
