@@ -44,7 +44,9 @@ fn pool_size() -> usize {
 /// Caps glibc's heaps ("arenas") at two. By default glibc gives up to eight per core, one to
 /// each new thread that finds the others busy; the server's request threads and the threads of
 /// a parallel `similar` then each keep their freed memory, and under 16 clients the heap held
-/// twice what it uses (350 MB against 157 MB after bench/serve.sh's load test).
+/// twice what it uses (350 MB against 157 MB after bench/serve.sh's load test). Rust's own
+/// allocations have gone to mimalloc since (see `main.rs`); SQLite's page caches and statements
+/// still come from glibc's malloc.
 fn fewer_heaps() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only sets a tuning value of the allocator; it is called before the
