@@ -103,6 +103,12 @@ games=$(sqlite3 -readonly "$db" "SELECT count(*) FROM games")
 echo "# sql-examples: $db ($games games), sqlite3 $(sqlite3 --version | cut -d' ' -f1)," \
     "$(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%Y-%m-%dT%H:%MZ)," \
     "commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+pair_index=$(sqlite3 -readonly "$db" "SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name = 'runs_pair'")
+if [[ $pair_index == 1 ]]; then
+    echo "# the optional index runs_pair is in this database (docs/sql-examples.md): exact structures use it"
+else
+    echo "# without the optional index runs_pair (docs/sql-examples.md): exact structures read every run"
+fi
 echo "# seconds over $runs runs each (process start included): wall (fastest, median), CPU (least)"
 row wall median cpu rows "" where example
 sketches=()

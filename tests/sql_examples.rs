@@ -580,3 +580,106 @@ fn statements_are_split_as_the_bench_splits_them() {
     assert_eq!(all[1].sql, "-- Second.\nSELECT 2\n  -- inside\nFROM t;");
     assert!(all[2].sketch && !all[0].sketch);
 }
+
+/// The index docs/sql-examples.md offers for exact structures, as it gives it.
+const PAIR_INDEX: &str =
+    "CREATE INDEX IF NOT EXISTS runs_pair ON runs((white_set << 32) + black_set)";
+
+#[test]
+fn the_pair_index_serves_the_exact_structure_and_survives_appends() {
+    let doc = std::fs::read_to_string(root_path("docs/sql-examples.md")).unwrap();
+    assert!(
+        doc.contains(PAIR_INDEX),
+        "docs/sql-examples.md no longer gives `{PAIR_INDEX}`"
+    );
+    let exact = examples()
+        .into_iter()
+        .find(|e| {
+            e.same_as
+                .as_deref()
+                .is_some_and(|c| c.contains("--max-distance 0"))
+        })
+        .expect("an exact-structure example");
+    let db = database();
+    let (_, before) = sql_rows(&db.conn(), &exact);
+    Connection::open(&db.path)
+        .unwrap()
+        .execute_batch(PAIR_INDEX)
+        .unwrap();
+
+    // The example now reads the index, with the same answer.
+    let conn = db.conn();
+    let plan: Vec<String> = conn
+        .prepare(&format!("EXPLAIN QUERY PLAN {}", exact.sql))
+        .unwrap()
+        .query_map([], |r| r.get(3))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert!(
+        plan.iter()
+            .any(|step| step.contains("INDEX runs_pair (<expr>=?)")),
+        "{plan:?}"
+    );
+    assert_eq!(sql_rows(&conn, &exact).1, before);
+    // An index on an expression serves only the statements that have it: no other example
+    // reads it (an index on the two columns slowed the counts down 30-fold).
+    let is_exact = |e: &Example| {
+        e.same_as
+            .as_deref()
+            .is_some_and(|c| c.contains("--max-distance 0"))
+    };
+    for e in examples().iter().filter(|e| !e.sketch && !is_exact(e)) {
+        let plan: Vec<String> = conn
+            .prepare(&format!("EXPLAIN QUERY PLAN {}", e.sql))
+            .unwrap()
+            .query_map([], |r| r.get(3))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert!(
+            !plan.iter().any(|step| step.contains("runs_pair")),
+            "{}: {plan:?}",
+            e.place
+        );
+    }
+    drop(conn);
+
+    // An append to a database with the index: game 1 again (so the structure gains a game)
+    // and more random games. The index holds the new runs, and `pawndex check` accepts it.
+    let random = random_games_pgn(0x2023_0517, 97);
+    let mut more = random[..random[1..].find("[Event ").unwrap() + 1].to_string();
+    more.push_str(&random_games_pgn(0x51de, 30));
+    let more = write_file(db.dir.path(), "pair-index.pgn", &more);
+    pawndex(&[
+        "index",
+        "--quiet",
+        "--keep-duplicates",
+        "--db",
+        &db.arg(),
+        &more.display().to_string(),
+    ])
+    .ok("append with the index");
+    pawndex(&["check", "--db", &db.arg()]).ok("check with the index");
+    let conn = db.conn();
+    let (_, after) = sql_rows(&conn, &exact);
+    assert_eq!(after.len(), before.len() + 1, "game 1's copy reached it");
+    let scan_sql = exact
+        .sql
+        .replacen("FROM runs AS r\n", "FROM runs AS r NOT INDEXED\n", 1);
+    assert_ne!(scan_sql, exact.sql, "the scan is another statement");
+    let scan = Example {
+        sql: scan_sql,
+        ..exact
+    };
+    assert_eq!(sql_rows(&conn, &scan).1, after);
+    let (indexed, all): (i64, i64) = conn
+        .query_row(
+            "SELECT (SELECT count(*) FROM runs INDEXED BY runs_pair WHERE white_set >= 0),
+                    (SELECT count(*) FROM runs NOT INDEXED)",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(indexed, all, "every run is in the index");
+}
