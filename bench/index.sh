@@ -153,6 +153,37 @@ if [[ ${PARQUET:-1} != 0 ]]; then
     printf '  %-24s %-26s %s\n' "--parquet / floor" "$(ratio 4 min)x min, ${pq_ratio}x median" "<= ${target_parquet_ratio}x   $(verdict "$pq_ratio" "$target_parquet_ratio")"
 fi
 
+# --- the SQLite floor: what SQLite alone takes to insert as many runs ----------------------------
+# The same `runs` table (its CREATE statement from the database) in an empty file, filled by one
+# INSERT … SELECT from generate_series with values of the same sizes: no parsing, no replay, no
+# binding, no other table. A yardstick for the writer (bench/README.md: "what 3x would take"),
+# timed with the system's sqlite3 shell (its SQLite may be older than pawndex's).
+if command -v sqlite3 >/dev/null; then
+    runs_rows=$(sqlite3 -readonly "$db" "SELECT count(*) FROM runs")
+    runs_create=$(sqlite3 -readonly "$db" "SELECT sql FROM sqlite_schema WHERE name = 'runs'")
+    sdb=$tmp/sqlite-floor.db
+    rm -f "$sdb"
+    {
+        echo "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA page_size = 8192;"
+        echo "PRAGMA cache_size = -256000; -- as pawndex sets them"
+        echo "$runs_create;"
+        echo "INSERT INTO runs SELECT value / 34, value % 34 * 3, value % 34 * 3 + 2,"
+        echo "    value % 400000 + 1, value % 450000 + 400001, value % 3, value % 4, value % 5"
+        echo "FROM generate_series(1, $runs_rows);"
+    } >"$tmp/sqlite-floor.sql"
+    if /usr/bin/time -f '%e %U %S' -o "$tmp/sqlite-floor.time" sqlite3 "$sdb" <"$tmp/sqlite-floor.sql" >/dev/null 2>"$tmp/sqlite-floor.err"; then
+        read -r s_wall s_user s_sys <"$tmp/sqlite-floor.time"
+        printf '  %-24s %s
+' "SQLite floor" "$s_wall s ($(awk -v u="$s_user" -v s="$s_sys" 'BEGIN { printf "%.2f", u + s }') s CPU) to insert $(num "$runs_rows") runs rows, nothing else"
+        printf '  %-24s %s
+' "pawndex / (floor + it)" "$(awk -v w="$wall" -v f="$(over 1 median)" -v s="$s_wall" 'BEGIN { printf "%.2f", w / (f + s) }')x median"
+    else
+        printf '  %-24s %s
+' "SQLite floor" "n/a (the sqlite3 shell has no generate_series?)"
+    fi
+    rm -f "$sdb" "$sdb-wal" "$sdb-shm"
+fi
+
 # --- queries ----------------------------------------------------------------------------------
 q_a='SELECT count(DISTINCT game_id) FROM ply_features WHERE white_quart != 0'
 q_b='SELECT DISTINCT game_id FROM ply_features WHERE white_pawns = ? AND black_pawns = ?'
