@@ -173,13 +173,10 @@ if command -v sqlite3 >/dev/null; then
     } >"$tmp/sqlite-floor.sql"
     if /usr/bin/time -f '%e %U %S' -o "$tmp/sqlite-floor.time" sqlite3 "$sdb" <"$tmp/sqlite-floor.sql" >/dev/null 2>"$tmp/sqlite-floor.err"; then
         read -r s_wall s_user s_sys <"$tmp/sqlite-floor.time"
-        printf '  %-24s %s
-' "SQLite floor" "$s_wall s ($(awk -v u="$s_user" -v s="$s_sys" 'BEGIN { printf "%.2f", u + s }') s CPU) to insert $(num "$runs_rows") runs rows, nothing else"
-        printf '  %-24s %s
-' "pawndex / (floor + it)" "$(awk -v w="$wall" -v f="$(over 1 median)" -v s="$s_wall" 'BEGIN { printf "%.2f", w / (f + s) }')x median"
+        printf '  %-24s %s\n' "SQLite floor" "$s_wall s ($(awk -v u="$s_user" -v s="$s_sys" 'BEGIN { printf "%.2f", u + s }') s CPU) to insert $(num "$runs_rows") runs rows, nothing else"
+        printf '  %-24s %s\n' "pawndex / (floor + it)" "$(awk -v w="$wall" -v f="$(over 1 median)" -v s="$s_wall" 'BEGIN { printf "%.2f", w / (f + s) }')x median"
     else
-        printf '  %-24s %s
-' "SQLite floor" "n/a (the sqlite3 shell has no generate_series?)"
+        printf '  %-24s %s\n' "SQLite floor" "n/a (the sqlite3 shell has no generate_series?)"
     fi
     rm -f "$sdb" "$sdb-wal" "$sdb-shm"
 fi

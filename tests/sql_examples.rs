@@ -581,6 +581,23 @@ fn statements_are_split_as_the_bench_splits_them() {
     assert!(all[2].sketch && !all[0].sketch);
 }
 
+/// Whether `e` is an exact-structure example (its command is `similar --max-distance 0`).
+fn is_exact(e: &Example) -> bool {
+    e.same_as
+        .as_deref()
+        .is_some_and(|c| c.contains("--max-distance 0"))
+}
+
+/// The steps of `EXPLAIN QUERY PLAN` for `sql`.
+fn query_plan(conn: &Connection, sql: &str) -> Vec<String> {
+    conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+        .unwrap()
+        .query_map([], |r| r.get(3))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
 /// The index docs/sql-examples.md offers for exact structures, as it gives it.
 const PAIR_INDEX: &str =
     "CREATE INDEX IF NOT EXISTS runs_pair ON runs((white_set << 32) + black_set)";
@@ -594,11 +611,7 @@ fn the_pair_index_serves_the_exact_structure_and_survives_appends() {
     );
     let exact = examples()
         .into_iter()
-        .find(|e| {
-            e.same_as
-                .as_deref()
-                .is_some_and(|c| c.contains("--max-distance 0"))
-        })
+        .find(is_exact)
         .expect("an exact-structure example");
     let db = database();
     let (_, before) = sql_rows(&db.conn(), &exact);
@@ -609,13 +622,7 @@ fn the_pair_index_serves_the_exact_structure_and_survives_appends() {
 
     // The example now reads the index, with the same answer.
     let conn = db.conn();
-    let plan: Vec<String> = conn
-        .prepare(&format!("EXPLAIN QUERY PLAN {}", exact.sql))
-        .unwrap()
-        .query_map([], |r| r.get(3))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
+    let plan = query_plan(&conn, &exact.sql);
     assert!(
         plan.iter()
             .any(|step| step.contains("INDEX runs_pair (<expr>=?)")),
@@ -624,19 +631,8 @@ fn the_pair_index_serves_the_exact_structure_and_survives_appends() {
     assert_eq!(sql_rows(&conn, &exact).1, before);
     // An index on an expression serves only the statements that have it: no other example
     // reads it (an index on the two columns slowed the counts down 30-fold).
-    let is_exact = |e: &Example| {
-        e.same_as
-            .as_deref()
-            .is_some_and(|c| c.contains("--max-distance 0"))
-    };
     for e in examples().iter().filter(|e| !e.sketch && !is_exact(e)) {
-        let plan: Vec<String> = conn
-            .prepare(&format!("EXPLAIN QUERY PLAN {}", e.sql))
-            .unwrap()
-            .query_map([], |r| r.get(3))
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap();
+        let plan = query_plan(&conn, &e.sql);
         assert!(
             !plan.iter().any(|step| step.contains("runs_pair")),
             "{}: {plan:?}",

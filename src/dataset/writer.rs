@@ -118,13 +118,10 @@ impl TableFiles {
     fn properties(&self) -> Result<WriterProperties> {
         let zstd =
             |level| -> Result<Compression> { Ok(Compression::ZSTD(ZstdLevel::try_new(level)?)) };
+        let runs = self.table == "runs";
         let mut b = WriterProperties::builder()
-            .set_compression(zstd(if self.table == "runs" { 1 } else { 3 })?)
-            .set_max_row_group_row_count(Some(if self.table == "runs" {
-                RUN_ROW_GROUP
-            } else {
-                GAME_ROW_GROUP
-            }))
+            .set_compression(zstd(if runs { 1 } else { 3 })?)
+            .set_max_row_group_row_count(Some(if runs { RUN_ROW_GROUP } else { GAME_ROW_GROUP }))
             .set_created_by(format!("pawndex {}", env!("CARGO_PKG_VERSION")))
             .set_key_value_metadata(Some(vec![
                 KeyValue::new("pawndex.table".into(), self.table.to_string()),

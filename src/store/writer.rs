@@ -799,16 +799,21 @@ mod tests {
             .collect::<rusqlite::Result<_>>()
             .unwrap()
         };
+        // Reopens the database after a finished run: both indexes are there.
+        let built_at_the_end = || {
+            let conn = crate::store::open_for_writing(&path).unwrap();
+            assert_eq!(
+                indexes(&conn),
+                ["games_hash", "pawn_sets_key"],
+                "built at the end"
+            );
+            conn
+        };
         let conn = crate::store::open_for_writing(&path).unwrap();
         let writer = Writer::new(conn, false).unwrap();
         assert!(indexes(&writer.conn).is_empty(), "dropped for the load");
         writer.finish(true).unwrap();
-        let conn = crate::store::open_for_writing(&path).unwrap();
-        assert_eq!(
-            indexes(&conn),
-            ["games_hash", "pawn_sets_key"],
-            "built at the end"
-        );
+        let conn = built_at_the_end();
         // As a killed first run leaves them: rows stored, indexes dropped.
         conn.execute_batch(
             "INSERT INTO pawn_sets (id, side, pawns, islands, dispersion, distortion, duo, trio, quart)
@@ -821,12 +826,7 @@ mod tests {
         assert_eq!(indexes(&writer.conn), ["pawn_sets_key"], "restored");
         assert_eq!(writer.deferred, [false, true]);
         writer.finish(true).unwrap();
-        let conn = crate::store::open_for_writing(&path).unwrap();
-        assert_eq!(
-            indexes(&conn),
-            ["games_hash", "pawn_sets_key"],
-            "built at the end"
-        );
+        built_at_the_end();
     }
 
     /// The writer rebuilds the key indexes from its own statements: they must make what the
