@@ -96,6 +96,8 @@ enum Message {
         file: usize,
         games: Vec<RawGame>,
     },
+    /// The last games of this file were sent: its warning about text after results is due.
+    FileRead(String),
 }
 
 enum Replayed2 {
@@ -200,9 +202,7 @@ fn games_of_file(
     if !batch.is_empty() && tx.send(Message::Games { file, games: batch }).is_err() {
         return;
     }
-    if let Some(w) = stray_warning(name, games.stray_text()) {
-        let _ = tx.send(Message::FileWarning(w));
-    }
+    let _ = tx.send(Message::FileRead(name.to_string()));
     if let Some(e) = error {
         let _ = tx.send(Message::FileError(e));
     } else if let Some(w) = not_games.warning(name, saw_game, stop.load(Ordering::Relaxed)) {
@@ -255,16 +255,31 @@ impl NotGames {
     }
 }
 
-/// Replays batches on the rayon pool, keeping their order.
+/// Replays batches on the rayon pool, keeping their order, and counts each file's games with
+/// text after their result.
 fn replay_batches(rx: Receiver<Message>, tx: Sender<Replayed2>, pool: rayon::ThreadPool) {
+    let mut stray = StrayText::default();
     for msg in rx {
         let out = match msg {
             Message::FileError(e) => Replayed2::FileError(e),
             Message::FileWarning(e) => Replayed2::FileWarning(e),
-            Message::Games { file, games } => Replayed2::Games {
-                file,
-                games: pool.install(|| games.into_par_iter().map(replay).collect()),
+            Message::FileRead(name) => match stray_warning(&name, &std::mem::take(&mut stray)) {
+                Some(w) => Replayed2::FileWarning(w),
+                None => continue,
             },
+            Message::Games { file, games } => {
+                let (strays, games): (Vec<Option<u64>>, Vec<Replayed>) = pool.install(|| {
+                    games
+                        .into_par_iter()
+                        .map(|mut g| {
+                            g.read_moves();
+                            (g.stray, replay(g))
+                        })
+                        .unzip()
+                });
+                strays.into_iter().flatten().for_each(|at| stray.add(at));
+                Replayed2::Games { file, games }
+            }
         };
         if tx.send(out).is_err() {
             return;

@@ -1,20 +1,23 @@
-//! Stage 1 of the pipeline: PGN text -> [`RawGame`]s (tags and mainline SAN, no legality).
+//! Stage 1 of the pipeline: PGN text -> [`RawGame`]s (tags, the game's text, no legality).
 //!
-//! pgn-reader does the tokenising; this module keeps the tags pawndex stores, the mainline
-//! moves, and the byte offset where each game starts in the decompressed stream.
+//! pgn-reader finds where each game starts and ends and reads its tags; this module keeps the
+//! tags pawndex stores, the game's bytes and the byte offset where it starts in the
+//! decompressed stream. The movetext is read once, by [`RawGame::read_moves`] on a replay
+//! thread: pgn-reader only skips it (a fast byte search), so no game's moves are parsed twice.
 //!
 //! A game's moves end at its result (`1-0`, `0-1`, `1/2-1/2`, `½-½`, `*`): what follows it up
 //! to the next game (stray bytes such as NUL padding, a second result, even moves) is not part
 //! of the game. It is skipped, and counted for one warning per file ([`StrayText`]); comments
 //! after the result are not counted.
 
+use std::convert::Infallible;
 use std::io::Read;
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use pgn_reader::{RawTag, Reader, SanPlus, Skip, Visitor};
-use shakmaty::Outcome;
+use pgn_reader::{RawTag, Reader, SanPlus, Visitor};
+use shakmaty::CastlingSide;
 use shakmaty::san::San;
 
 pub use crate::model::game::{MAX_PLIES, Tags};
@@ -36,7 +39,7 @@ pub enum ReadProblem {
     /// The stream broke (I/O or decompression error) before the end of this game.
     CutOff(String),
     /// A mainline token that is no move, move number, result, NAG, annotation, comment or
-    /// variation, after `ply` moves (see [`RawGame::check_tokens`]).
+    /// variation, after `ply` moves (pgn-reader would drop it without a word).
     UnknownToken { ply: usize, token: String },
 }
 
@@ -46,11 +49,16 @@ pub struct RawGame {
     /// Byte offset of the game's first byte in the decompressed stream.
     pub offset: u64,
     pub tags: Tags,
+    /// The mainline moves, once [`RawGame::read_moves`] has read them from `text`.
     pub moves: Vec<San>,
     pub problem: Option<ReadProblem>,
-    /// The game's text as read (tags and movetext, up to where reading stopped), kept so that
-    /// [`RawGame::check_tokens`] can find what pgn-reader skips without a word.
+    /// The game's text as read: its tags, its movetext, and what follows up to the next game.
     pub text: Vec<u8>,
+    /// Whether `moves` and `problem` are read from `text` (a game made from moves is).
+    pub moves_read: bool,
+    /// Where text after the result starts in the decompressed stream, when there is some
+    /// that is not blank or a comment (see [`StrayText`]); set by [`RawGame::read_moves`].
+    pub stray: Option<u64>,
 }
 
 impl RawGame {
@@ -59,21 +67,34 @@ impl RawGame {
         self.tags.count == 0 && self.moves.is_empty() && self.problem.is_none()
     }
 
-    /// pgn-reader drops a movetext token it cannot read (`foo`, `N#c6`, `e4x`) without
-    /// telling its visitor. This scans the game's text the way pgn-reader does and, when such
-    /// a token comes before any other problem, makes it the game's problem and keeps only
-    /// the moves before it, so the game is rejected naming the token.
-    pub fn check_tokens(&mut self) {
-        if matches!(
-            self.problem,
-            Some(ReadProblem::Syntax(_) | ReadProblem::CutOff(_))
-        ) {
+    /// Reads the mainline moves from the game's text (once; later calls do nothing), the
+    /// way pgn-reader 0.29 reads movetext: variations, comments, NAGs and move numbers are
+    /// skipped, the result ends the moves. The first of these ends the moves too and becomes
+    /// the game's problem: a token pgn-reader would drop without a word (`foo`, `N#c6`,
+    /// `e4x`), a null move, a drop, more than [`MAX_PLIES`] moves, an unterminated comment.
+    /// A game with text after its result (not blank, not a comment) has its `stray` set.
+    pub fn read_moves(&mut self) {
+        if std::mem::replace(&mut self.moves_read, true) {
             return;
         }
-        if let Some((ply, token)) = first_unknown_token(&self.text) {
-            self.moves.truncate(ply);
-            self.problem = Some(ReadProblem::UnknownToken { ply, token });
+        let cut_off = match &self.problem {
+            Some(ReadProblem::CutOff(_)) => true,
+            Some(_) => return,
+            None => false,
+        };
+        let movetext = read_movetext(&self.text);
+        self.moves = movetext.moves;
+        let stray = movetext.result_end.and_then(|end| {
+            let at = first_stray_byte(&self.text[end..])?;
+            Some(self.offset + (end + at) as u64)
+        });
+        // The stream broke after this game's text: the game is whole only if its result was
+        // read.
+        if cut_off && movetext.result_end.is_none() {
+            return;
         }
+        self.problem = movetext.problem;
+        self.stray = stray.filter(|_| self.problem.is_none());
     }
 }
 
@@ -207,46 +228,108 @@ fn skip_move_number(text: &[u8], mut i: usize) -> usize {
     i
 }
 
-/// The first mainline token of a game's text that pgn-reader skips without a word, with the
-/// number of mainline moves before it. Mirrors pgn-reader 0.29's movetext reader, so the
-/// count agrees with the moves it reports. The scan ends at the game's result (what follows is
-/// not the game's, see [`PgnGames`]).
+/// The mainline of a game's text, as [`read_movetext`] reads it.
+#[derive(Debug, Default)]
+struct Movetext {
+    moves: Vec<San>,
+    /// What ended the moves before the end of the game, if anything did.
+    problem: Option<ReadProblem>,
+    /// Where the result ends in the text, when the moves ended at one.
+    result_end: Option<usize>,
+}
+
+/// Reads the mainline moves of a game's text (tags, then movetext). Mirrors pgn-reader 0.29's
+/// movetext reader (the tests compare the two), but stops at the first token pgn-reader would
+/// drop without a word, at a null move, a drop, the move after [`MAX_PLIES`], or an
+/// unterminated comment, and makes it the problem. The moves end at the game's result (what
+/// follows is not the game's, see [`PgnGames`]) or at a blank or tag line.
 ///
-/// A stray control character (NUL, `\x1a`, form feed…) reaches pgn-reader as a space (see
-/// [`Tee`]), so it separates tokens like one: `e4\x00e5` is two moves, and only one inside a
-/// token (`e\x005`, two tokens that are no moves) makes an unknown token, shown with it.
-pub fn first_unknown_token(text: &[u8]) -> Option<(usize, String)> {
+/// A stray control character (NUL, `\x1a`, form feed…) is read as a space (pgn-reader reads
+/// it through [`Tee`]), so it separates tokens like one: `e4\x00e5` is two moves, and only one
+/// inside a token (`e\x005`, two tokens that are no moves) makes an unknown token, shown with
+/// it.
+fn read_movetext(text: &[u8]) -> Movetext {
     let mut scan = Scan {
         text,
         i: skip_tags(text),
-        plies: 0,
+        moves: Vec::with_capacity(128),
+    };
+    let mut out = Movetext::default();
+    while let Some(&b) = text.get(scan.i) {
+        let start = scan.i;
+        match scan.step(b) {
+            Step::Go => continue,
+            Step::End => {}
+            Step::Result => out.result_end = Some(scan.i),
+            Step::Unknown => {
+                out.problem = Some(ReadProblem::UnknownToken {
+                    ply: scan.moves.len(),
+                    token: token_at(&text[start..]),
+                });
+            }
+            Step::Problem(p) => out.problem = Some(p),
+        }
+        break;
+    }
+    out.moves = scan.moves;
+    out
+}
+
+/// The first token of a game's text that pgn-reader would drop without a word, with the
+/// number of mainline moves before it (`None` when an other problem or the end comes first).
+#[cfg(test)]
+fn first_unknown_token(text: &[u8]) -> Option<(usize, String)> {
+    match read_movetext(text).problem {
+        Some(ReadProblem::UnknownToken { ply, token }) => Some((ply, token)),
+        _ => None,
+    }
+}
+
+/// Whether text holds a move (or a null move, a drop) for pgn-reader, which skips the tokens
+/// it cannot read: `e4`, `foo e4`, `1. --`, but not `Games of the 1990 season`.
+fn any_move(text: &[u8]) -> bool {
+    let mut scan = Scan {
+        text,
+        i: skip_tags(text),
+        moves: Vec::new(),
     };
     while let Some(&b) = text.get(scan.i) {
         let start = scan.i;
         match scan.step(b) {
-            Step::Go => {}
-            Step::End => return None,
-            Step::Unknown => return Some((scan.plies, token_at(&text[start..]))),
+            Step::Go if scan.moves.is_empty() => {}
+            Step::Go | Step::Problem(_) => return true,
+            Step::Result | Step::End => return false,
+            // pgn-reader steps over what it cannot read, up to where a token ends.
+            Step::Unknown => {
+                scan.i = text[start + 1..]
+                    .iter()
+                    .position(|&b| is_token_end(b))
+                    .map_or(text.len(), |e| start + 1 + e);
+            }
         }
     }
-    None
+    false
 }
 
-/// What one token of [`first_unknown_token`]'s scan was.
+/// What one token of [`read_movetext`]'s scan was.
 enum Step {
-    /// A known token (or a comment, a variation, a NAG): go on after it.
+    /// A known token (a move, a comment, a variation, a NAG…): go on after it.
     Go,
-    /// The game's end: a result, or a blank or tag line.
+    /// The game's result.
+    Result,
+    /// A blank or tag line: the game ends without a result.
     End,
     /// A token pgn-reader would drop.
     Unknown,
+    /// A token that ends the moves with a problem (a null move, a drop…).
+    Problem(ReadProblem),
 }
 
-/// The scan of a game's movetext: where it is and how many moves it passed.
+/// The scan of a game's movetext: where it is and the moves it passed.
 struct Scan<'a> {
     text: &'a [u8],
     i: usize,
-    plies: usize,
+    moves: Vec<San>,
 }
 
 impl Scan<'_> {
@@ -268,17 +351,16 @@ impl Scan<'_> {
     fn step(&mut self, b: u8) -> Step {
         let text = self.text;
         match b {
-            b'{' => {
-                self.i = text[self.i..]
-                    .iter()
-                    .position(|&b| b == b'}')
-                    .map_or(text.len(), |e| self.i + e + 1);
-            }
+            b'{' => match text[self.i..].iter().position(|&b| b == b'}') {
+                Some(e) => self.i += e + 1,
+                None => return Step::Problem(ReadProblem::Syntax("unterminated comment".into())),
+            },
             b'\n' => {
                 self.i += 1;
                 match text.get(self.i) {
                     Some(b'%') => self.i = line_end(text, self.i),
                     Some(b'[' | b'\n') => return Step::End,
+                    Some(b'\r') if text.get(self.i + 1) == Some(&b'\n') => return Step::End,
                     _ => {}
                 }
             }
@@ -288,14 +370,17 @@ impl Scan<'_> {
             b'\xc2' => {
                 self.i += 1;
                 return if self.eat(b"\xbd") && self.eat_dash() && self.eat("½".as_bytes()) {
-                    Step::End
+                    Step::Result
                 } else {
                     Step::Unknown
                 };
             }
             b'2'..=b'9' => self.i = skip_move_number(text, self.i + 1),
             b'(' => self.i = skip_variation(text, self.i + 1),
-            b'*' => return Step::End,
+            b'*' => {
+                self.i += 1;
+                return Step::Result;
+            }
             b')' | b' ' | b'\t' | b'\r' | b'.' => self.i += 1,
             b'$' => return self.nag(),
             b'!' | b'?' => {
@@ -310,6 +395,20 @@ impl Scan<'_> {
         Step::Go
     }
 
+    /// Adds a move, unless it is a null move, a drop or one too many.
+    fn push(&mut self, san: San) -> Step {
+        let ply = self.moves.len();
+        match san {
+            San::Null => Step::Problem(ReadProblem::NullMove { ply }),
+            San::Put { .. } => Step::Problem(ReadProblem::Drop { ply }),
+            _ if ply >= MAX_PLIES => Step::Problem(ReadProblem::TooLong),
+            san => {
+                self.moves.push(san);
+                Step::Go
+            }
+        }
+    }
+
     /// A token starting with `0`: `0-1`, or castling written with zeros (`0-0`, `0-0-0+`).
     fn zero(&mut self) -> Step {
         self.i += 1;
@@ -317,19 +416,20 @@ impl Scan<'_> {
             return Step::Unknown;
         }
         if self.eat(b"1") {
-            return Step::End;
+            return Step::Result;
         }
         if !self.eat(b"0") {
             return Step::Unknown;
         }
-        if self.eat_dash() {
-            self.eat(b"0");
-        }
+        let side = if self.eat_dash() && self.eat(b"0") {
+            CastlingSide::QueenSide
+        } else {
+            CastlingSide::KingSide
+        };
         if matches!(self.text.get(self.i), Some(b'+' | b'#')) {
             self.i += 1;
         }
-        self.plies += 1;
-        Step::Go
+        self.push(San::Castle(side))
     }
 
     /// A token starting with `1`: `1-0`, `1/2-1/2`, or a move number.
@@ -337,14 +437,14 @@ impl Scan<'_> {
         self.i += 1;
         if self.eat_dash() {
             return if self.eat(b"0") {
-                Step::End
+                Step::Result
             } else {
                 Step::Unknown
             };
         }
         if self.eat(b"/2") {
             return if self.eat_dash() && self.eat(b"1/2") {
-                Step::End
+                Step::Result
             } else {
                 Step::Unknown
             };
@@ -372,10 +472,9 @@ impl Scan<'_> {
     /// A move in SAN, ending where a token ends.
     fn san(&mut self) -> Step {
         match SanPlus::from_ascii_prefix(&self.text[self.i..]) {
-            Ok((_, n)) if self.text.get(self.i + n).is_none_or(|&b| is_token_end(b)) => {
+            Ok((san_plus, n)) if self.text.get(self.i + n).is_none_or(|&b| is_token_end(b)) => {
                 self.i += n;
-                self.plies += 1;
-                Step::Go
+                self.push(san_plus.san)
             }
             _ => Step::Unknown,
         }
@@ -390,11 +489,13 @@ pub fn decode_text(bytes: &[u8]) -> String {
     }
 }
 
+/// pgn-reader's visitor: keeps the tags, then skips the movetext (read later, on a replay
+/// thread, by [`RawGame::read_moves`]).
 struct Collect;
 
 impl Visitor for Collect {
     type Tags = Tags;
-    type Movetext = RawGame;
+    type Movetext = Infallible;
     type Output = RawGame;
 
     fn begin_tags(&mut self) -> ControlFlow<RawGame, Tags> {
@@ -423,48 +524,21 @@ impl Visitor for Collect {
         ControlFlow::Continue(())
     }
 
-    fn begin_movetext(&mut self, tags: Tags) -> ControlFlow<RawGame, RawGame> {
-        ControlFlow::Continue(RawGame {
-            offset: 0,
+    /// Ends the game here: pgn-reader skips the movetext (up to a blank line or a tag line,
+    /// where the next game starts) before it reads the next game.
+    fn begin_movetext(&mut self, tags: Tags) -> ControlFlow<RawGame, Infallible> {
+        ControlFlow::Break(RawGame {
             tags,
-            moves: Vec::with_capacity(128),
-            problem: None,
-            text: Vec::new(),
+            ..RawGame::default()
         })
     }
 
-    fn san(&mut self, game: &mut RawGame, san_plus: SanPlus) -> ControlFlow<RawGame> {
-        let ply = game.moves.len();
-        let problem = match san_plus.san {
-            San::Null => Some(ReadProblem::NullMove { ply }),
-            San::Put { .. } => Some(ReadProblem::Drop { ply }),
-            _ if ply >= MAX_PLIES => Some(ReadProblem::TooLong),
-            san => {
-                game.moves.push(san);
-                None
-            }
-        };
-        match problem {
-            None => ControlFlow::Continue(()),
-            Some(p) => {
-                game.problem = Some(p);
-                ControlFlow::Break(std::mem::take(game))
-            }
-        }
+    fn san(&mut self, movetext: &mut Infallible, _san_plus: SanPlus) -> ControlFlow<RawGame> {
+        match *movetext {}
     }
 
-    fn begin_variation(&mut self, _game: &mut RawGame) -> ControlFlow<RawGame, Skip> {
-        ControlFlow::Continue(Skip(true))
-    }
-
-    /// The result ends the game's moves: pgn-reader skips the rest of the movetext (up to a
-    /// blank line or a tag line, where the next game starts).
-    fn outcome(&mut self, game: &mut RawGame, _outcome: Outcome) -> ControlFlow<RawGame> {
-        ControlFlow::Break(std::mem::take(game))
-    }
-
-    fn end_game(&mut self, game: RawGame) -> RawGame {
-        game
+    fn end_game(&mut self, movetext: Infallible) -> RawGame {
+        match movetext {}
     }
 }
 
@@ -557,12 +631,20 @@ impl<R: Read> Read for Tee<R> {
 }
 
 /// Games with text after their result (skipped, not part of the game), for one warning per
-/// file.
+/// file: each game's [`RawGame::read_moves`] says where its stray text starts.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct StrayText {
     pub games: u64,
     /// Where the first stray text starts in the decompressed stream.
     pub first_offset: Option<u64>,
+}
+
+impl StrayText {
+    /// Counts a game whose stray text starts at `offset` (the games come in file order).
+    pub fn add(&mut self, offset: u64) {
+        self.games += 1;
+        self.first_offset.get_or_insert(offset);
+    }
 }
 
 /// Where the first byte of stray text is in `gap`, the bytes from a game's last token to the
@@ -595,10 +677,6 @@ pub struct PgnGames<R: Read> {
     last_error_offset: Option<u64>,
     /// The stream error, once reported: nothing more is read.
     failed: bool,
-    /// Where the last game read whole ended (in [`Kept`] positions): the bytes from there to
-    /// the next game are looked at for stray text.
-    game_end: Option<u64>,
-    stray: StrayText,
 }
 
 impl<R: Read> PgnGames<R> {
@@ -620,31 +698,6 @@ impl<R: Read> PgnGames<R> {
             trapped,
             last_error_offset: None,
             failed: false,
-            game_end: None,
-            stray: StrayText::default(),
-        }
-    }
-
-    /// The games so far with text after their result.
-    pub fn stray_text(&self) -> &StrayText {
-        &self.stray
-    }
-
-    /// Looks at the bytes between the end of the last game and where the reader is now (the
-    /// next game, or the end of the stream) for stray text.
-    fn note_stray_text(&mut self) {
-        let Some(from) = self.game_end.take() else {
-            return;
-        };
-        let to = self.kept_position();
-        let at = self
-            .kept()
-            .slice(from, to)
-            .and_then(first_stray_byte)
-            .map(|i| from + i as u64);
-        if let Some(at) = at {
-            self.stray.games += 1;
-            self.stray.first_offset.get_or_insert(at);
         }
     }
 
@@ -708,7 +761,6 @@ impl<R: Read> PgnGames<R> {
             return Ok(None);
         }
         let more = self.reader.has_more();
-        self.note_stray_text();
         if let Some(e) = self.stream_error().filter(|_| !matches!(more, Ok(true))) {
             self.failed = true;
             return Err(e);
@@ -730,18 +782,38 @@ impl<R: Read> PgnGames<R> {
         match self.reader.read_game(&mut Collect) {
             Ok(Some(mut game)) => {
                 game.offset = offset;
+                // pgn-reader skips the movetext (and the blank lines after it) here: the game's
+                // text runs up to the next game. A read error shows at the next call.
+                let _ = self.reader.has_more();
                 let end = self.kept_position();
-                game.text = self.kept().slice(start, end).unwrap_or_default().to_vec();
-                // A game that ended at its result or at a blank line: what follows up to the
-                // next game is looked at (a game cut short by a problem has its rest skipped).
-                if game.problem.is_none() && !game.is_not_a_game() {
-                    self.game_end = Some(end);
+                match self.kept().slice(start, end) {
+                    Some(text) => game.text = text.to_vec(),
+                    None => {
+                        game.problem = Some(ReadProblem::Syntax(format!(
+                            "the game's text is longer than {} MiB (an unterminated comment?)",
+                            KEPT_MAX >> 20
+                        )));
+                    }
                 }
-                // A game that ends where the decoded bytes end may be cut short by the fault.
+                // A game that ends where the decoded bytes end may be cut short by the fault
+                // (unless its result was read, see `RawGame::read_moves`).
                 if let Some(e) = self.stream_error()
                     && self.reader.buffer().is_empty()
                 {
                     game.problem = Some(ReadProblem::CutOff(e.message));
+                }
+                // Text with no tags may be no game at all (prose between games): its moves
+                // decide, so they are read here (tagged games' moves are read on a replay
+                // thread).
+                if game.tags.count == 0 {
+                    game.read_moves();
+                    if game.moves.is_empty()
+                        && matches!(game.problem, Some(ReadProblem::UnknownToken { .. }))
+                        && !any_move(&game.text)
+                    {
+                        // Words and no moves: prose, as pgn-reader reads it.
+                        game.problem = None;
+                    }
                 }
                 Ok(Some(game))
             }
@@ -780,13 +852,16 @@ impl<R: Read> PgnGames<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use pgn_reader::Skip;
+    use shakmaty::Outcome;
 
     fn read_all(pgn: &str) -> Vec<RawGame> {
         let decoded = Arc::new(AtomicU64::new(0));
         let counting = crate::ingest::input::Counting::new(pgn.as_bytes(), decoded.clone());
         let mut games = PgnGames::new(counting, decoded, Arc::new(Mutex::new(None)));
         let mut out = Vec::new();
-        while let Some(g) = games.next_game().unwrap() {
+        while let Some(mut g) = games.next_game().unwrap() {
+            g.read_moves();
             out.push(g);
         }
         out
@@ -844,24 +919,173 @@ mod tests {
         }
     }
 
+    /// pgn-reader's own reading of a game's mainline (every move it reports, null moves and
+    /// drops too), for the scan to be compared with.
+    struct Mainline;
+
+    impl Visitor for Mainline {
+        type Tags = ();
+        type Movetext = Vec<San>;
+        type Output = Vec<San>;
+
+        fn begin_tags(&mut self) -> ControlFlow<Vec<San>> {
+            ControlFlow::Continue(())
+        }
+
+        fn begin_movetext(&mut self, _tags: ()) -> ControlFlow<Vec<San>, Vec<San>> {
+            ControlFlow::Continue(Vec::new())
+        }
+
+        fn san(&mut self, moves: &mut Vec<San>, san_plus: SanPlus) -> ControlFlow<Vec<San>> {
+            moves.push(san_plus.san);
+            ControlFlow::Continue(())
+        }
+
+        fn begin_variation(&mut self, _moves: &mut Vec<San>) -> ControlFlow<Vec<San>, Skip> {
+            ControlFlow::Continue(Skip(true))
+        }
+
+        fn outcome(&mut self, moves: &mut Vec<San>, _outcome: Outcome) -> ControlFlow<Vec<San>> {
+            ControlFlow::Break(std::mem::take(moves))
+        }
+
+        fn end_game(&mut self, moves: Vec<San>) -> Vec<San> {
+            moves
+        }
+    }
+
+    /// Checks the scan of one game's text against pgn-reader's reading of it: the same moves
+    /// up to the scan's problem, and a problem that is really there.
+    fn agrees_with_pgn_reader(text: &[u8]) -> Result<(), String> {
+        let ours = read_movetext(text);
+        let spaced: Vec<u8> = text
+            .iter()
+            .map(|&b| if is_stray_control(b) { b' ' } else { b })
+            .collect();
+        let theirs = Reader::new(&spaced[..]).read_game(&mut Mainline);
+        let shown = || String::from_utf8_lossy(text).into_owned();
+        let theirs = match (theirs, &ours.problem) {
+            (Ok(Some(moves)), _) => moves,
+            (Ok(None), _) => Vec::new(),
+            (Err(e), Some(ReadProblem::Syntax(_))) if e.to_string().contains("comment") => {
+                return Ok(());
+            }
+            (Err(e), _) => {
+                return Err(format!(
+                    "pgn-reader: {e}; the scan did not see it: {}",
+                    shown()
+                ));
+            }
+        };
+        let n = ours.moves.len();
+        if theirs.get(..n) != Some(&ours.moves[..]) {
+            return Err(format!(
+                "moves differ: {:?} against {theirs:?} in {}",
+                ours.moves,
+                shown()
+            ));
+        }
+        let fine = match &ours.problem {
+            None => theirs.len() == n,
+            Some(ReadProblem::NullMove { ply }) => *ply == n && theirs.get(n) == Some(&San::Null),
+            Some(ReadProblem::Drop { ply }) => {
+                *ply == n && matches!(theirs.get(n), Some(San::Put { .. }))
+            }
+            Some(ReadProblem::TooLong) => n == MAX_PLIES && theirs.len() > MAX_PLIES,
+            // pgn-reader skips the token without a word, and may read moves after it.
+            Some(ReadProblem::UnknownToken { ply, .. }) => *ply == n,
+            Some(p) => return Err(format!("unexpected {p:?} in {}", shown())),
+        };
+        if fine {
+            Ok(())
+        } else {
+            Err(format!(
+                "{:?} after {n} moves, pgn-reader read {} in {}",
+                ours.problem,
+                theirs.len(),
+                shown()
+            ))
+        }
+    }
+
     #[test]
-    fn the_scan_counts_the_moves_pgn_reader_reports() {
-        let pgn =
-            "[Event \"a\"]\n\n1. e4 e5 2.Nf3 Nc6 3. Bb5 zz a6 *\n\n[Event \"b\"]\n\n1. d4 d5 *\n";
-        let mut games = read_all(pgn);
-        assert_eq!(games.len(), 2);
-        assert_eq!(games[0].moves.len(), 6, "pgn-reader skips zz");
-        games[0].check_tokens();
+    fn the_scan_reads_the_moves_pgn_reader_reads() {
+        let long = "e4 e5 Nf3 Nf6 Ng1 Ng8 Nf3 Nf6 Ng1 Ng8 ".repeat(MAX_PLIES / 10 + 1);
+        let texts = [
+            "[Event \"a\"]\n\n1. e4 e5 2.Nf3 Nc6 3. Bb5 zz a6 *\n".to_string(),
+            "1. d4 (1. e4 e5 (1... c5)) d5 {a comment} 2. c4 $1 dxc4!? 3. e3 ; rest\n1-0".into(),
+            "1.e4 e5 2.O-O 0-0-0+ 3... 0-0# 1/2-1/2".into(),
+            "1. e4 -- 2. d4 *".into(),
+            "1. e4 d5 2. Q@f7 *".into(),
+            "1. e4 {never closed".into(),
+            "1. e4 e5\n\n2. Nf3".into(),
+            "1. e4 e5\r\n\r\n2. Nf3".into(),
+            "1. e4 e5\n% an escape line\n2. Nf3 ½-½".into(),
+            "1. e4 e5 2. Nf3 N#c6 3. d4 *".into(),
+            "1. e4\0 e5 2. Nf3\x0cNc6 3. Bb5 e\x005 *".into(),
+            "1. e4 e5 1-0 2. Nf3 Nc6".into(),
+            format!("{long}*"),
+        ];
+        for text in &texts {
+            agrees_with_pgn_reader(text.as_bytes()).unwrap();
+        }
+        let problems: Vec<_> = texts
+            .iter()
+            .map(|t| read_movetext(t.as_bytes()).problem)
+            .collect();
+        assert_eq!(problems[3], Some(ReadProblem::NullMove { ply: 1 }));
+        assert_eq!(problems[4], Some(ReadProblem::Drop { ply: 2 }));
+        assert!(matches!(problems[5], Some(ReadProblem::Syntax(_))));
+        assert_eq!(problems[12], Some(ReadProblem::TooLong));
+        assert_eq!(read_movetext(texts[2].as_bytes()).moves.len(), 5);
         assert_eq!(
-            games[0].problem,
-            Some(ReadProblem::UnknownToken {
-                ply: 5,
-                token: "zz".into()
-            })
+            read_movetext(texts[6].as_bytes()).moves.len(),
+            2,
+            "a blank line ends the game"
         );
-        assert_eq!(games[0].moves.len(), 5);
-        games[1].check_tokens();
-        assert_eq!(games[1].problem, None);
+    }
+
+    /// Every game of the odd corpus and the first games of a master shard, as `PgnGames`
+    /// cuts them: the scan reads the moves pgn-reader reads.
+    #[test]
+    fn the_scan_reads_the_corpus_as_pgn_reader_does() {
+        let corpus = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus");
+        if !std::path::Path::new(corpus).is_dir() {
+            assert!(
+                std::env::var("CI").map_or(true, |v| v != "true"),
+                "{corpus} is missing and CI=true: ../shared must be beside the repository"
+            );
+            eprintln!("SKIPPED: {corpus} does not exist (put ../shared beside the repository)");
+            return;
+        }
+        let mut files = vec![format!("{corpus}/masters-1.pgn.zst")];
+        let mut dirs = vec![std::path::PathBuf::from(format!("{corpus}/odd"))];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else {
+                    files.push(path.to_string_lossy().into_owned());
+                }
+            }
+        }
+        let (mut games_seen, mut failures) = (0, Vec::new());
+        for file in &files {
+            let input = crate::ingest::input::open(file).unwrap();
+            let mut games = PgnGames::new(input.reader, input.decoded, input.trapped);
+            for _ in 0..3000 {
+                let Ok(Some(game)) = games.next_game() else {
+                    break;
+                };
+                games_seen += 1;
+                if let Err(e) = agrees_with_pgn_reader(&game.text) {
+                    failures.push(format!("{file} at byte {}: {e}", game.offset));
+                }
+            }
+        }
+        assert!(games_seen > 3000, "only {games_seen} games read");
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
     }
 
     #[test]
@@ -883,16 +1107,21 @@ mod tests {
         let counting = crate::ingest::input::Counting::new(pgn.as_bytes(), decoded.clone());
         let mut games = PgnGames::new(counting, decoded, Arc::new(Mutex::new(None)));
         let mut plies = Vec::new();
-        while let Some(g) = games.next_game().unwrap() {
+        let mut stray = StrayText::default();
+        while let Some(mut g) = games.next_game().unwrap() {
+            g.read_moves();
             plies.push((g.tags.event.clone().unwrap(), g.moves.len()));
+            if let Some(at) = g.stray {
+                stray.add(at);
+            }
         }
         let want = [("a", 2), ("b", 1), ("c", 1), ("d", 1)];
         let want: Vec<(String, usize)> = want.iter().map(|&(e, n)| (e.into(), n)).collect();
         assert_eq!(plies, want);
         let first = pgn.find('\0').unwrap() as u64;
         assert_eq!(
-            games.stray_text(),
-            &StrayText {
+            stray,
+            StrayText {
                 games: 1,
                 first_offset: Some(first)
             }

@@ -236,7 +236,7 @@ fn side_name(turn: Color) -> &'static str {
 
 /// Replays one game.
 pub fn replay(mut game: RawGame) -> Replayed {
-    game.check_tokens();
+    game.read_moves();
     if let Some(rejected) = reject_before_replay(&game) {
         return rejected;
     }
@@ -491,7 +491,8 @@ mod tests {
                 .map(|s| San::from_ascii(s.as_bytes()).unwrap())
                 .collect(),
             problem: None,
-            text: Vec::new(),
+            moves_read: true,
+            ..RawGame::default()
         }
     }
 
