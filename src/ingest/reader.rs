@@ -589,16 +589,21 @@ impl Kept {
         self.total += read.len() as u64;
     }
 
-    /// Forgets the bytes before `pos` once there are enough of them (or some were let go:
-    /// keeping starts again once everything kept is dead).
-    fn forget_before(&mut self, pos: u64) {
+    /// Forgets the bytes before `pos`, where pgn-reader is, once there are enough of them.
+    /// `buffered` is what pgn-reader holds from `pos` on: when bytes were let go (a game of
+    /// more than [`KEPT_MAX`] bytes), keeping starts again from `pos` with those bytes, so
+    /// that the next game is whole (its stray control characters read as spaces).
+    fn forget_before(&mut self, pos: u64, buffered: &[u8]) {
+        if !self.whole() {
+            self.bytes.clear();
+            self.bytes.extend_from_slice(buffered);
+            self.start = self.total - buffered.len() as u64;
+            return;
+        }
         let dead = (pos.saturating_sub(self.start) as usize).min(self.bytes.len());
-        if dead >= KEPT_SLACK || !self.whole() {
+        if dead >= KEPT_SLACK {
             self.bytes.drain(..dead);
             self.start += dead as u64;
-            if self.bytes.is_empty() {
-                self.start = self.total;
-            }
         }
     }
 }
@@ -778,7 +783,10 @@ impl<R: Read> PgnGames<R> {
         }
         let offset = self.position();
         let start = self.kept_position();
-        self.kept().forget_before(start);
+        self.kept
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .forget_before(start, self.reader.buffer());
         match self.reader.read_game(&mut Collect) {
             Ok(Some(mut game)) => {
                 game.offset = offset;
@@ -1144,6 +1152,36 @@ mod tests {
         assert!(matches!(games[0].problem, Some(ReadProblem::Syntax(_))));
         assert_eq!(games[1].tags.event.as_deref(), Some("b"));
         assert_eq!(games[1].moves.len(), 1);
+    }
+
+    #[test]
+    fn a_game_longer_than_what_is_kept_is_rejected_and_the_next_is_read() {
+        let comment = "x".repeat(KEPT_MAX + (1 << 20));
+        let pgn = format!(
+            "[Event \"a\"]\n\n1. e4 e5 *\n\n[Event \"huge\"]\n\n1. e4 {{{comment}}} e5 *\n\n\
+             [Event \"b\"]\n\n1. d4 \0d5 2. c4 *\n\n[Event \"c\"]\n\n1. c4 *\n"
+        );
+        let games = read_all(&pgn);
+        let got: Vec<_> = games
+            .iter()
+            .map(|g| {
+                (
+                    g.tags.event.as_deref().unwrap(),
+                    g.moves.len(),
+                    g.problem.clone(),
+                )
+            })
+            .collect();
+        assert_eq!(got.len(), 4);
+        assert_eq!(got[0], ("a", 2, None));
+        assert_eq!(got[1].0, "huge");
+        assert!(
+            matches!(&got[1].2, Some(ReadProblem::Syntax(e)) if e.contains("longer than 64 MiB")),
+            "{:?}",
+            got[1].2
+        );
+        assert_eq!(got[2], ("b", 3, None), "the game after it is read whole");
+        assert_eq!(got[3], ("c", 1, None));
     }
 
     #[test]
