@@ -84,17 +84,18 @@ impl RawGame {
         };
         let movetext = read_movetext(&self.text);
         self.moves = movetext.moves;
-        let stray = movetext.result_end.and_then(|end| {
-            let at = first_stray_byte(&self.text[end..])?;
-            Some(self.offset + (end + at) as u64)
-        });
         // The stream broke after this game's text: the game is whole only if its result was
         // read.
         if cut_off && movetext.result_end.is_none() {
             return;
         }
         self.problem = movetext.problem;
-        self.stray = stray.filter(|_| self.problem.is_none());
+        if self.problem.is_none() {
+            self.stray = movetext.result_end.and_then(|end| {
+                let at = first_stray_byte(&self.text[end..])?;
+                Some(self.offset + (end + at) as u64)
+            });
+        }
     }
 }
 
@@ -783,10 +784,7 @@ impl<R: Read> PgnGames<R> {
         }
         let offset = self.position();
         let start = self.kept_position();
-        self.kept
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .forget_before(start, self.reader.buffer());
+        self.kept().forget_before(start, self.reader.buffer());
         match self.reader.read_game(&mut Collect) {
             Ok(Some(mut game)) => {
                 game.offset = offset;
