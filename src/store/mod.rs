@@ -11,6 +11,7 @@
 //! the unmerged tail that readers take from `runs`; `derived.finished` tells it from an
 //! interrupted run); and the view `ply_features`, one row per game and ply.
 
+mod bulk_tree;
 pub mod check;
 pub mod count;
 mod derive;

@@ -10,6 +10,7 @@ use std::sync::OnceLock;
 use anyhow::Result;
 use rusqlite::{Connection, ErrorCode, OptionalExtension, ffi, params};
 
+use super::bulk_tree::{self, IndexTree};
 use super::derive;
 use crate::model::features::{SIDE_FEATURE_COUNT, SideFeatures};
 use crate::model::game::{GameRecord, GameSummary, Reject};
@@ -202,6 +203,9 @@ pub struct Writer {
     in_transaction: bool,
     /// Rows waiting for a multi-row INSERT (far fewer statement executions than row by row).
     pending_runs: Vec<[i64; RUN_COLUMNS]>,
+    /// A first load (`runs` empty, `sqlite_dbpage` at hand) lays out the pages of `runs`
+    /// itself: the rows arrive in key order, and SQLite's inserts were a third of the load.
+    runs_tree: Option<RunsTree>,
     pending_sets: Vec<[i64; SET_COLUMNS]>,
     /// Rows of `structure_changes`: game, ply, from, to, move.
     pending_changes: Vec<([i64; 4], Option<String>)>,
@@ -223,6 +227,29 @@ const KEY_INDEXES: [(&str, &str); 2] = [
 ];
 
 const RUN_COLUMNS: usize = 8;
+
+/// The pages of `runs` during a first load, and the last key added (the rows must come in key
+/// order, which the writer's ascending game ids give).
+struct RunsTree {
+    tree: IndexTree,
+    last: (i64, i64),
+    record: Vec<u8>,
+}
+
+impl RunsTree {
+    fn add(&mut self, run: &[i64; RUN_COLUMNS]) -> Result<()> {
+        let key = (run[0], run[1]);
+        anyhow::ensure!(
+            key > self.last,
+            "runs out of key order: {key:?} after {:?}",
+            self.last
+        );
+        self.last = key;
+        self.record.clear();
+        bulk_tree::put_int_record(&mut self.record, run);
+        self.tree.add(&self.record)
+    }
+}
 const SET_COLUMNS: usize = 3 + SIDE_FEATURE_COUNT;
 /// The stored games with a hash, to compare with a new game. INDEXED BY: the planner
 /// statistics are those of the run before; for a database that was small then they make a scan
@@ -325,6 +352,19 @@ impl Writer {
         // An empty table's index waits for the end of the run; any other index must exist (a
         // run killed before its end left it dropped).
         let deferred = [no_sets, no_games];
+        let run_columns: usize =
+            conn.query_row("SELECT count(*) FROM pragma_table_info('runs')", [], |r| {
+                r.get(0)
+            })?;
+        let bulk = run_columns == RUN_COLUMNS && std::env::var_os("PAWNDEX_NO_BULK").is_none();
+        let runs_tree = match bulk_tree::bulk_root(&conn, "runs")? {
+            Some(root) if bulk => Some(RunsTree {
+                tree: IndexTree::new(&conn, root, bulk_tree::int_record_max(RUN_COLUMNS))?,
+                last: (i64::MIN, i64::MIN),
+                record: Vec::new(),
+            }),
+            _ => None,
+        };
         for (&(name, create), defer) in KEY_INDEXES.iter().zip(deferred) {
             if defer {
                 conn.execute_batch(&format!("DROP INDEX IF EXISTS {name}"))?;
@@ -347,6 +387,7 @@ impl Writer {
             ply_numbers,
             in_transaction: false,
             pending_runs: Vec::new(),
+            runs_tree,
             pending_sets: Vec::new(),
             pending_changes: Vec::new(),
             pairs: derive::PairCollector::new(),
@@ -370,8 +411,16 @@ impl Writer {
     fn commit_inner(&mut self) -> Result<()> {
         self.flush(true)?;
         if self.in_transaction {
+            // Last: SQLite must allocate no page after the tree's (see `bulk_tree`).
+            if let Some(t) = &mut self.runs_tree {
+                t.tree.write(&self.conn)?;
+            }
             self.conn.execute_batch("COMMIT")?;
             self.in_transaction = false;
+            if self.runs_tree.is_some() {
+                // Forget what SQLite parsed of pages now rewritten (see `bulk_tree`).
+                self.conn.release_memory()?;
+            }
         }
         Ok(())
     }
@@ -549,6 +598,8 @@ impl Writer {
         }
         self.in_transaction = false;
         self.pending_runs.clear();
+        // What the tree closed since the last commit was rolled back with it: no more pages.
+        self.runs_tree = None;
         self.pending_sets.clear();
         self.pending_changes.clear();
         let games = self
@@ -646,7 +697,7 @@ impl Writer {
                 i64::from(run.last_ply) - i64::from(run.first_ply) + 1,
                 run.bishop_pairs.into(),
             )?;
-            self.pending_runs.push([
+            let row = [
                 game_id,
                 run.first_ply.into(),
                 run.last_ply.into(),
@@ -655,7 +706,11 @@ impl Writer {
                 (u32::MAX - run.pieceset).into(),
                 run.bishop_pairs.into(),
                 run.structure.into(),
-            ]);
+            ];
+            match &mut self.runs_tree {
+                Some(t) => t.add(&row)?,
+                None => self.pending_runs.push(row),
+            }
         }
         for c in &g.changes {
             self.pending_changes.push((
@@ -897,6 +952,71 @@ mod tests {
         assert!(sets.len() > 20, "{} sets", sets.len());
         assert_eq!(small_sets, sets);
         assert_eq!(small_runs, runs);
+    }
+
+    /// A first load lays out the pages of `runs` itself (see `bulk_tree`): the same rows as
+    /// SQLite's inserts, a database that passes `integrity_check`, and a second run that
+    /// inserts into the tree as usual.
+    #[test]
+    fn a_first_load_builds_the_runs_pages_itself() {
+        use crate::ingest::replay::{Replayed, replay};
+        use std::sync::atomic::AtomicU64;
+        use std::sync::{Arc, Mutex};
+        let pgn =
+            std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/sample.pgn")).unwrap();
+        let decoded = Arc::new(AtomicU64::new(0));
+        let counting = crate::ingest::input::Counting::new(&pgn[..], decoded.clone());
+        let mut read =
+            crate::ingest::reader::PgnGames::new(counting, decoded, Arc::new(Mutex::new(None)));
+        let mut games = Vec::new();
+        while let Some(g) = read.next_game().unwrap() {
+            if let Replayed::Game(g) = replay(g) {
+                games.push(*g);
+            }
+        }
+        let (first, second) = games.split_at(games.len() / 2);
+        let stored = |bulk: bool| {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("t.db");
+            let mut runs_pages = Vec::new();
+            for (part, source) in [(first, "a.pgn"), (second, "b.pgn")] {
+                let conn = crate::store::open_for_writing(&path).unwrap();
+                let mut writer = Writer::new(conn, false).unwrap();
+                if !bulk {
+                    writer.runs_tree = None;
+                }
+                runs_pages.push(writer.runs_tree.is_some());
+                for (i, g) in part.iter().enumerate() {
+                    writer.add_game(g, source).unwrap();
+                    if i % 2 == 1 {
+                        writer.commit().unwrap();
+                    }
+                }
+                writer.finish(true).unwrap();
+            }
+            let conn = crate::store::open_for_writing(&path).unwrap();
+            let check: String = conn
+                .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+                .unwrap();
+            let mut st = conn
+                .prepare("SELECT * FROM runs ORDER BY game_id, first_ply")
+                .unwrap();
+            let n = st.column_count();
+            let runs: Vec<Vec<i64>> = st
+                .query_map([], |r| (0..n).map(|i| r.get(i)).collect())
+                .unwrap()
+                .collect::<rusqlite::Result<_>>()
+                .unwrap();
+            (runs_pages, check, runs)
+        };
+        let (pages, check, runs) = stored(true);
+        assert_eq!(pages, [true, false], "only the first run lays out pages");
+        assert_eq!(check, "ok");
+        let (pages, check, inserted) = stored(false);
+        assert_eq!(pages, [false, false]);
+        assert_eq!(check, "ok");
+        assert!(runs.len() > 100, "{} runs", runs.len());
+        assert_eq!(runs, inserted);
     }
 
     /// The writer rebuilds the key indexes from its own statements: they must make what the
