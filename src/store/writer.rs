@@ -831,6 +831,26 @@ impl Sink for Writer {
 mod tests {
     use super::*;
 
+    /// The replayed games of `examples/sample.pgn`.
+    fn sample_games() -> Vec<GameRecord> {
+        use crate::ingest::replay::{Replayed, replay};
+        use std::sync::atomic::AtomicU64;
+        use std::sync::{Arc, Mutex};
+        let pgn =
+            std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/sample.pgn")).unwrap();
+        let decoded = Arc::new(AtomicU64::new(0));
+        let counting = crate::ingest::input::Counting::new(&pgn[..], decoded.clone());
+        let mut read =
+            crate::ingest::reader::PgnGames::new(counting, decoded, Arc::new(Mutex::new(None)));
+        let mut games = Vec::new();
+        while let Some(g) = read.next_game().unwrap() {
+            if let Replayed::Game(g) = replay(g) {
+                games.push(*g);
+            }
+        }
+        games
+    }
+
     #[test]
     fn finish_announces_its_phases_in_order() {
         let dir = tempfile::tempdir().unwrap();
@@ -901,21 +921,7 @@ mod tests {
     /// every set.
     #[test]
     fn a_full_set_cache_gives_the_same_ids() {
-        use crate::ingest::replay::{Replayed, replay};
-        use std::sync::atomic::AtomicU64;
-        use std::sync::{Arc, Mutex};
-        let pgn =
-            std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/sample.pgn")).unwrap();
-        let decoded = Arc::new(AtomicU64::new(0));
-        let counting = crate::ingest::input::Counting::new(&pgn[..], decoded.clone());
-        let mut read =
-            crate::ingest::reader::PgnGames::new(counting, decoded, Arc::new(Mutex::new(None)));
-        let mut games = Vec::new();
-        while let Some(g) = read.next_game().unwrap() {
-            if let Replayed::Game(g) = replay(g) {
-                games.push(*g);
-            }
-        }
+        let games = sample_games();
         let stored = |cap: usize| {
             let dir = tempfile::tempdir().unwrap();
             let path = dir.path().join("t.db");
@@ -959,21 +965,7 @@ mod tests {
     /// inserts into the tree as usual.
     #[test]
     fn a_first_load_builds_the_runs_pages_itself() {
-        use crate::ingest::replay::{Replayed, replay};
-        use std::sync::atomic::AtomicU64;
-        use std::sync::{Arc, Mutex};
-        let pgn =
-            std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/sample.pgn")).unwrap();
-        let decoded = Arc::new(AtomicU64::new(0));
-        let counting = crate::ingest::input::Counting::new(&pgn[..], decoded.clone());
-        let mut read =
-            crate::ingest::reader::PgnGames::new(counting, decoded, Arc::new(Mutex::new(None)));
-        let mut games = Vec::new();
-        while let Some(g) = read.next_game().unwrap() {
-            if let Replayed::Game(g) = replay(g) {
-                games.push(*g);
-            }
-        }
+        let games = sample_games();
         let (first, second) = games.split_at(games.len() / 2);
         let stored = |bulk: bool| {
             let dir = tempfile::tempdir().unwrap();
