@@ -169,11 +169,14 @@ struct PairSorter {
     limit: usize,
     chunk: Vec<Pair>,
     spills: Vec<std::fs::File>,
-    spilling: Option<std::thread::JoinHandle<Result<std::fs::File>>>,
+    /// The chunk being sorted and written, given back emptied: new memory costs a page fault
+    /// per page on its first touch (the kernel zeroes it), and a chunk is 120 MB.
+    spilling: Option<std::thread::JoinHandle<Result<(std::fs::File, Vec<Pair>)>>>,
+    spare: Option<Vec<Pair>>,
 }
 
-/// Sorts a chunk and writes it to a temporary file, rewound.
-fn write_sorted(mut chunk: Vec<Pair>) -> Result<std::fs::File> {
+/// Sorts a chunk and writes it to a temporary file, rewound; the file and the chunk, emptied.
+fn write_sorted(mut chunk: Vec<Pair>) -> Result<(std::fs::File, Vec<Pair>)> {
     chunk.sort_unstable_by_key(Pair::key);
     let mut file = tempfile::tempfile().context("creating a temporary sort file")?;
     {
@@ -184,7 +187,8 @@ fn write_sorted(mut chunk: Vec<Pair>) -> Result<std::fs::File> {
         out.flush()?;
     }
     file.seek(SeekFrom::Start(0))?;
-    Ok(file)
+    chunk.clear();
+    Ok((file, chunk))
 }
 
 impl PairSorter {
@@ -193,11 +197,15 @@ impl PairSorter {
     }
 
     fn with_limit(limit: usize) -> PairSorter {
+        let limit = limit.max(1);
         PairSorter {
-            limit: limit.max(1),
-            chunk: Vec::new(),
+            limit,
+            // All of it at once: grown by doubling, the chunk would be copied (and its new
+            // pages faulted in) seven times on its way to the limit.
+            chunk: Vec::with_capacity(limit),
             spills: Vec::new(),
             spilling: None,
+            spare: None,
         }
     }
 
@@ -212,17 +220,22 @@ impl PairSorter {
     /// Waits for the chunk being spilled, if any.
     fn join_spill(&mut self) -> Result<()> {
         if let Some(h) = self.spilling.take() {
-            let file = h
+            let (file, chunk) = h
                 .join()
                 .map_err(|_| anyhow::anyhow!("the sort thread failed"))??;
             self.spills.push(file);
+            self.spare = Some(chunk);
         }
         Ok(())
     }
 
     fn spill(&mut self) -> Result<()> {
         self.join_spill()?;
-        let chunk = std::mem::replace(&mut self.chunk, Vec::with_capacity(self.limit));
+        let next = self
+            .spare
+            .take()
+            .unwrap_or_else(|| Vec::with_capacity(self.limit));
+        let chunk = std::mem::replace(&mut self.chunk, next);
         self.spilling = Some(
             std::thread::Builder::new()
                 .name("sort".into())
