@@ -1,10 +1,16 @@
-//! Bulk-built pages of an index b-tree (the layout of a WITHOUT ROWID table), for a first load.
+//! Bulk-built b-tree pages, for a first load.
 //!
 //! SQLite inserts a row into a b-tree at about 0.4 µs: a third of the time of a masters load
-//! went to the 11 million rows of `runs`. And rows appended one by one leave its pages about 12%
-//! empty (a page splits in two halves). Rows that arrive in key order into an empty table can
-//! instead be laid out in pages directly, the way `CREATE INDEX` lays out an index: full leaves,
-//! and above them, level by level, interior pages that hold the keys between them.
+//! went to the 11 million rows of `runs`. And rows appended one by one to a WITHOUT ROWID table
+//! leave its pages about 12% empty (a page splits in two halves). Rows that arrive in key order
+//! into an empty table can instead be laid out in pages directly, the way `CREATE INDEX` lays
+//! out an index: full leaves, and above them, level by level, interior pages that hold the keys
+//! between them. Two kinds of tree:
+//! - an index b-tree (`runs`, a WITHOUT ROWID table): every key is stored once, and a key that
+//!   goes up into an interior page is not also in a leaf;
+//! - a table b-tree (the derived tables `set_games` and `set_totals`): the rows in the leaves,
+//!   each leaf's last rowid in the page above; a row too long for its leaf goes on in a chain
+//!   of overflow pages, as SQLite would cut it.
 //!
 //! ```text
 //!                         root page (the table's own)
@@ -15,9 +21,8 @@
 //!    leaf   leaf   leaf  leaf  leaf   leaf
 //! ```
 //!
-//! In an index b-tree every key is stored once: a key that goes up into an interior page is
-//! not also in a leaf. The builder closes a full node only when one more key arrives after the
-//! one that did not fit: that key goes up, and the next starts the new node, so no node is ever
+//! The builder closes a full index node (or interior node) only when one more key arrives after
+//! the one that did not fit: that key goes up, and the next starts the new node, so no node is ever
 //! empty. A node counts as full while it still has room for one more cell (its reserve), so
 //! that the key held back can join it when the tree must be whole (at a commit).
 //!
@@ -34,18 +39,22 @@
 //! connection's page cache is emptied after the commit, because SQLite keeps what it parsed of
 //! a page (the root page, made when the table was created) beside the page's bytes.
 
-use anyhow::{Context, Result, bail, ensure};
+use anyhow::{Context, Result, ensure};
 use rusqlite::{Connection, OptionalExtension};
 
 /// Page type of an index b-tree leaf.
 const LEAF: u8 = 0x0A;
 /// Page type of an index b-tree interior page.
 const INTERIOR: u8 = 0x02;
+/// Page type of a table b-tree leaf.
+const TABLE_LEAF: u8 = 0x0D;
+/// Page type of a table b-tree interior page.
+const TABLE_INTERIOR: u8 = 0x05;
 /// Marks a page number handed out before its transaction knows where the file ends: the n-th
 /// new page of the transaction is `NEW | n`, numbered at the commit.
 const NEW: u32 = 0x8000_0000;
 
-/// Whether rows can go into `table` through [`IndexTree`]: `sqlite_dbpage` exists, the
+/// Whether rows can go into `table` through a [`Tree`]: `sqlite_dbpage` exists, the
 /// pages have no reserved bytes and no pointer map (auto-vacuum), and the table is empty. The
 /// table's root page, if so.
 pub(super) fn bulk_root(conn: &Connection, table: &str) -> Result<Option<u32>> {
@@ -144,6 +153,47 @@ pub(super) fn put_int_record(out: &mut Vec<u8>, values: &[i64]) {
     }
 }
 
+/// Appends a blob value to a record under construction: its serial type to `header`, its
+/// bytes to `body`.
+pub(super) fn put_blob(header: &mut Vec<u8>, body: &mut Vec<u8>, blob: &[u8]) {
+    put_varint(header, 12 + 2 * blob.len() as u64);
+    body.extend_from_slice(blob);
+}
+
+/// Appends an integer value to a record under construction (see [`put_blob`]).
+pub(super) fn put_int(header: &mut Vec<u8>, body: &mut Vec<u8>, v: i64) {
+    let (t, w) = int_serial(v);
+    header.push(t);
+    body.extend_from_slice(&v.to_be_bytes()[8 - w..]);
+}
+
+/// Appends the record of a header and body made by [`put_int`] and [`put_blob`] to `out`.
+pub(super) fn put_record(out: &mut Vec<u8>, header: &[u8], body: &[u8]) {
+    // The header's size counts its own varint.
+    let mut size = header.len() + 1;
+    let mut len = Vec::new();
+    loop {
+        len.clear();
+        put_varint(&mut len, size as u64);
+        if len.len() + header.len() == size {
+            break;
+        }
+        size = len.len() + header.len();
+    }
+    out.extend_from_slice(&len);
+    out.extend_from_slice(header);
+    out.extend_from_slice(body);
+}
+
+/// The two kinds of b-tree.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub(super) enum Kind {
+    /// A WITHOUT ROWID table or an index: the records are the keys, each stored once.
+    Index,
+    /// A rowid table: the records in the leaves, the rowids between them above.
+    Table,
+}
+
 /// One level of the tree under construction: the node still filling (its cells back to back),
 /// and the cell held back because it did not fit.
 #[derive(Default)]
@@ -155,48 +205,138 @@ struct Level {
     pgno: Option<u32>,
 }
 
-/// Builds an index b-tree from records in key order; see the module documentation.
-pub(super) struct IndexTree {
+impl Level {
+    fn cells(&self) -> impl Iterator<Item = (usize, &[u8])> {
+        let ends = self
+            .starts
+            .iter()
+            .skip(1)
+            .map(|&s| s as usize)
+            .chain([self.cells.len()]);
+        self.starts
+            .iter()
+            .zip(ends)
+            .map(|(&s, e)| (s as usize, &self.cells[s as usize..e]))
+    }
+}
+
+/// A page closed since the last write: its number (maybe `NEW | n`) and bytes.
+struct Closed {
+    pgno: u32,
+    page: Vec<u8>,
+    overflow: bool,
+}
+
+/// Where new pages go in one transaction: after the last page SQLite itself allocated in it.
+/// [`PageWriter::end`] sets the database size in the header.
+pub(super) struct PageWriter<'c> {
+    conn: &'c Connection,
+    base: u32,
+    next: u32,
+}
+
+impl<'c> PageWriter<'c> {
+    /// Starts writing pages in the connection's open transaction; SQLite must allocate no page
+    /// in it from here on.
+    pub(super) fn begin(conn: &'c Connection) -> Result<PageWriter<'c>> {
+        let base: i64 = conn.query_row("PRAGMA page_count", [], |r| r.get(0))?;
+        let base = u32::try_from(base)?;
+        Ok(PageWriter {
+            conn,
+            base,
+            next: base + 1,
+        })
+    }
+
+    fn put(&self, pgno: u32, page: &[u8]) -> Result<()> {
+        self.conn
+            .prepare_cached("INSERT INTO sqlite_dbpage (pgno, data) VALUES (?1, ?2)")?
+            .execute(rusqlite::params![pgno, page])?;
+        Ok(())
+    }
+
+    /// Sets the database size in the header to include the pages written.
+    pub(super) fn end(self) -> Result<()> {
+        let count = self.next - 1;
+        if count > self.base {
+            let mut page1: Vec<u8> =
+                self.conn
+                    .query_row("SELECT data FROM sqlite_dbpage WHERE pgno = 1", [], |r| {
+                        r.get(0)
+                    })?;
+            ensure!(page1.len() >= 100, "page 1 is {} bytes", page1.len());
+            page1[28..32].copy_from_slice(&count.to_be_bytes());
+            self.put(1, &page1)?;
+        }
+        Ok(())
+    }
+}
+
+/// Builds a b-tree from records in key order; see the module documentation.
+pub(super) struct Tree {
+    kind: Kind,
     page_size: usize,
     root: u32,
-    /// The largest leaf cell (payload length and payload).
+    /// The largest leaf cell of an index (payload length and payload).
     max_cell: usize,
     /// Level 0 holds the leaves.
     levels: Vec<Level>,
-    /// Pages closed since the last commit, with their numbers (maybe `NEW | n`).
-    closed: Vec<(u32, Vec<u8>)>,
+    closed: Vec<Closed>,
     new_pages: u32,
-    /// Whether anything was added since the last commit.
+    /// Whether anything was added since the last write.
     dirty: bool,
+    /// The last rowid of a table.
+    last_rowid: Option<i64>,
     scratch: Vec<u8>,
 }
 
-impl IndexTree {
-    /// A builder for the table whose root page is `root`, for records of at most `max_record`
-    /// bytes (small enough to need no overflow pages).
-    pub(super) fn new(conn: &Connection, root: u32, max_record: usize) -> Result<IndexTree> {
-        let page_size: i64 = conn.query_row("PRAGMA page_size", [], |r| r.get(0))?;
-        let page_size = usize::try_from(page_size)?;
-        let max_cell = max_record + 9;
-        // SQLite keeps an index cell whole in its page up to ((U-12)*64/255)-23 bytes of payload.
+impl Tree {
+    /// A builder for the index (or WITHOUT ROWID table) whose root page is `root`, for
+    /// records of at most `max_record` bytes (small enough to need no overflow pages).
+    pub(super) fn index(conn: &Connection, root: u32, max_record: usize) -> Result<Tree> {
+        let mut t = Tree::new(conn, Kind::Index, root)?;
+        // SQLite keeps an index cell whole in its page up to ((U-12)*64/255)-23 bytes of
+        // payload.
         ensure!(
-            max_record <= (page_size - 12) * 64 / 255 - 23,
+            max_record <= (t.page_size - 12) * 64 / 255 - 23,
             "records of {max_record} bytes need overflow pages"
         );
-        Ok(IndexTree {
+        t.max_cell = max_record + 9;
+        Ok(t)
+    }
+
+    /// A builder for the rowid table whose root page is `root`.
+    pub(super) fn table(conn: &Connection, root: u32) -> Result<Tree> {
+        Tree::new(conn, Kind::Table, root)
+    }
+
+    fn new(conn: &Connection, kind: Kind, root: u32) -> Result<Tree> {
+        let page_size: i64 = conn.query_row("PRAGMA page_size", [], |r| r.get(0))?;
+        let page_size = usize::try_from(page_size)?;
+        ensure!(page_size >= 512, "pages of {page_size} bytes");
+        Ok(Tree {
+            kind,
             page_size,
             root,
-            max_cell,
+            max_cell: 0,
             levels: Vec::new(),
             closed: Vec::new(),
             new_pages: 0,
             dirty: false,
+            last_rowid: None,
             scratch: Vec::new(),
         })
     }
 
-    /// Adds the next record (greater than every record before it).
+    fn new_page(&mut self) -> u32 {
+        let p = NEW | self.new_pages;
+        self.new_pages += 1;
+        p
+    }
+
+    /// Adds the next record of an index (greater than every record before it).
     pub(super) fn add(&mut self, record: &[u8]) -> Result<()> {
+        debug_assert_eq!(self.kind, Kind::Index);
         let mut cell = std::mem::take(&mut self.scratch);
         cell.clear();
         put_varint(&mut cell, record.len() as u64);
@@ -208,14 +348,90 @@ impl IndexTree {
         r
     }
 
-    fn header_size(level: usize) -> usize {
-        if level == 0 { 8 } else { 12 }
+    /// Adds the next row of a table (its rowid greater than every rowid before it).
+    pub(super) fn add_row(&mut self, rowid: i64, record: &[u8]) -> Result<()> {
+        debug_assert_eq!(self.kind, Kind::Table);
+        ensure!(
+            self.last_rowid.is_none_or(|last| rowid > last),
+            "rowid {rowid} after {:?}",
+            self.last_rowid
+        );
+        let mut cell = std::mem::take(&mut self.scratch);
+        cell.clear();
+        put_varint(&mut cell, record.len() as u64);
+        put_varint(&mut cell, rowid as u64);
+        let local = table_local(self.page_size, record.len());
+        cell.extend_from_slice(&record[..local]);
+        if local < record.len() {
+            // The rest in a chain of overflow pages, each naming the next.
+            let first = NEW | self.new_pages;
+            cell.extend_from_slice(&first.to_be_bytes());
+            let chunks: Vec<&[u8]> = record[local..].chunks(self.page_size - 4).collect();
+            for (i, chunk) in chunks.iter().enumerate() {
+                let pgno = self.new_page();
+                let next = if i + 1 < chunks.len() { pgno + 1 } else { 0 };
+                let mut page = vec![0u8; self.page_size];
+                page[..4].copy_from_slice(&next.to_be_bytes());
+                page[4..4 + chunk.len()].copy_from_slice(chunk);
+                self.closed.push(Closed {
+                    pgno,
+                    page,
+                    overflow: true,
+                });
+            }
+        }
+        let r = self.push_leaf_row(rowid, &cell);
+        self.scratch = cell;
+        self.last_rowid = Some(rowid);
+        self.dirty = true;
+        r
     }
 
+    /// A table leaf closes when a cell does not fit: its last rowid goes up with it.
+    fn push_leaf_row(&mut self, rowid: i64, cell: &[u8]) -> Result<()> {
+        if self.levels.is_empty() {
+            self.levels.push(Level::default());
+        }
+        let l = &mut self.levels[0];
+        let used = header_size(true) + 2 * l.starts.len() + l.cells.len();
+        if l.starts.is_empty() || used + 2 + cell.len() <= self.page_size {
+            l.starts.push(l.cells.len() as u32);
+            l.cells.extend_from_slice(cell);
+            return Ok(());
+        }
+        let page = render(self.kind, self.page_size, 0, l, None, None);
+        let pgno = match l.pgno.take() {
+            Some(p) => p,
+            None => self.new_page(),
+        };
+        let l = &mut self.levels[0];
+        l.cells.clear();
+        l.starts.clear();
+        l.starts.push(0);
+        l.cells.extend_from_slice(cell);
+        self.closed.push(Closed {
+            pgno,
+            page,
+            overflow: false,
+        });
+        let last = self.last_rowid.unwrap_or(rowid);
+        let mut up = Vec::with_capacity(13);
+        up.extend_from_slice(&pgno.to_be_bytes());
+        put_varint(&mut up, last as u64);
+        self.push(1, &up)
+    }
+
+    /// The largest cell of `level` (but a table's leaves).
     fn cell_max(&self, level: usize) -> usize {
-        self.max_cell + if level == 0 { 0 } else { 4 }
+        match (self.kind, level) {
+            (Kind::Index, 0) => self.max_cell,
+            (Kind::Index, _) => 4 + self.max_cell,
+            (Kind::Table, _) => 4 + 9,
+        }
     }
 
+    /// Adds a cell to `level` (an index's leaves, or interior pages): the node closes when a
+    /// cell arrives after the one held back, which goes up with the node on its left.
     fn push(&mut self, level: usize, cell: &[u8]) -> Result<()> {
         if level == self.levels.len() {
             ensure!(level < 32, "the tree grew too deep");
@@ -225,8 +441,8 @@ impl IndexTree {
         let page_size = self.page_size;
         let l = &mut self.levels[level];
         if l.held.is_none() {
-            let used = Self::header_size(level) + 2 * l.starts.len() + l.cells.len();
-            if used + 2 + cell.len() + reserve <= page_size {
+            let used = header_size(level == 0) + 2 * l.starts.len() + l.cells.len();
+            if l.starts.is_empty() || used + 2 + cell.len() + reserve <= page_size {
                 l.starts.push(l.cells.len() as u32);
                 l.cells.extend_from_slice(cell);
             } else {
@@ -234,156 +450,199 @@ impl IndexTree {
             }
             return Ok(());
         }
-        // A key arrives after the one held back: the node is done, the held key goes up with
-        // the node on its left, and this key starts the next node.
         let held = l.held.take().unwrap_or_default();
         let right = (level > 0).then(|| u32::from_be_bytes([held[0], held[1], held[2], held[3]]));
-        let page = render(page_size, level, &l.cells, &l.starts, None, right);
+        let page = render(self.kind, page_size, level, l, None, right);
         let pgno = match l.pgno.take() {
             Some(p) => p,
-            None => {
-                let p = NEW | self.new_pages;
-                self.new_pages += 1;
-                p
-            }
+            None => self.new_page(),
         };
+        let l = &mut self.levels[level];
         l.cells.clear();
         l.starts.clear();
         l.starts.push(0);
         l.cells.extend_from_slice(cell);
-        self.closed.push((pgno, page));
+        self.closed.push(Closed {
+            pgno,
+            page,
+            overflow: false,
+        });
         let mut up = Vec::with_capacity(4 + held.len());
         up.extend_from_slice(&pgno.to_be_bytes());
         up.extend_from_slice(if level > 0 { &held[4..] } else { &held[..] });
         self.push(level + 1, &up)
     }
 
-    /// Writes the pages closed since the last commit and the right edge as it stands, inside
-    /// the connection's open transaction, after every row SQLite inserted in it.
-    pub(super) fn write(&mut self, conn: &Connection) -> Result<()> {
+    /// Writes the pages closed since the last write (they no longer change), numbered after
+    /// the pages `w` gave out so far.
+    pub(super) fn write_closed(&mut self, w: &mut PageWriter<'_>) -> Result<()> {
+        let start = w.next;
+        w.next += self.new_pages;
+        let real = move |p: u32| if p & NEW != 0 { start + (p & !NEW) } else { p };
+        let (kind, page_size) = (self.kind, self.page_size);
+        for c in &mut self.closed {
+            c.pgno = real(c.pgno);
+            if c.overflow {
+                renumber_at(&mut c.page, 0, real);
+            } else {
+                renumber_page(kind, page_size, &mut c.page, real);
+            }
+        }
+        for (i, l) in self.levels.iter_mut().enumerate() {
+            let starts: Vec<usize> = l
+                .cells()
+                .filter_map(|(s, c)| pointer_in(kind, page_size, i == 0, c).map(|p| s + p))
+                .collect();
+            for at in starts {
+                renumber_at(&mut l.cells, at, real);
+            }
+            if let Some(h) = &mut l.held
+                && let Some(at) = pointer_in(kind, page_size, i == 0, h)
+            {
+                renumber_at(h, at, real);
+            }
+        }
+        for c in self.closed.drain(..) {
+            w.put(c.pgno, &c.page)?;
+        }
+        self.new_pages = 0;
+        Ok(())
+    }
+
+    /// Writes what was closed and the right edge as it stands: a whole tree.
+    pub(super) fn write(&mut self, w: &mut PageWriter<'_>) -> Result<()> {
         if !self.dirty || self.levels.is_empty() {
             return Ok(());
         }
-        let base: i64 = conn.query_row("PRAGMA page_count", [], |r| r.get(0))?;
-        let base = u32::try_from(base)?;
-        let real = |p: u32| {
-            if p & NEW != 0 {
-                base + 1 + (p & !NEW)
-            } else {
-                p
-            }
-        };
-        let mut next = base + 1 + self.new_pages;
+        self.write_closed(w)?;
         let top = self.levels.len() - 1;
         for l in &mut self.levels[..top] {
             if l.pgno.is_none() {
-                l.pgno = Some(next);
-                next += 1;
+                l.pgno = Some(w.next);
+                w.next += 1;
             }
-        }
-        // Number the new pages everywhere they are named.
-        for (pgno, page) in &mut self.closed {
-            *pgno = real(*pgno);
-            if page[0] == INTERIOR {
-                renumber(page, real);
-            }
-        }
-        for l in &mut self.levels[1..] {
-            for &s in &l.starts {
-                renumber_at(&mut l.cells, s as usize, real);
-            }
-            if let Some(h) = &mut l.held {
-                renumber_at(h, 0, real);
-            }
-        }
-        let mut st =
-            conn.prepare_cached("INSERT INTO sqlite_dbpage (pgno, data) VALUES (?1, ?2)")?;
-        for (pgno, page) in self.closed.drain(..) {
-            st.execute(rusqlite::params![pgno, page])?;
         }
         let mut child = None;
         for (i, l) in self.levels.iter().enumerate() {
-            let page = render(
-                self.page_size,
-                i,
-                &l.cells,
-                &l.starts,
-                l.held.as_deref(),
-                child,
-            );
+            let page = render(self.kind, self.page_size, i, l, l.held.as_deref(), child);
             let pgno = if i == top {
                 self.root
             } else {
                 l.pgno
                     .context("a page of the right edge without a number")?
             };
-            st.execute(rusqlite::params![pgno, page])?;
+            w.put(pgno, &page)?;
             child = Some(pgno);
         }
-        let count = next - 1;
-        if count > base {
-            let mut page1: Vec<u8> =
-                conn.query_row("SELECT data FROM sqlite_dbpage WHERE pgno = 1", [], |r| {
-                    r.get(0)
-                })?;
-            if page1.len() != self.page_size {
-                bail!("page 1 is {} bytes, not {}", page1.len(), self.page_size);
-            }
-            page1[28..32].copy_from_slice(&count.to_be_bytes());
-            st.execute(rusqlite::params![1, page1])?;
-        }
-        self.new_pages = 0;
         self.dirty = false;
         Ok(())
     }
-}
 
-/// Replaces the child page number at `at` in `cell` by `real` of it.
-fn renumber_at(cells: &mut [u8], at: usize, real: impl Fn(u32) -> u32) {
-    let b = &mut cells[at..at + 4];
-    let p = real(u32::from_be_bytes([b[0], b[1], b[2], b[3]]));
-    b.copy_from_slice(&p.to_be_bytes());
-}
-
-/// Replaces every child page number of a rendered interior page by `real` of it.
-fn renumber(page: &mut [u8], real: impl Fn(u32) -> u32 + Copy) {
-    let n = usize::from(u16::from_be_bytes([page[3], page[4]]));
-    renumber_at(page, 8, real);
-    for i in 0..n {
-        let at = usize::from(u16::from_be_bytes([page[12 + 2 * i], page[13 + 2 * i]]));
-        renumber_at(page, at, real);
+    /// Bytes of closed pages waiting for [`Tree::write_closed`].
+    pub(super) fn closed_bytes(&self) -> usize {
+        self.closed.len() * self.page_size
     }
 }
 
-/// A page of `level` holding `cells` (and `held` after them), with `right` as the right-most
-/// child of an interior page. Cells go from the end of the page down, in order.
+fn header_size(leaf: bool) -> usize {
+    if leaf { 8 } else { 12 }
+}
+
+/// The bytes of a table record of `len` bytes kept in its leaf cell (SQLite's rule: all of
+/// it up to U-35 bytes; beyond, a part that fills whole overflow pages).
+fn table_local(page_size: usize, len: usize) -> usize {
+    let max = page_size - 35;
+    if len <= max {
+        return len;
+    }
+    let min = (page_size - 12) * 32 / 255 - 23;
+    let k = min + (len - min) % (page_size - 4);
+    if k <= max { k } else { min }
+}
+
+/// Reads a varint at the start of `b`: its value and length.
+fn get_varint(b: &[u8]) -> (u64, usize) {
+    let mut v = 0u64;
+    for (i, &byte) in b.iter().enumerate().take(9) {
+        if i == 8 {
+            return ((v << 8) | u64::from(byte), 9);
+        }
+        v = (v << 7) | u64::from(byte & 0x7f);
+        if byte & 0x80 == 0 {
+            return (v, i + 1);
+        }
+    }
+    (v, b.len())
+}
+
+/// Where a cell names a page: an interior cell its child (at 0), a table leaf cell its first
+/// overflow page, if it has one.
+fn pointer_in(kind: Kind, page_size: usize, leaf: bool, cell: &[u8]) -> Option<usize> {
+    match (kind, leaf) {
+        (_, false) => Some(0),
+        (Kind::Index, true) => None,
+        (Kind::Table, true) => {
+            let (len, a) = get_varint(cell);
+            let (_, b) = get_varint(&cell[a..]);
+            let local = table_local(page_size, len as usize);
+            (local < len as usize).then_some(a + b + local)
+        }
+    }
+}
+
+/// Replaces the page number at `at` by `real` of it.
+fn renumber_at(bytes: &mut [u8], at: usize, real: impl Fn(u32) -> u32) {
+    let b = &mut bytes[at..at + 4];
+    let p = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    if p != 0 {
+        b.copy_from_slice(&real(p).to_be_bytes());
+    }
+}
+
+/// Replaces every page number of a rendered b-tree page by `real` of it.
+fn renumber_page(kind: Kind, page_size: usize, page: &mut [u8], real: impl Fn(u32) -> u32 + Copy) {
+    let leaf = page[0] == LEAF || page[0] == TABLE_LEAF;
+    let header = header_size(leaf);
+    if !leaf {
+        renumber_at(page, 8, real);
+    }
+    let n = usize::from(u16::from_be_bytes([page[3], page[4]]));
+    for i in 0..n {
+        let at = usize::from(u16::from_be_bytes([
+            page[header + 2 * i],
+            page[header + 2 * i + 1],
+        ]));
+        if let Some(p) = pointer_in(kind, page_size, leaf, &page[at..]) {
+            renumber_at(page, at + p, real);
+        }
+    }
+}
+
+/// The page of `level` holding the cells of `l` (and `held` after them), with `right` as the
+/// right-most child of an interior page. Cells go from the end of the page down, in order.
 fn render(
+    kind: Kind,
     page_size: usize,
     level: usize,
-    cells: &[u8],
-    starts: &[u32],
+    l: &Level,
     held: Option<&[u8]>,
     right: Option<u32>,
 ) -> Vec<u8> {
     let mut page = vec![0u8; page_size];
-    let header = IndexTree::header_size(level);
-    page[0] = if level == 0 { LEAF } else { INTERIOR };
+    let leaf = level == 0;
+    let header = header_size(leaf);
+    page[0] = match (kind, leaf) {
+        (Kind::Index, true) => LEAF,
+        (Kind::Index, false) => INTERIOR,
+        (Kind::Table, true) => TABLE_LEAF,
+        (Kind::Table, false) => TABLE_INTERIOR,
+    };
     if let Some(r) = right {
         page[8..12].copy_from_slice(&r.to_be_bytes());
     }
     let mut top = page_size;
     let mut n = 0;
-    let ends = starts
-        .iter()
-        .skip(1)
-        .map(|&s| s as usize)
-        .chain([cells.len()]);
-    let all = starts
-        .iter()
-        .zip(ends)
-        .map(|(&s, e)| &cells[s as usize..e])
-        .chain(held);
-    for cell in all {
+    for cell in l.cells().map(|(_, c)| c).chain(held) {
         top -= cell.len();
         page[top..top + cell.len()].copy_from_slice(cell);
         let ptr = header + 2 * n;
@@ -465,7 +724,7 @@ mod tests {
     /// inserting into another table (its pages come first); checks the tree at each commit.
     fn load(conn: &Connection, rows: &[[i64; 3]], every: usize) -> usize {
         let root = bulk_root(conn, "t").unwrap().expect("t can be bulk-loaded");
-        let mut tree = IndexTree::new(conn, root, int_record_max(3)).unwrap();
+        let mut tree = Tree::index(conn, root, int_record_max(3)).unwrap();
         let mut record = Vec::new();
         for (i, chunk) in rows.chunks(every).enumerate() {
             conn.execute_batch("BEGIN IMMEDIATE").unwrap();
@@ -476,7 +735,9 @@ mod tests {
                 put_int_record(&mut record, r);
                 tree.add(&record).unwrap();
             }
-            tree.write(conn).unwrap();
+            let mut w = PageWriter::begin(conn).unwrap();
+            tree.write(&mut w).unwrap();
+            w.end().unwrap();
             conn.execute_batch("COMMIT").unwrap();
             conn.release_memory().unwrap();
             let upto = (i * every + chunk.len()).min(rows.len());
@@ -563,7 +824,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let conn = database(dir.path());
         let root = bulk_root(&conn, "t").unwrap().unwrap();
-        let mut tree = IndexTree::new(&conn, root, int_record_max(3)).unwrap();
+        let mut tree = Tree::index(&conn, root, int_record_max(3)).unwrap();
         let rows = rows(3, 5);
         conn.execute_batch("BEGIN IMMEDIATE").unwrap();
         assert_eq!(table(&conn, "ASC").len(), 0);
@@ -573,12 +834,147 @@ mod tests {
             put_int_record(&mut record, r);
             tree.add(&record).unwrap();
         }
-        tree.write(&conn).unwrap();
+        let mut w = PageWriter::begin(&conn).unwrap();
+        tree.write(&mut w).unwrap();
+        w.end().unwrap();
         conn.execute_batch("COMMIT").unwrap();
         // Without this, the read below finds no row (when the cache kept the page: always
         // in a test run alone; the page cache is shared by the connections of the process).
         conn.release_memory().unwrap();
         assert_eq!(table(&conn, "ASC"), rows);
+    }
+
+    /// Rows of a rowid table: rowids with gaps, an integer, and blobs from empty to several
+    /// overflow pages long (512-byte pages).
+    fn table_rows(n: usize, seed: u64) -> Vec<(i64, i64, Vec<u8>)> {
+        let mut x = seed | 1;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut rowid = 0i64;
+        (0..n)
+            .map(|i| {
+                let r = next();
+                rowid += 1 + (r % 3) as i64;
+                let len = match r >> 60 {
+                    0..=9 => (r >> 20) as usize % 60,
+                    10..=13 => (r >> 20) as usize % 600,
+                    _ => (r >> 20) as usize % 3000,
+                };
+                let blob = (0..len).map(|j| (i * 31 + j * 7) as u8).collect();
+                (rowid, (r >> 30) as i64 - (1 << 33), blob)
+            })
+            .collect()
+    }
+
+    fn table_rows_of(conn: &Connection) -> Vec<(i64, i64, Vec<u8>)> {
+        let mut st = conn.prepare("SELECT id, n, b FROM r ORDER BY id").unwrap();
+        st.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .map(|r| r.unwrap())
+            .collect()
+    }
+
+    /// A rowid table and an index loaded in the same transactions, one page writer for both,
+    /// the table's closed pages written in the middle of each (as the derived tables do).
+    #[test]
+    fn a_loaded_table_is_sqlites_table() {
+        for (n, every) in [(1, 1), (5, 2), (300, 70), (3000, 1000)] {
+            let dir = tempfile::tempdir().unwrap();
+            let conn = database(dir.path());
+            conn.execute_batch("CREATE TABLE r (id INTEGER PRIMARY KEY, n INTEGER, b BLOB)")
+                .unwrap();
+            let data = table_rows(n, 99 + n as u64);
+            let keys = rows(n, 5);
+            let mut rowids = Tree::table(&conn, bulk_root(&conn, "r").unwrap().unwrap()).unwrap();
+            let mut index = Tree::index(
+                &conn,
+                bulk_root(&conn, "t").unwrap().unwrap(),
+                int_record_max(3),
+            )
+            .unwrap();
+            let (mut header, mut body, mut record) = (Vec::new(), Vec::new(), Vec::new());
+            for (c, (chunk, key_chunk)) in data.chunks(every).zip(keys.chunks(every)).enumerate() {
+                conn.execute_batch("BEGIN IMMEDIATE").unwrap();
+                conn.execute("INSERT INTO other (y) VALUES (zeroblob(700))", [])
+                    .unwrap();
+                let mut w = PageWriter::begin(&conn).unwrap();
+                for (i, ((id, v, blob), key)) in chunk.iter().zip(key_chunk).enumerate() {
+                    header.clear();
+                    body.clear();
+                    header.push(0);
+                    put_int(&mut header, &mut body, *v);
+                    put_blob(&mut header, &mut body, blob);
+                    record.clear();
+                    put_record(&mut record, &header, &body);
+                    rowids.add_row(*id, &record).unwrap();
+                    record.clear();
+                    put_int_record(&mut record, key);
+                    index.add(&record).unwrap();
+                    if i == chunk.len() / 2 {
+                        rowids.write_closed(&mut w).unwrap();
+                    }
+                }
+                rowids.write(&mut w).unwrap();
+                index.write(&mut w).unwrap();
+                w.end().unwrap();
+                conn.execute_batch("COMMIT").unwrap();
+                conn.release_memory().unwrap();
+                let upto = (c * every + chunk.len()).min(n);
+                assert_eq!(integrity(&conn), "ok", "{n} rows, after {upto}");
+                assert_eq!(table_rows_of(&conn), data[..upto], "{n} rows, after {upto}");
+                assert_eq!(table(&conn, "ASC"), keys[..upto], "{n} rows, after {upto}");
+            }
+            // SQLite goes on: a row after, a row in a gap, a row removed.
+            let last = data.last().unwrap().0;
+            conn.execute("INSERT INTO r VALUES (?1, 7, zeroblob(900))", [last + 1])
+                .unwrap();
+            conn.execute("DELETE FROM r WHERE id = ?1", [data[0].0])
+                .unwrap();
+            assert_eq!(integrity(&conn), "ok", "{n} rows, then changed");
+            let count: usize = conn
+                .query_row("SELECT count(*) FROM r", [], |r| r.get(0))
+                .unwrap();
+            assert_eq!(count, n);
+        }
+    }
+
+    #[test]
+    fn records_with_long_headers_are_sqlites() {
+        // 150 columns: a header of two-byte size, one of the ways a record can be laid out.
+        let dir = tempfile::tempdir().unwrap();
+        let conn = Connection::open(dir.path().join("h.db")).unwrap();
+        let columns: Vec<String> = (0..150).map(|i| format!("c{i} INTEGER")).collect();
+        conn.execute_batch(&format!(
+            "CREATE TABLE wide (id INTEGER PRIMARY KEY, {})",
+            columns.join(", ")
+        ))
+        .unwrap();
+        let mut tree = Tree::table(&conn, bulk_root(&conn, "wide").unwrap().unwrap()).unwrap();
+        let (mut header, mut body, mut record) = (Vec::new(), Vec::new(), Vec::new());
+        header.push(0);
+        for i in 0..150 {
+            put_int(&mut header, &mut body, i * 1000 - 7);
+        }
+        put_record(&mut record, &header, &body);
+        assert_eq!(record[..2], [0x81, 0x19], "a header of 1 + 150 + 2 bytes");
+        conn.execute_batch("BEGIN IMMEDIATE").unwrap();
+        let mut w = PageWriter::begin(&conn).unwrap();
+        tree.add_row(5, &record).unwrap();
+        tree.write(&mut w).unwrap();
+        w.end().unwrap();
+        conn.execute_batch("COMMIT").unwrap();
+        conn.release_memory().unwrap();
+        assert_eq!(integrity(&conn), "ok");
+        let (id, last): (i64, i64) = conn
+            .query_row("SELECT id, c149 FROM wide", [], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .unwrap();
+        assert_eq!((id, last), (5, 149 * 1000 - 7));
     }
 
     #[test]

@@ -19,6 +19,7 @@ use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use anyhow::{Context, Result, bail};
 use rusqlite::{Connection, OptionalExtension, params};
 
+use super::bulk_tree;
 use crate::model::outcome::Outcome;
 
 /// How far the derived tables lag behind the stored games.
@@ -92,14 +93,20 @@ pub fn finish_run(
     conn.execute_batch("BEGIN IMMEDIATE")?;
     let work = || -> Result<()> {
         let lag = lag(conn)?;
+        // First: a first derivation writes pages last (see `write_fresh_pages`).
+        conn.execute("UPDATE derived SET finished = ?1", [lag.last_game])?;
         if lag.pending() > 0 && (merge_all || merge_due(lag)) {
             derive_range(conn, lag, collected)?;
         }
-        conn.execute("UPDATE derived SET finished = ?1", [lag.last_game])?;
         Ok(())
     };
     match work() {
-        Ok(()) => Ok(conn.execute_batch("COMMIT")?),
+        Ok(()) => {
+            conn.execute_batch("COMMIT")?;
+            // Forget what SQLite parsed of pages written through `sqlite_dbpage`.
+            conn.release_memory()?;
+            Ok(())
+        }
         Err(e) => {
             let _ = conn.execute_batch("ROLLBACK");
             Err(e)
@@ -171,12 +178,15 @@ struct PairSorter {
     spills: Vec<std::fs::File>,
     /// The chunk being sorted and written, given back emptied: new memory costs a page fault
     /// per page on its first touch (the kernel zeroes it), and a chunk is 120 MB.
-    spilling: Option<std::thread::JoinHandle<Result<(std::fs::File, Vec<Pair>)>>>,
+    spilling: Option<std::thread::JoinHandle<Result<Spilled>>>,
     spare: Option<Vec<Pair>>,
 }
 
-/// Sorts a chunk and writes it to a temporary file, rewound; the file and the chunk, emptied.
-fn write_sorted(mut chunk: Vec<Pair>) -> Result<(std::fs::File, Vec<Pair>)> {
+/// A sorted chunk's temporary file, rewound, and the chunk's memory, emptied.
+type Spilled = (std::fs::File, Vec<Pair>);
+
+/// Sorts a chunk and writes it to a temporary file.
+fn write_sorted(mut chunk: Vec<Pair>) -> Result<Spilled> {
     chunk.sort_unstable_by_key(Pair::key);
     let mut file = tempfile::tempfile().context("creating a temporary sort file")?;
     {
@@ -566,6 +576,14 @@ fn derive_range(conn: &Connection, lag: Lag, collected: Option<PairCollector>) -
     // In set order: each set's new games appended to its list, its totals added.
     let append = lag.through > 0;
     if !append {
+        if let Some(roots) = fresh_roots(conn)? {
+            // Nothing derived yet and `sqlite_dbpage` at hand: the pages of both tables laid
+            // out in set order (see `bulk_tree`), after every row SQLite writes here.
+            conn.execute("UPDATE derived SET through = ?1", [lag.last_game])?;
+            write_fresh_pages(conn, sorter, roots)?;
+            report_derive(start, read);
+            return Ok(());
+        }
         // Nothing derived yet: every set's rows are new, written many to a statement.
         let mut fresh = FreshRows::default();
         fold_sets(sorter, |a| {
@@ -614,6 +632,76 @@ fn derive_range(conn: &Connection, lag: Lag, collected: Option<PairCollector>) -
     finish_derive(conn, lag, start, read)
 }
 
+/// The root pages of `set_games` and `set_totals` if both are empty, have the columns this
+/// version writes, and can take pages (see [`bulk_tree::bulk_root`]).
+fn fresh_roots(conn: &Connection) -> Result<Option<(u32, u32)>> {
+    if std::env::var_os("PAWNDEX_NO_BULK").is_some() {
+        return Ok(None);
+    }
+    let columns = |table: &str| -> Result<usize> {
+        Ok(
+            conn.query_row("SELECT count(*) FROM pragma_table_info(?1)", [table], |r| {
+                r.get(0)
+            })?,
+        )
+    };
+    if columns("set_games")? != 3 || columns("set_totals")? != 10 {
+        return Ok(None);
+    }
+    Ok(
+        match (
+            bulk_tree::bulk_root(conn, "set_games")?,
+            bulk_tree::bulk_root(conn, "set_totals")?,
+        ) {
+            (Some(g), Some(t)) => Some((g, t)),
+            _ => None,
+        },
+    )
+}
+
+/// Closed pages kept before they are written, at most (both tables).
+const FRESH_PAGES_IN_MEMORY: usize = 16 << 20;
+
+/// Writes `set_games` and `set_totals` of a first derivation as pages (roots `roots`): the
+/// connection's transaction must write nothing after.
+fn write_fresh_pages(conn: &Connection, sorter: PairSorter, roots: (u32, u32)) -> Result<()> {
+    let mut lists = bulk_tree::Tree::table(conn, roots.0)?;
+    let mut totals = bulk_tree::Tree::table(conn, roots.1)?;
+    let mut w = bulk_tree::PageWriter::begin(conn)?;
+    let (mut header, mut body, mut record, mut list) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    fold_sets(sorter, |a| {
+        list.clear();
+        let last = encode_games(&a.games, 0, &mut list);
+        // The rowid alias (`set_id`) is NULL in the record.
+        header.clear();
+        body.clear();
+        header.push(0);
+        bulk_tree::put_int(&mut header, &mut body, last as i64);
+        bulk_tree::put_blob(&mut header, &mut body, &list);
+        record.clear();
+        bulk_tree::put_record(&mut record, &header, &body);
+        lists.add_row(i64::from(a.set), &record)?;
+        header.clear();
+        body.clear();
+        header.push(0);
+        for &v in &a.totals {
+            bulk_tree::put_int(&mut header, &mut body, v);
+        }
+        record.clear();
+        bulk_tree::put_record(&mut record, &header, &body);
+        totals.add_row(i64::from(a.set), &record)?;
+        if lists.closed_bytes() + totals.closed_bytes() > FRESH_PAGES_IN_MEMORY {
+            lists.write_closed(&mut w)?;
+            totals.write_closed(&mut w)?;
+        }
+        Ok(())
+    })?;
+    lists.write(&mut w)?;
+    totals.write(&mut w)?;
+    w.end()
+}
+
 /// Appends `games` (ascending) to a `set_games` list whose last game is `from`, as LEB128
 /// differences; the new last game.
 fn encode_games(games: &[u32], from: u64, list: &mut Vec<u8>) -> u64 {
@@ -633,6 +721,12 @@ fn finish_derive(
     read: std::time::Duration,
 ) -> Result<()> {
     conn.execute("UPDATE derived SET through = ?1", [lag.last_game])?;
+    report_derive(start, read);
+    Ok(())
+}
+
+/// With `PAWNDEX_TIMINGS`, how long the derived tables took.
+fn report_derive(start: std::time::Instant, read: std::time::Duration) {
     if std::env::var_os("PAWNDEX_TIMINGS").is_some() {
         eprintln!(
             "timings: derived tables: read and sort {:.1} s, write {:.1} s",
@@ -640,7 +734,6 @@ fn finish_derive(
             (start.elapsed() - read).as_secs_f64()
         );
     }
-    Ok(())
 }
 
 /// The rows of `set_games` and `set_totals` for sets that have none yet, written through

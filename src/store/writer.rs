@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 use anyhow::Result;
 use rusqlite::{Connection, ErrorCode, OptionalExtension, ffi, params};
 
-use super::bulk_tree::{self, IndexTree};
+use super::bulk_tree::{self, PageWriter, Tree};
 use super::derive;
 use crate::model::features::{SIDE_FEATURE_COUNT, SideFeatures};
 use crate::model::game::{GameRecord, GameSummary, Reject};
@@ -231,7 +231,7 @@ const RUN_COLUMNS: usize = 8;
 /// The pages of `runs` during a first load, and the last key added (the rows must come in key
 /// order, which the writer's ascending game ids give).
 struct RunsTree {
-    tree: IndexTree,
+    tree: Tree,
     last: (i64, i64),
     record: Vec<u8>,
 }
@@ -359,7 +359,7 @@ impl Writer {
         let bulk = run_columns == RUN_COLUMNS && std::env::var_os("PAWNDEX_NO_BULK").is_none();
         let runs_tree = match bulk_tree::bulk_root(&conn, "runs")? {
             Some(root) if bulk => Some(RunsTree {
-                tree: IndexTree::new(&conn, root, bulk_tree::int_record_max(RUN_COLUMNS))?,
+                tree: Tree::index(&conn, root, bulk_tree::int_record_max(RUN_COLUMNS))?,
                 last: (i64::MIN, i64::MIN),
                 record: Vec::new(),
             }),
@@ -413,7 +413,9 @@ impl Writer {
         if self.in_transaction {
             // Last: SQLite must allocate no page after the tree's (see `bulk_tree`).
             if let Some(t) = &mut self.runs_tree {
-                t.tree.write(&self.conn)?;
+                let mut w = PageWriter::begin(&self.conn)?;
+                t.tree.write(&mut w)?;
+                w.end()?;
             }
             self.conn.execute_batch("COMMIT")?;
             self.in_transaction = false;
