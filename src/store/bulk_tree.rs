@@ -399,12 +399,24 @@ impl Tree {
             l.cells.extend_from_slice(cell);
             return Ok(());
         }
-        let page = render(self.kind, self.page_size, 0, l, None, None);
+        let pgno = self.close(0, None, cell);
+        let last = self.last_rowid.unwrap_or(rowid);
+        let mut up = Vec::with_capacity(13);
+        up.extend_from_slice(&pgno.to_be_bytes());
+        put_varint(&mut up, last as u64);
+        self.push(1, &up)
+    }
+
+    /// Closes the node of `level` (`right`: its right-most child) and starts the next with
+    /// `cell`; the closed node's page number.
+    fn close(&mut self, level: usize, right: Option<u32>, cell: &[u8]) -> u32 {
+        let l = &mut self.levels[level];
+        let page = render(self.kind, self.page_size, level, l, None, right);
         let pgno = match l.pgno.take() {
             Some(p) => p,
             None => self.new_page(),
         };
-        let l = &mut self.levels[0];
+        let l = &mut self.levels[level];
         l.cells.clear();
         l.starts.clear();
         l.starts.push(0);
@@ -414,11 +426,7 @@ impl Tree {
             page,
             overflow: false,
         });
-        let last = self.last_rowid.unwrap_or(rowid);
-        let mut up = Vec::with_capacity(13);
-        up.extend_from_slice(&pgno.to_be_bytes());
-        put_varint(&mut up, last as u64);
-        self.push(1, &up)
+        pgno
     }
 
     /// The largest cell of `level` (but a table's leaves).
@@ -452,21 +460,7 @@ impl Tree {
         }
         let held = l.held.take().unwrap_or_default();
         let right = (level > 0).then(|| u32::from_be_bytes([held[0], held[1], held[2], held[3]]));
-        let page = render(self.kind, page_size, level, l, None, right);
-        let pgno = match l.pgno.take() {
-            Some(p) => p,
-            None => self.new_page(),
-        };
-        let l = &mut self.levels[level];
-        l.cells.clear();
-        l.starts.clear();
-        l.starts.push(0);
-        l.cells.extend_from_slice(cell);
-        self.closed.push(Closed {
-            pgno,
-            page,
-            overflow: false,
-        });
+        let pgno = self.close(level, right, cell);
         let mut up = Vec::with_capacity(4 + held.len());
         up.extend_from_slice(&pgno.to_be_bytes());
         up.extend_from_slice(if level > 0 { &held[4..] } else { &held[..] });
