@@ -233,7 +233,13 @@ pub(super) struct PageWriter<'c> {
     conn: &'c Connection,
     base: u32,
     next: u32,
+    /// The page holding byte 2^30 of the file, which SQLite keeps for its file locks and
+    /// never uses (a database past 1 GiB has it).
+    lock_page: u32,
 }
+
+/// SQLite's lock byte (its `PENDING_BYTE`): the page that holds it is never a b-tree page.
+const LOCK_BYTE: usize = 0x4000_0000;
 
 impl<'c> PageWriter<'c> {
     /// Starts writing pages in the connection's open transaction; SQLite must allocate no page
@@ -241,11 +247,23 @@ impl<'c> PageWriter<'c> {
     pub(super) fn begin(conn: &'c Connection) -> Result<PageWriter<'c>> {
         let base: i64 = conn.query_row("PRAGMA page_count", [], |r| r.get(0))?;
         let base = u32::try_from(base)?;
+        let page_size: i64 = conn.query_row("PRAGMA page_size", [], |r| r.get(0))?;
+        let page_size = usize::try_from(page_size)?.max(512);
         Ok(PageWriter {
             conn,
             base,
             next: base + 1,
+            lock_page: u32::try_from(LOCK_BYTE / page_size + 1)?,
         })
+    }
+
+    /// The next free page number (never the lock page).
+    fn alloc(&mut self) -> u32 {
+        if self.next == self.lock_page {
+            self.next += 1;
+        }
+        self.next += 1;
+        self.next - 1
     }
 
     fn put(&self, pgno: u32, page: &[u8]) -> Result<()> {
@@ -470,9 +488,14 @@ impl Tree {
     /// Writes the pages closed since the last write (they no longer change), numbered after
     /// the pages `w` gave out so far.
     pub(super) fn write_closed(&mut self, w: &mut PageWriter<'_>) -> Result<()> {
-        let start = w.next;
-        w.next += self.new_pages;
-        let real = move |p: u32| if p & NEW != 0 { start + (p & !NEW) } else { p };
+        let numbers: Vec<u32> = (0..self.new_pages).map(|_| w.alloc()).collect();
+        let real = |p: u32| {
+            if p & NEW != 0 {
+                numbers[(p & !NEW) as usize]
+            } else {
+                p
+            }
+        };
         let (kind, page_size) = (self.kind, self.page_size);
         for c in &mut self.closed {
             c.pgno = real(c.pgno);
@@ -512,8 +535,7 @@ impl Tree {
         let top = self.levels.len() - 1;
         for l in &mut self.levels[..top] {
             if l.pgno.is_none() {
-                l.pgno = Some(w.next);
-                w.next += 1;
+                l.pgno = Some(w.alloc());
             }
         }
         let mut child = None;
@@ -969,6 +991,56 @@ mod tests {
             })
             .unwrap();
         assert_eq!((id, last), (5, 149 * 1000 - 7));
+    }
+
+    /// A database past 1 GiB has a page SQLite never uses (it holds the byte SQLite locks):
+    /// a tree written over it was "malformed" at the next read (the scale corpus, 778,240
+    /// games in). Here the lock page is moved to where a small tree's pages go.
+    #[test]
+    fn no_page_is_written_on_the_lock_page() {
+        let dir = tempfile::tempdir().unwrap();
+        let conn = database(dir.path());
+        let root = bulk_root(&conn, "t").unwrap().unwrap();
+        let mut tree = Tree::index(&conn, root, int_record_max(3)).unwrap();
+        let rows = rows(500, 3);
+        let mut record = Vec::new();
+        conn.execute_batch("BEGIN IMMEDIATE").unwrap();
+        let mut w = PageWriter::begin(&conn).unwrap();
+        let lock = w.base + 5;
+        w.lock_page = lock;
+        for r in &rows {
+            record.clear();
+            put_int_record(&mut record, r);
+            tree.add(&record).unwrap();
+        }
+        tree.write(&mut w).unwrap();
+        assert!(
+            w.next > lock + 10,
+            "the tree's pages reach past the lock page"
+        );
+        w.end().unwrap();
+        // (Committed to be read: `sqlite_dbpage` reads up to the size the transaction began
+        // with. For SQLite, this file's lock page is a page that is never used.)
+        conn.execute_batch("COMMIT").unwrap();
+        conn.release_memory().unwrap();
+        let page = |pgno: u32| -> Vec<u8> {
+            conn.query_row(
+                "SELECT data FROM sqlite_dbpage WHERE pgno = ?1",
+                [pgno],
+                |r| r.get(0),
+            )
+            .unwrap()
+        };
+        assert!(
+            page(lock).iter().all(|&b| b == 0),
+            "the lock page is untouched"
+        );
+        for p in [lock - 1, lock + 1] {
+            assert!(
+                [LEAF, INTERIOR].contains(&page(p)[0]),
+                "page {p} is the tree's"
+            );
+        }
     }
 
     #[test]

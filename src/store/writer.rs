@@ -969,7 +969,7 @@ mod tests {
     fn a_first_load_builds_the_runs_pages_itself() {
         let games = sample_games();
         let (first, second) = games.split_at(games.len() / 2);
-        let stored = |bulk: bool| {
+        let stored = |bulk: bool, small_caches: bool| {
             let dir = tempfile::tempdir().unwrap();
             let path = dir.path().join("t.db");
             let mut runs_pages = Vec::new();
@@ -978,6 +978,14 @@ mod tests {
                 let mut writer = Writer::new(conn, false).unwrap();
                 if !bulk {
                     writer.runs_tree = None;
+                }
+                // Caches that overflow: their indexes are built in the middle of the load, and
+                // the writer asks SQLite for keys.
+                if small_caches {
+                    writer.hashes.cap = 2;
+                    for cache in &mut writer.sets {
+                        cache.cap = 2;
+                    }
                 }
                 runs_pages.push(writer.runs_tree.is_some());
                 for (i, g) in part.iter().enumerate() {
@@ -1003,14 +1011,16 @@ mod tests {
                 .unwrap();
             (runs_pages, check, runs)
         };
-        let (pages, check, runs) = stored(true);
-        assert_eq!(pages, [true, false], "only the first run lays out pages");
-        assert_eq!(check, "ok");
-        let (pages, check, inserted) = stored(false);
+        let (pages, check, inserted) = stored(false, false);
         assert_eq!(pages, [false, false]);
         assert_eq!(check, "ok");
-        assert!(runs.len() > 100, "{} runs", runs.len());
-        assert_eq!(runs, inserted);
+        assert!(inserted.len() > 100, "{} runs", inserted.len());
+        for small_caches in [false, true] {
+            let (pages, check, runs) = stored(true, small_caches);
+            assert_eq!(pages, [true, false], "only the first run lays out pages");
+            assert_eq!(check, "ok", "small caches: {small_caches}");
+            assert_eq!(runs, inserted, "small caches: {small_caches}");
+        }
     }
 
     /// The writer rebuilds the key indexes from its own statements: they must make what the
