@@ -160,6 +160,12 @@ pub(super) fn put_blob(header: &mut Vec<u8>, body: &mut Vec<u8>, blob: &[u8]) {
     body.extend_from_slice(blob);
 }
 
+/// Appends a text value (UTF-8) to a record under construction (see [`put_blob`]).
+pub(super) fn put_text(header: &mut Vec<u8>, body: &mut Vec<u8>, text: &str) {
+    put_varint(header, 13 + 2 * text.len() as u64);
+    body.extend_from_slice(text.as_bytes());
+}
+
 /// Appends an integer value to a record under construction (see [`put_blob`]).
 pub(super) fn put_int(header: &mut Vec<u8>, body: &mut Vec<u8>, v: i64) {
     let (t, w) = int_serial(v);

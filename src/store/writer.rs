@@ -206,6 +206,9 @@ pub struct Writer {
     /// A first load (`runs` empty, `sqlite_dbpage` at hand) lays out the pages of `runs`
     /// itself: the rows arrive in key order, and SQLite's inserts were a third of the load.
     runs_tree: Option<RunsTree>,
+    /// The same for `game_summary` (by game id) and `structure_changes` (by game and ply).
+    summary_tree: Option<Tree>,
+    changes_tree: Option<ChangesTree>,
     pending_sets: Vec<[i64; SET_COLUMNS]>,
     /// Rows of `structure_changes`: game, ply, from, to, move.
     pending_changes: Vec<([i64; 4], Option<String>)>,
@@ -234,6 +237,45 @@ struct RunsTree {
     tree: Tree,
     last: (i64, i64),
     record: Vec<u8>,
+}
+
+/// The pages of `structure_changes` during a first load, as [`RunsTree`].
+struct ChangesTree {
+    tree: Tree,
+    last: (i64, i64),
+    header: Vec<u8>,
+    body: Vec<u8>,
+    record: Vec<u8>,
+}
+
+/// The longest move text a change row may hold in a laid-out page (SAN is at most 7 bytes).
+const CHANGE_MOVE_MAX: usize = 32;
+
+impl ChangesTree {
+    fn add(&mut self, ints: &[i64; 4], san: Option<&str>) -> Result<()> {
+        let key = (ints[0], ints[1]);
+        anyhow::ensure!(
+            key > self.last,
+            "structure changes out of key order: {key:?} after {:?}",
+            self.last
+        );
+        self.last = key;
+        self.header.clear();
+        self.body.clear();
+        for &v in ints {
+            bulk_tree::put_int(&mut self.header, &mut self.body, v);
+        }
+        match san {
+            Some(m) if m.len() <= CHANGE_MOVE_MAX => {
+                bulk_tree::put_text(&mut self.header, &mut self.body, m);
+            }
+            Some(m) => anyhow::bail!("a move of {} bytes ({m:?})", m.len()),
+            None => self.header.push(0),
+        }
+        self.record.clear();
+        bulk_tree::put_record(&mut self.record, &self.header, &self.body);
+        self.tree.add(&self.record)
+    }
 }
 
 impl RunsTree {
@@ -365,6 +407,34 @@ impl Writer {
             }),
             _ => None,
         };
+        let columns = |table: &str| -> Result<Vec<String>> {
+            let mut st = conn.prepare("SELECT name FROM pragma_table_info(?1) ORDER BY cid")?;
+            let names = st.query_map([table], |r| r.get(0))?;
+            Ok(names.collect::<rusqlite::Result<_>>()?)
+        };
+        let summary_columns: Vec<String> = std::iter::once("game_id".to_owned())
+            .chain(GameSummary::columns())
+            .collect();
+        let summary_tree = match bulk_tree::bulk_root(&conn, "game_summary")? {
+            Some(root) if bulk && columns("game_summary")? == summary_columns => {
+                Some(Tree::table(&conn, root)?)
+            }
+            _ => None,
+        };
+        let changes_tree = match bulk_tree::bulk_root(&conn, "structure_changes")? {
+            Some(root) if bulk && columns("structure_changes")?.len() == 5 => Some(ChangesTree {
+                tree: Tree::index(
+                    &conn,
+                    root,
+                    bulk_tree::int_record_max(4) + 3 + CHANGE_MOVE_MAX,
+                )?,
+                last: (i64::MIN, i64::MIN),
+                header: Vec::new(),
+                body: Vec::new(),
+                record: Vec::new(),
+            }),
+            _ => None,
+        };
         for (&(name, create), defer) in KEY_INDEXES.iter().zip(deferred) {
             if defer {
                 conn.execute_batch(&format!("DROP INDEX IF EXISTS {name}"))?;
@@ -388,6 +458,8 @@ impl Writer {
             in_transaction: false,
             pending_runs: Vec::new(),
             runs_tree,
+            summary_tree,
+            changes_tree,
             pending_sets: Vec::new(),
             pending_changes: Vec::new(),
             pairs: derive::PairCollector::new(),
@@ -412,14 +484,25 @@ impl Writer {
         self.flush(true)?;
         if self.in_transaction {
             // Last: SQLite must allocate no page after the tree's (see `bulk_tree`).
-            if let Some(t) = &mut self.runs_tree {
+            let pages = self.runs_tree.is_some()
+                || self.summary_tree.is_some()
+                || self.changes_tree.is_some();
+            if pages {
                 let mut w = PageWriter::begin(&self.conn)?;
-                t.tree.write(&mut w)?;
+                if let Some(t) = &mut self.runs_tree {
+                    t.tree.write(&mut w)?;
+                }
+                if let Some(t) = &mut self.summary_tree {
+                    t.write(&mut w)?;
+                }
+                if let Some(t) = &mut self.changes_tree {
+                    t.tree.write(&mut w)?;
+                }
                 w.end()?;
             }
             self.conn.execute_batch("COMMIT")?;
             self.in_transaction = false;
-            if self.runs_tree.is_some() {
+            if pages {
                 // Forget what SQLite parsed of pages now rewritten (see `bulk_tree`).
                 self.conn.release_memory()?;
             }
@@ -602,6 +685,8 @@ impl Writer {
         self.pending_runs.clear();
         // What the tree closed since the last commit was rolled back with it: no more pages.
         self.runs_tree = None;
+        self.summary_tree = None;
+        self.changes_tree = None;
         self.pending_sets.clear();
         self.pending_changes.clear();
         let games = self
@@ -658,6 +743,19 @@ impl Writer {
     /// Inserts the `game_summary` row of `g` (game `game_id`).
     fn insert_summary(&mut self, game_id: i64, g: &GameRecord) -> Result<()> {
         let sm = &g.summary;
+        if let Some(t) = &mut self.summary_tree {
+            let (mut header, mut body, mut record) = (Vec::new(), Vec::new(), Vec::new());
+            // The rowid alias (`game_id`) is NULL in the record.
+            header.push(0);
+            for &a in &sm.any {
+                bulk_tree::put_int(&mut header, &mut body, i64::from(a));
+            }
+            for &m in &sm.max {
+                bulk_tree::put_int(&mut header, &mut body, i64::from(m));
+            }
+            bulk_tree::put_record(&mut record, &header, &body);
+            return t.add_row(game_id, &record);
+        }
         static SQL: OnceLock<String> = OnceLock::new();
         let sql = SQL.get_or_init(|| {
             let columns = GameSummary::columns();
@@ -715,10 +813,11 @@ impl Writer {
             }
         }
         for c in &g.changes {
-            self.pending_changes.push((
-                [game_id, c.ply.into(), c.from.into(), c.to.into()],
-                c.san.clone(),
-            ));
+            let ints = [game_id, c.ply.into(), c.from.into(), c.to.into()];
+            match &mut self.changes_tree {
+                Some(t) => t.add(&ints, c.san.as_deref())?,
+                None => self.pending_changes.push((ints, c.san.clone())),
+            }
         }
         if self.pending_runs.len() >= 4 * ROWS_PER_INSERT
             || self.pending_changes.len() >= 4 * ROWS_PER_INSERT
@@ -962,8 +1061,8 @@ mod tests {
         assert_eq!(small_runs, runs);
     }
 
-    /// A first load lays out the pages of `runs` itself (see `bulk_tree`): the same rows as
-    /// SQLite's inserts, a database that passes `integrity_check`, and a second run that
+    /// A first load lays out the pages of `runs`, `game_summary` and `structure_changes` itself
+    /// (see `bulk_tree`): the same rows as SQLite's inserts, a database that passes `integrity_check`, and a second run that
     /// inserts into the tree as usual.
     #[test]
     fn a_first_load_builds_the_runs_pages_itself() {
@@ -978,6 +1077,8 @@ mod tests {
                 let mut writer = Writer::new(conn, false).unwrap();
                 if !bulk {
                     writer.runs_tree = None;
+                    writer.summary_tree = None;
+                    writer.changes_tree = None;
                 }
                 // Caches that overflow: their indexes are built in the middle of the load, and
                 // the writer asks SQLite for keys.
@@ -987,7 +1088,11 @@ mod tests {
                         cache.cap = 2;
                     }
                 }
-                runs_pages.push(writer.runs_tree.is_some());
+                runs_pages.push(
+                    writer.runs_tree.is_some()
+                        && writer.summary_tree.is_some()
+                        && writer.changes_tree.is_some(),
+                );
                 for (i, g) in part.iter().enumerate() {
                     writer.add_game(g, source).unwrap();
                     if i % 2 == 1 {
@@ -1000,21 +1105,35 @@ mod tests {
             let check: String = conn
                 .query_row("PRAGMA integrity_check", [], |r| r.get(0))
                 .unwrap();
-            let mut st = conn
-                .prepare("SELECT * FROM runs ORDER BY game_id, first_ply")
-                .unwrap();
-            let n = st.column_count();
-            let runs: Vec<Vec<i64>> = st
-                .query_map([], |r| (0..n).map(|i| r.get(i)).collect())
-                .unwrap()
-                .collect::<rusqlite::Result<_>>()
-                .unwrap();
-            (runs_pages, check, runs)
+            let mut tables = Vec::new();
+            for sql in [
+                "SELECT * FROM runs ORDER BY game_id, first_ply",
+                "SELECT * FROM game_summary ORDER BY game_id",
+                "SELECT * FROM structure_changes ORDER BY game_id, ply",
+            ] {
+                let mut st = conn.prepare(sql).unwrap();
+                let n = st.column_count();
+                let rows: Vec<Vec<rusqlite::types::Value>> = st
+                    .query_map([], |r| (0..n).map(|i| r.get(i)).collect())
+                    .unwrap()
+                    .collect::<rusqlite::Result<_>>()
+                    .unwrap();
+                tables.push(rows);
+            }
+            (runs_pages, check, tables)
         };
         let (pages, check, inserted) = stored(false, false);
         assert_eq!(pages, [false, false]);
         assert_eq!(check, "ok");
-        assert!(inserted.len() > 100, "{} runs", inserted.len());
+        assert!(inserted[0].len() > 100, "{} runs", inserted[0].len());
+        assert!(inserted[1].len() > 5, "{} summaries", inserted[1].len());
+        assert!(
+            inserted[2]
+                .iter()
+                .any(|r| matches!(r[4], rusqlite::types::Value::Text(_))),
+            "changes with moves: {:?}",
+            inserted[2]
+        );
         for small_caches in [false, true] {
             let (pages, check, runs) = stored(true, small_caches);
             assert_eq!(pages, [true, false], "only the first run lays out pages");
