@@ -54,10 +54,16 @@ const TABLE_INTERIOR: u8 = 0x05;
 /// new page of the transaction is `NEW | n`, numbered at the commit.
 const NEW: u32 = 0x8000_0000;
 
+/// Whether this run lays out pages at all (`PAWNDEX_NO_BULK` unset).
+pub(super) fn bulk_wanted() -> bool {
+    std::env::var_os("PAWNDEX_NO_BULK").is_none()
+}
+
 /// Whether rows can go into `table` through a [`Tree`]: `sqlite_dbpage` exists, the
-/// pages have no reserved bytes and no pointer map (auto-vacuum), and the table is empty. The
-/// table's root page, if so.
-pub(super) fn bulk_root(conn: &Connection, table: &str) -> Result<Option<u32>> {
+/// pages have no reserved bytes and no pointer map (auto-vacuum), the table has exactly the
+/// columns `columns` (the records are written in that order) and is empty. The table's root
+/// page, if so.
+pub(super) fn bulk_root(conn: &Connection, table: &str, columns: &[&str]) -> Result<Option<u32>> {
     let has_dbpage = conn
         .prepare("SELECT 1 FROM sqlite_dbpage WHERE pgno = 1")
         .is_ok();
@@ -82,6 +88,13 @@ pub(super) fn bulk_root(conn: &Connection, table: &str) -> Result<Option<u32>> {
     let Some(root) = root else {
         return Ok(None);
     };
+    let names: Vec<String> = conn
+        .prepare("SELECT name FROM pragma_table_info(?1) ORDER BY cid")?
+        .query_map([table], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    if names != columns {
+        return Ok(None);
+    }
     let empty: bool = conn.query_row(
         &format!("SELECT NOT EXISTS (SELECT 1 FROM \"{table}\")"),
         [],
@@ -142,53 +155,68 @@ pub(super) const fn int_record_max(n: usize) -> usize {
     1 + n + 8 * n
 }
 
-/// Appends the record of the integers `values` (SQLite's record format) to `out`.
-pub(super) fn put_int_record(out: &mut Vec<u8>, values: &[i64]) {
-    debug_assert!(values.len() < 126);
-    out.push(1 + values.len() as u8);
-    let widths: Vec<(u8, usize)> = values.iter().map(|&v| int_serial(v)).collect();
-    out.extend(widths.iter().map(|&(t, _)| t));
-    for (&v, &(_, w)) in values.iter().zip(&widths) {
-        out.extend_from_slice(&v.to_be_bytes()[8 - w..]);
+/// A record in SQLite's format (schema format 4), built value by value:
+/// `rec.start().int(1).text("e4").null()` then [`Record::bytes`]. Its buffers are kept from one
+/// record to the next.
+#[derive(Default)]
+pub(super) struct Record {
+    header: Vec<u8>,
+    body: Vec<u8>,
+    bytes: Vec<u8>,
+}
+
+impl Record {
+    /// Starts a new record.
+    pub(super) fn start(&mut self) -> &mut Record {
+        self.header.clear();
+        self.body.clear();
+        self
     }
-}
 
-/// Appends a blob value to a record under construction: its serial type to `header`, its
-/// bytes to `body`.
-pub(super) fn put_blob(header: &mut Vec<u8>, body: &mut Vec<u8>, blob: &[u8]) {
-    put_varint(header, 12 + 2 * blob.len() as u64);
-    body.extend_from_slice(blob);
-}
+    /// A NULL value (also the value of a rowid alias column, stored as the rowid).
+    pub(super) fn null(&mut self) -> &mut Record {
+        self.header.push(0);
+        self
+    }
 
-/// Appends a text value (UTF-8) to a record under construction (see [`put_blob`]).
-pub(super) fn put_text(header: &mut Vec<u8>, body: &mut Vec<u8>, text: &str) {
-    put_varint(header, 13 + 2 * text.len() as u64);
-    body.extend_from_slice(text.as_bytes());
-}
+    pub(super) fn int(&mut self, v: i64) -> &mut Record {
+        let (t, w) = int_serial(v);
+        self.header.push(t);
+        self.body.extend_from_slice(&v.to_be_bytes()[8 - w..]);
+        self
+    }
 
-/// Appends an integer value to a record under construction (see [`put_blob`]).
-pub(super) fn put_int(header: &mut Vec<u8>, body: &mut Vec<u8>, v: i64) {
-    let (t, w) = int_serial(v);
-    header.push(t);
-    body.extend_from_slice(&v.to_be_bytes()[8 - w..]);
-}
+    /// A text value (UTF-8, the database's encoding).
+    pub(super) fn text(&mut self, text: &str) -> &mut Record {
+        put_varint(&mut self.header, 13 + 2 * text.len() as u64);
+        self.body.extend_from_slice(text.as_bytes());
+        self
+    }
 
-/// Appends the record of a header and body made by [`put_int`] and [`put_blob`] to `out`.
-pub(super) fn put_record(out: &mut Vec<u8>, header: &[u8], body: &[u8]) {
-    // The header's size counts its own varint.
-    let mut size = header.len() + 1;
-    let mut len = Vec::new();
-    loop {
-        len.clear();
-        put_varint(&mut len, size as u64);
-        if len.len() + header.len() == size {
-            break;
+    pub(super) fn blob(&mut self, blob: &[u8]) -> &mut Record {
+        put_varint(&mut self.header, 12 + 2 * blob.len() as u64);
+        self.body.extend_from_slice(blob);
+        self
+    }
+
+    /// The record: its header's size (counting its own varint), the header, the values.
+    pub(super) fn bytes(&mut self) -> &[u8] {
+        let mut size = self.header.len() + 1;
+        let mut len = Vec::new();
+        loop {
+            len.clear();
+            put_varint(&mut len, size as u64);
+            if len.len() + self.header.len() == size {
+                break;
+            }
+            size = len.len() + self.header.len();
         }
-        size = len.len() + header.len();
+        self.bytes.clear();
+        self.bytes.extend_from_slice(&len);
+        self.bytes.extend_from_slice(&self.header);
+        self.bytes.extend_from_slice(&self.body);
+        &self.bytes
     }
-    out.extend_from_slice(&len);
-    out.extend_from_slice(header);
-    out.extend_from_slice(body);
 }
 
 /// The two kinds of b-tree.
@@ -681,6 +709,18 @@ fn render(
 mod tests {
     use super::*;
 
+    /// The columns of the test table `t`.
+    const T: [&str; 3] = ["a", "b", "c"];
+
+    /// The record of the integers `values`.
+    fn ints<'r>(rec: &'r mut Record, values: &[i64]) -> &'r [u8] {
+        rec.start();
+        for &v in values {
+            rec.int(v);
+        }
+        rec.bytes()
+    }
+
     /// Rows of three integers of many widths, in key order (the first two columns), from a
     /// seeded generator.
     fn rows(n: usize, seed: u64) -> Vec<[i64; 3]> {
@@ -745,17 +785,17 @@ mod tests {
     /// Loads `rows` through the builder, committing every `every` rows, each transaction also
     /// inserting into another table (its pages come first); checks the tree at each commit.
     fn load(conn: &Connection, rows: &[[i64; 3]], every: usize) -> usize {
-        let root = bulk_root(conn, "t").unwrap().expect("t can be bulk-loaded");
+        let root = bulk_root(conn, "t", &T)
+            .unwrap()
+            .expect("t can be bulk-loaded");
         let mut tree = Tree::index(conn, root, int_record_max(3)).unwrap();
-        let mut record = Vec::new();
+        let mut record = Record::default();
         for (i, chunk) in rows.chunks(every).enumerate() {
             conn.execute_batch("BEGIN IMMEDIATE").unwrap();
             conn.execute("INSERT INTO other (y) VALUES (zeroblob(700))", [])
                 .unwrap();
             for r in chunk {
-                record.clear();
-                put_int_record(&mut record, r);
-                tree.add(&record).unwrap();
+                tree.add(ints(&mut record, r)).unwrap();
             }
             let mut w = PageWriter::begin(conn).unwrap();
             tree.write(&mut w).unwrap();
@@ -845,16 +885,14 @@ mod tests {
     fn a_page_sqlite_had_read_is_read_again() {
         let dir = tempfile::tempdir().unwrap();
         let conn = database(dir.path());
-        let root = bulk_root(&conn, "t").unwrap().unwrap();
+        let root = bulk_root(&conn, "t", &T).unwrap().unwrap();
         let mut tree = Tree::index(&conn, root, int_record_max(3)).unwrap();
         let rows = rows(3, 5);
         conn.execute_batch("BEGIN IMMEDIATE").unwrap();
         assert_eq!(table(&conn, "ASC").len(), 0);
-        let mut record = Vec::new();
+        let mut record = Record::default();
         for r in &rows {
-            record.clear();
-            put_int_record(&mut record, r);
-            tree.add(&record).unwrap();
+            tree.add(ints(&mut record, r)).unwrap();
         }
         let mut w = PageWriter::begin(&conn).unwrap();
         tree.write(&mut w).unwrap();
@@ -911,31 +949,27 @@ mod tests {
                 .unwrap();
             let data = table_rows(n, 99 + n as u64);
             let keys = rows(n, 5);
-            let mut rowids = Tree::table(&conn, bulk_root(&conn, "r").unwrap().unwrap()).unwrap();
+            let mut rowids = Tree::table(
+                &conn,
+                bulk_root(&conn, "r", &["id", "n", "b"]).unwrap().unwrap(),
+            )
+            .unwrap();
             let mut index = Tree::index(
                 &conn,
-                bulk_root(&conn, "t").unwrap().unwrap(),
+                bulk_root(&conn, "t", &T).unwrap().unwrap(),
                 int_record_max(3),
             )
             .unwrap();
-            let (mut header, mut body, mut record) = (Vec::new(), Vec::new(), Vec::new());
+            let mut record = Record::default();
             for (c, (chunk, key_chunk)) in data.chunks(every).zip(keys.chunks(every)).enumerate() {
                 conn.execute_batch("BEGIN IMMEDIATE").unwrap();
                 conn.execute("INSERT INTO other (y) VALUES (zeroblob(700))", [])
                     .unwrap();
                 let mut w = PageWriter::begin(&conn).unwrap();
                 for (i, ((id, v, blob), key)) in chunk.iter().zip(key_chunk).enumerate() {
-                    header.clear();
-                    body.clear();
-                    header.push(0);
-                    put_int(&mut header, &mut body, *v);
-                    put_blob(&mut header, &mut body, blob);
-                    record.clear();
-                    put_record(&mut record, &header, &body);
-                    rowids.add_row(*id, &record).unwrap();
-                    record.clear();
-                    put_int_record(&mut record, key);
-                    index.add(&record).unwrap();
+                    let row = record.start().null().int(*v).blob(blob).bytes();
+                    rowids.add_row(*id, row).unwrap();
+                    index.add(ints(&mut record, key)).unwrap();
                     if i == chunk.len() / 2 {
                         rowids.write_closed(&mut w).unwrap();
                     }
@@ -975,13 +1009,18 @@ mod tests {
             columns.join(", ")
         ))
         .unwrap();
-        let mut tree = Tree::table(&conn, bulk_root(&conn, "wide").unwrap().unwrap()).unwrap();
-        let (mut header, mut body, mut record) = (Vec::new(), Vec::new(), Vec::new());
-        header.push(0);
+        let names: Vec<String> = std::iter::once("id".to_owned())
+            .chain((0..150).map(|i| format!("c{i}")))
+            .collect();
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        let root = bulk_root(&conn, "wide", &names).unwrap().unwrap();
+        let mut tree = Tree::table(&conn, root).unwrap();
+        let mut rec = Record::default();
+        rec.start().null();
         for i in 0..150 {
-            put_int(&mut header, &mut body, i * 1000 - 7);
+            rec.int(i * 1000 - 7);
         }
-        put_record(&mut record, &header, &body);
+        let record = rec.bytes().to_vec();
         assert_eq!(record[..2], [0x81, 0x19], "a header of 1 + 150 + 2 bytes");
         conn.execute_batch("BEGIN IMMEDIATE").unwrap();
         let mut w = PageWriter::begin(&conn).unwrap();
@@ -1006,18 +1045,16 @@ mod tests {
     fn no_page_is_written_on_the_lock_page() {
         let dir = tempfile::tempdir().unwrap();
         let conn = database(dir.path());
-        let root = bulk_root(&conn, "t").unwrap().unwrap();
+        let root = bulk_root(&conn, "t", &T).unwrap().unwrap();
         let mut tree = Tree::index(&conn, root, int_record_max(3)).unwrap();
         let rows = rows(500, 3);
-        let mut record = Vec::new();
+        let mut record = Record::default();
         conn.execute_batch("BEGIN IMMEDIATE").unwrap();
         let mut w = PageWriter::begin(&conn).unwrap();
         let lock = w.base + 5;
         w.lock_page = lock;
         for r in &rows {
-            record.clear();
-            put_int_record(&mut record, r);
-            tree.add(&record).unwrap();
+            tree.add(ints(&mut record, r)).unwrap();
         }
         tree.write(&mut w).unwrap();
         assert!(
@@ -1053,10 +1090,10 @@ mod tests {
     fn only_an_empty_table_is_bulk_loaded() {
         let dir = tempfile::tempdir().unwrap();
         let conn = database(dir.path());
-        assert!(bulk_root(&conn, "t").unwrap().is_some());
-        assert_eq!(bulk_root(&conn, "missing").unwrap(), None);
+        assert!(bulk_root(&conn, "t", &T).unwrap().is_some());
+        assert_eq!(bulk_root(&conn, "missing", &T).unwrap(), None);
         conn.execute("INSERT INTO t VALUES (1, 2, 3)", []).unwrap();
-        assert_eq!(bulk_root(&conn, "t").unwrap(), None);
+        assert_eq!(bulk_root(&conn, "t", &T).unwrap(), None);
     }
 
     #[test]
@@ -1086,9 +1123,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let conn = database(dir.path());
         assert_eq!(load(&conn, &rows, 4), 1);
-        let mut record = Vec::new();
-        put_int_record(&mut record, &values);
-        assert!(record.len() <= int_record_max(values.len()));
+        let mut record = Record::default();
+        assert!(ints(&mut record, &values).len() <= int_record_max(values.len()));
     }
 
     #[test]

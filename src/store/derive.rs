@@ -325,6 +325,19 @@ pub fn decode_games(blob: &[u8]) -> Vec<i64> {
     out
 }
 
+/// The columns of `set_totals` after `set_id`, in the order of [`Totals`].
+pub(in crate::store) const TOTALS_COLUMNS: [&str; 9] = [
+    "positions",
+    "games",
+    "white_wins",
+    "draws",
+    "black_wins",
+    "white_elo_sum",
+    "white_elo_positions",
+    "black_elo_sum",
+    "black_elo_positions",
+];
+
 /// Totals of one set being merged: positions, games, white wins, draws, black wins, white elo
 /// sum, white elo positions, black elo sum, black elo positions.
 pub type Totals = [i64; 9];
@@ -621,31 +634,17 @@ fn derive_range(conn: &Connection, lag: Lag, collected: Option<PairCollector>) -
     finish_derive(conn, lag, start, read)
 }
 
-/// The root pages of `set_games` and `set_totals` if both are empty, have the columns this
-/// version writes, and can take pages (see [`bulk_tree::bulk_root`]).
+/// The root pages of `set_games` and `set_totals` if both can take laid-out pages (see
+/// [`bulk_tree::bulk_root`]).
 fn fresh_roots(conn: &Connection) -> Result<Option<(u32, u32)>> {
-    if std::env::var_os("PAWNDEX_NO_BULK").is_some() {
+    if !bulk_tree::bulk_wanted() {
         return Ok(None);
     }
-    let columns = |table: &str| -> Result<usize> {
-        Ok(
-            conn.query_row("SELECT count(*) FROM pragma_table_info(?1)", [table], |r| {
-                r.get(0)
-            })?,
-        )
-    };
-    if columns("set_games")? != 3 || columns("set_totals")? != 10 {
-        return Ok(None);
-    }
-    Ok(
-        match (
-            bulk_tree::bulk_root(conn, "set_games")?,
-            bulk_tree::bulk_root(conn, "set_totals")?,
-        ) {
-            (Some(g), Some(t)) => Some((g, t)),
-            _ => None,
-        },
-    )
+    let lists = bulk_tree::bulk_root(conn, "set_games", &["set_id", "last_game", "games"])?;
+    let mut columns = vec!["set_id"];
+    columns.extend(TOTALS_COLUMNS);
+    let totals = bulk_tree::bulk_root(conn, "set_totals", &columns)?;
+    Ok(lists.zip(totals))
 }
 
 /// Closed pages kept before they are written, at most (both tables).
@@ -657,29 +656,18 @@ fn write_fresh_pages(conn: &Connection, sorter: PairSorter, roots: (u32, u32)) -
     let mut lists = bulk_tree::Tree::table(conn, roots.0)?;
     let mut totals = bulk_tree::Tree::table(conn, roots.1)?;
     let mut w = bulk_tree::PageWriter::begin(conn)?;
-    let (mut header, mut body, mut record, mut list) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut record, mut list) = (bulk_tree::Record::default(), Vec::new());
     fold_sets(sorter, |a| {
         list.clear();
         let last = encode_games(&a.games, 0, &mut list);
         // The rowid alias (`set_id`) is NULL in the record.
-        header.clear();
-        body.clear();
-        header.push(0);
-        bulk_tree::put_int(&mut header, &mut body, last as i64);
-        bulk_tree::put_blob(&mut header, &mut body, &list);
-        record.clear();
-        bulk_tree::put_record(&mut record, &header, &body);
-        lists.add_row(i64::from(a.set), &record)?;
-        header.clear();
-        body.clear();
-        header.push(0);
+        let row = record.start().null().int(last as i64).blob(&list).bytes();
+        lists.add_row(i64::from(a.set), row)?;
+        let rec = record.start().null();
         for &v in &a.totals {
-            bulk_tree::put_int(&mut header, &mut body, v);
+            rec.int(v);
         }
-        record.clear();
-        bulk_tree::put_record(&mut record, &header, &body);
-        totals.add_row(i64::from(a.set), &record)?;
+        totals.add_row(i64::from(a.set), rec.bytes())?;
         if lists.closed_bytes() + totals.closed_bytes() > FRESH_PAGES_IN_MEMORY {
             lists.write_closed(&mut w)?;
             totals.write_closed(&mut w)?;

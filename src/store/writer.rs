@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 use anyhow::Result;
 use rusqlite::{Connection, ErrorCode, OptionalExtension, ffi, params};
 
-use super::bulk_tree::{self, PageWriter, Tree};
+use super::bulk_tree::{self, PageWriter, Record, Tree};
 use super::derive;
 use crate::model::features::{SIDE_FEATURE_COUNT, SideFeatures};
 use crate::model::game::{GameRecord, GameSummary, Reject};
@@ -205,10 +205,11 @@ pub struct Writer {
     pending_runs: Vec<[i64; RUN_COLUMNS]>,
     /// A first load (`runs` empty, `sqlite_dbpage` at hand) lays out the pages of `runs`
     /// itself: the rows arrive in key order, and SQLite's inserts were a third of the load.
-    runs_tree: Option<RunsTree>,
-    /// The same for `game_summary` (by game id) and `structure_changes` (by game and ply).
-    summary_tree: Option<Tree>,
-    changes_tree: Option<ChangesTree>,
+    runs_tree: Option<KeyedTree>,
+    /// The same for `game_summary` (by game id, with its record's buffers) and
+    /// `structure_changes` (by game and ply).
+    summary_tree: Option<(Tree, Record)>,
+    changes_tree: Option<KeyedTree>,
     pending_sets: Vec<[i64; SET_COLUMNS]>,
     /// Rows of `structure_changes`: game, ply, from, to, move.
     pending_changes: Vec<([i64; 4], Option<String>)>,
@@ -231,67 +232,56 @@ const KEY_INDEXES: [(&str, &str); 2] = [
 
 const RUN_COLUMNS: usize = 8;
 
-/// The pages of `runs` during a first load, and the last key added (the rows must come in key
-/// order, which the writer's ascending game ids give).
-struct RunsTree {
+/// The pages of a WITHOUT ROWID table during a first load (`runs`, `structure_changes`), and
+/// the last key added: the rows must come in key order, which the writer's ascending game ids
+/// give.
+struct KeyedTree {
     tree: Tree,
+    table: &'static str,
     last: (i64, i64),
-    record: Vec<u8>,
+    record: Record,
 }
 
-/// The pages of `structure_changes` during a first load, as [`RunsTree`].
-struct ChangesTree {
-    tree: Tree,
-    last: (i64, i64),
-    header: Vec<u8>,
-    body: Vec<u8>,
-    record: Vec<u8>,
+impl KeyedTree {
+    fn new(tree: Tree, table: &'static str) -> KeyedTree {
+        KeyedTree {
+            tree,
+            table,
+            last: (i64::MIN, i64::MIN),
+            record: Record::default(),
+        }
+    }
+
+    /// Adds the row whose key (game, ply) is `key` and whose record `fill` writes.
+    fn add(&mut self, key: (i64, i64), fill: impl FnOnce(&mut Record)) -> Result<()> {
+        anyhow::ensure!(
+            key > self.last,
+            "{} out of key order: {key:?} after {:?}",
+            self.table,
+            self.last
+        );
+        self.last = key;
+        fill(self.record.start());
+        self.tree.add(self.record.bytes())
+    }
 }
+
+/// The column names of `runs` and `structure_changes`, in order (see [`bulk_tree::bulk_root`]).
+const RUNS_COLUMNS: [&str; RUN_COLUMNS] = [
+    "game_id",
+    "first_ply",
+    "last_ply",
+    "white_set",
+    "black_set",
+    "missing",
+    "bishop_pairs",
+    "structure",
+];
+const CHANGES_COLUMNS: [&str; 5] = ["game_id", "ply", "from_structure", "to_structure", "move"];
 
 /// The longest move text a change row may hold in a laid-out page (SAN is at most 7 bytes).
 const CHANGE_MOVE_MAX: usize = 32;
 
-impl ChangesTree {
-    fn add(&mut self, ints: &[i64; 4], san: Option<&str>) -> Result<()> {
-        let key = (ints[0], ints[1]);
-        anyhow::ensure!(
-            key > self.last,
-            "structure changes out of key order: {key:?} after {:?}",
-            self.last
-        );
-        self.last = key;
-        self.header.clear();
-        self.body.clear();
-        for &v in ints {
-            bulk_tree::put_int(&mut self.header, &mut self.body, v);
-        }
-        match san {
-            Some(m) if m.len() <= CHANGE_MOVE_MAX => {
-                bulk_tree::put_text(&mut self.header, &mut self.body, m);
-            }
-            Some(m) => anyhow::bail!("a move of {} bytes ({m:?})", m.len()),
-            None => self.header.push(0),
-        }
-        self.record.clear();
-        bulk_tree::put_record(&mut self.record, &self.header, &self.body);
-        self.tree.add(&self.record)
-    }
-}
-
-impl RunsTree {
-    fn add(&mut self, run: &[i64; RUN_COLUMNS]) -> Result<()> {
-        let key = (run[0], run[1]);
-        anyhow::ensure!(
-            key > self.last,
-            "runs out of key order: {key:?} after {:?}",
-            self.last
-        );
-        self.last = key;
-        self.record.clear();
-        bulk_tree::put_int_record(&mut self.record, run);
-        self.tree.add(&self.record)
-    }
-}
 const SET_COLUMNS: usize = 3 + SIDE_FEATURE_COUNT;
 /// The stored games with a hash, to compare with a new game. INDEXED BY: the planner
 /// statistics are those of the run before; for a database that was small then they make a scan
@@ -394,46 +384,35 @@ impl Writer {
         // An empty table's index waits for the end of the run; any other index must exist (a
         // run killed before its end left it dropped).
         let deferred = [no_sets, no_games];
-        let run_columns: usize =
-            conn.query_row("SELECT count(*) FROM pragma_table_info('runs')", [], |r| {
-                r.get(0)
-            })?;
-        let bulk = run_columns == RUN_COLUMNS && std::env::var_os("PAWNDEX_NO_BULK").is_none();
-        let runs_tree = match bulk_tree::bulk_root(&conn, "runs")? {
-            Some(root) if bulk => Some(RunsTree {
-                tree: Tree::index(&conn, root, bulk_tree::int_record_max(RUN_COLUMNS))?,
-                last: (i64::MIN, i64::MIN),
-                record: Vec::new(),
-            }),
-            _ => None,
+        let bulk = bulk_tree::bulk_wanted();
+        let root = |table: &str, columns: &[&str]| -> Result<Option<u32>> {
+            Ok(if bulk {
+                bulk_tree::bulk_root(&conn, table, columns)?
+            } else {
+                None
+            })
         };
-        let columns = |table: &str| -> Result<Vec<String>> {
-            let mut st = conn.prepare("SELECT name FROM pragma_table_info(?1) ORDER BY cid")?;
-            let names = st.query_map([table], |r| r.get(0))?;
-            Ok(names.collect::<rusqlite::Result<_>>()?)
+        let runs_tree = match root("runs", &RUNS_COLUMNS)? {
+            Some(r) => Some(KeyedTree::new(
+                Tree::index(&conn, r, bulk_tree::int_record_max(RUN_COLUMNS))?,
+                "runs",
+            )),
+            None => None,
         };
         let summary_columns: Vec<String> = std::iter::once("game_id".to_owned())
             .chain(GameSummary::columns())
             .collect();
-        let summary_tree = match bulk_tree::bulk_root(&conn, "game_summary")? {
-            Some(root) if bulk && columns("game_summary")? == summary_columns => {
-                Some(Tree::table(&conn, root)?)
-            }
-            _ => None,
+        let summary_columns: Vec<&str> = summary_columns.iter().map(String::as_str).collect();
+        let summary_tree = match root("game_summary", &summary_columns)? {
+            Some(r) => Some((Tree::table(&conn, r)?, Record::default())),
+            None => None,
         };
-        let changes_tree = match bulk_tree::bulk_root(&conn, "structure_changes")? {
-            Some(root) if bulk && columns("structure_changes")?.len() == 5 => Some(ChangesTree {
-                tree: Tree::index(
-                    &conn,
-                    root,
-                    bulk_tree::int_record_max(4) + 3 + CHANGE_MOVE_MAX,
-                )?,
-                last: (i64::MIN, i64::MIN),
-                header: Vec::new(),
-                body: Vec::new(),
-                record: Vec::new(),
-            }),
-            _ => None,
+        let changes_tree = match root("structure_changes", &CHANGES_COLUMNS)? {
+            Some(r) => Some(KeyedTree::new(
+                Tree::index(&conn, r, bulk_tree::int_record_max(4) + 3 + CHANGE_MOVE_MAX)?,
+                "structure_changes",
+            )),
+            None => None,
         };
         for (&(name, create), defer) in KEY_INDEXES.iter().zip(deferred) {
             if defer {
@@ -492,7 +471,7 @@ impl Writer {
                 if let Some(t) = &mut self.runs_tree {
                     t.tree.write(&mut w)?;
                 }
-                if let Some(t) = &mut self.summary_tree {
+                if let Some((t, _)) = &mut self.summary_tree {
                     t.write(&mut w)?;
                 }
                 if let Some(t) = &mut self.changes_tree {
@@ -743,18 +722,16 @@ impl Writer {
     /// Inserts the `game_summary` row of `g` (game `game_id`).
     fn insert_summary(&mut self, game_id: i64, g: &GameRecord) -> Result<()> {
         let sm = &g.summary;
-        if let Some(t) = &mut self.summary_tree {
-            let (mut header, mut body, mut record) = (Vec::new(), Vec::new(), Vec::new());
+        if let Some((t, rec)) = &mut self.summary_tree {
             // The rowid alias (`game_id`) is NULL in the record.
-            header.push(0);
+            rec.start().null();
             for &a in &sm.any {
-                bulk_tree::put_int(&mut header, &mut body, i64::from(a));
+                rec.int(i64::from(a));
             }
             for &m in &sm.max {
-                bulk_tree::put_int(&mut header, &mut body, i64::from(m));
+                rec.int(i64::from(m));
             }
-            bulk_tree::put_record(&mut record, &header, &body);
-            return t.add_row(game_id, &record);
+            return t.add_row(game_id, rec.bytes());
         }
         static SQL: OnceLock<String> = OnceLock::new();
         let sql = SQL.get_or_init(|| {
@@ -808,15 +785,30 @@ impl Writer {
                 run.structure.into(),
             ];
             match &mut self.runs_tree {
-                Some(t) => t.add(&row)?,
+                Some(t) => t.add((row[0], row[1]), |rec| {
+                    for &v in &row {
+                        rec.int(v);
+                    }
+                })?,
                 None => self.pending_runs.push(row),
             }
         }
         for c in &g.changes {
             let ints = [game_id, c.ply.into(), c.from.into(), c.to.into()];
-            match &mut self.changes_tree {
-                Some(t) => t.add(&ints, c.san.as_deref())?,
-                None => self.pending_changes.push((ints, c.san.clone())),
+            match (&mut self.changes_tree, c.san.as_deref()) {
+                (Some(_), Some(m)) if m.len() > CHANGE_MOVE_MAX => {
+                    anyhow::bail!("a move of {} bytes ({m:?})", m.len())
+                }
+                (Some(t), san) => t.add((ints[0], ints[1]), |rec| {
+                    for &v in &ints {
+                        rec.int(v);
+                    }
+                    match san {
+                        Some(m) => rec.text(m),
+                        None => rec.null(),
+                    };
+                })?,
+                (None, _) => self.pending_changes.push((ints, c.san.clone())),
             }
         }
         if self.pending_runs.len() >= 4 * ROWS_PER_INSERT

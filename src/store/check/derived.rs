@@ -235,17 +235,7 @@ fn compare_totals(
     end: i64,
     acc: &[Acc],
 ) -> Result<()> {
-    const COLUMNS: [&str; 9] = [
-        "positions",
-        "games",
-        "white_wins",
-        "draws",
-        "black_wins",
-        "white_elo_sum",
-        "white_elo_positions",
-        "black_elo_sum",
-        "black_elo_positions",
-    ];
+    const COLUMNS: [&str; 9] = crate::store::derive::TOTALS_COLUMNS;
     let mut st = conn.prepare_cached(
         "SELECT set_id, positions, games, white_wins, draws, black_wins, white_elo_sum,
                 white_elo_positions, black_elo_sum, black_elo_positions
