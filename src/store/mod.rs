@@ -13,6 +13,7 @@
 
 mod bulk_tree;
 pub mod check;
+mod checkpoint;
 pub mod count;
 mod derive;
 pub mod dialect;
@@ -281,7 +282,8 @@ pub fn open_for_writing(path: &Path) -> Result<Connection> {
     // in the resident size.)
     conn.pragma_update(None, "mmap_size", 1i64 << 34)?;
     // A bounded WAL: checkpoints every 4,000 pages (32 MB) unless a long reader holds it.
-    conn.pragma_update(None, "wal_autocheckpoint", 4000)?;
+    // (`Writer` moves the checkpoints to a thread of their own: `checkpoint`.)
+    conn.pragma_update(None, "wal_autocheckpoint", checkpoint::AUTOCHECKPOINT_PAGES)?;
     conn.pragma_update(None, "journal_size_limit", 64 << 20)?;
     // Sorts larger than the cache spill to temporary files, not to memory, so memory does not
     // grow with the input.
