@@ -217,6 +217,8 @@ pub struct Writer {
     /// The (set, game) pairs of the games stored, for the derived tables at the end (so that
     /// they need not be read back from the runs).
     pairs: derive::PairCollector,
+    /// The (White, Black) set ids of the game being stored (a buffer kept between games).
+    run_sets: Vec<(i64, i64)>,
     /// Checkpoints the WAL after each commit, on its own thread (see `checkpoint`).
     checkpointer: Option<Checkpointer>,
 }
@@ -446,6 +448,7 @@ impl Writer {
             pending_sets: Vec::new(),
             pending_changes: Vec::new(),
             pairs: derive::PairCollector::new(),
+            run_sets: Vec::new(),
             checkpointer,
         })
     }
@@ -773,9 +776,17 @@ impl Writer {
         let t = &g.header;
         self.pairs
             .start_game(game_id, t.result.as_deref(), t.white_elo, t.black_elo)?;
+        // The set ids first, in a loop of their own: the lookups miss the CPU's caches (the
+        // maps hold millions of sets), and back to back their misses overlap.
+        let mut ids = std::mem::take(&mut self.run_sets);
+        ids.clear();
         for run in &g.runs {
-            let white = self.set_id(run.white_pawns, 0)?;
-            let black = self.set_id(run.black_pawns, 1)?;
+            ids.push((
+                self.set_id(run.white_pawns, 0)?,
+                self.set_id(run.black_pawns, 1)?,
+            ));
+        }
+        for (run, &(white, black)) in g.runs.iter().zip(&ids) {
             self.pairs.add_run(
                 white,
                 black,
@@ -801,6 +812,7 @@ impl Writer {
                 None => self.pending_runs.push(row),
             }
         }
+        self.run_sets = ids;
         for c in &g.changes {
             let ints = [game_id, c.ply.into(), c.from.into(), c.to.into()];
             match (&mut self.changes_tree, c.san.as_deref()) {
