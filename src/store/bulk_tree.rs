@@ -108,18 +108,26 @@ pub(super) fn bulk_root(conn: &Connection, table: &str, columns: &[&str]) -> Res
 
 /// Appends `v` as a SQLite varint (big-endian groups of 7 bits, the 9th byte whole).
 fn put_varint(out: &mut Vec<u8>, v: u64) {
+    if v < 0x80 {
+        out.push(v as u8);
+        return;
+    }
+    let (buf, n) = varint(v);
+    out.extend_from_slice(&buf[..n]);
+}
+
+/// `v` as a SQLite varint: the bytes and how many of them count.
+fn varint(v: u64) -> ([u8; 9], usize) {
+    let mut buf = [0u8; 9];
     if v > 0x00ff_ffff_ffff_ffff {
-        let mut buf = [0u8; 9];
         buf[8] = v as u8;
         let mut x = v >> 8;
         for b in buf[..8].iter_mut().rev() {
             *b = (x & 0x7f) as u8 | 0x80;
             x >>= 7;
         }
-        out.extend_from_slice(&buf);
-        return;
+        return (buf, 9);
     }
-    let mut buf = [0u8; 9];
     let mut n = 0;
     let mut x = v;
     loop {
@@ -132,7 +140,7 @@ fn put_varint(out: &mut Vec<u8>, v: u64) {
     }
     buf[0] &= 0x7f;
     buf[..n].reverse();
-    out.extend_from_slice(&buf[..n]);
+    (buf, n)
 }
 
 /// The serial type of an integer (SQLite's record format, schema format 4) and its width.
@@ -182,7 +190,14 @@ impl Record {
     pub(super) fn int(&mut self, v: i64) -> &mut Record {
         let (t, w) = int_serial(v);
         self.header.push(t);
-        self.body.extend_from_slice(&v.to_be_bytes()[8 - w..]);
+        if w > 0 {
+            // The low `w` bytes, big-endian: all eight written at once (one store, where a
+            // copy of `w` bytes was a call to memcpy), then the extra ones dropped.
+            let at = self.body.len();
+            self.body
+                .extend_from_slice(&(v << (8 * (8 - w))).to_be_bytes());
+            self.body.truncate(at + w);
+        }
         self
     }
 
@@ -202,17 +217,15 @@ impl Record {
     /// The record: its header's size (counting its own varint), the header, the values.
     pub(super) fn bytes(&mut self) -> &[u8] {
         let mut size = self.header.len() + 1;
-        let mut len = Vec::new();
-        loop {
-            len.clear();
-            put_varint(&mut len, size as u64);
-            if len.len() + self.header.len() == size {
-                break;
+        let (len, n) = loop {
+            let (len, n) = varint(size as u64);
+            if n + self.header.len() == size {
+                break (len, n);
             }
-            size = len.len() + self.header.len();
-        }
+            size = n + self.header.len();
+        };
         self.bytes.clear();
-        self.bytes.extend_from_slice(&len);
+        self.bytes.extend_from_slice(&len[..n]);
         self.bytes.extend_from_slice(&self.header);
         self.bytes.extend_from_slice(&self.body);
         &self.bytes
