@@ -305,7 +305,7 @@ impl<'c> PageWriter<'c> {
     }
 
     /// The next free page number (never the lock page).
-    fn alloc(&mut self) -> u32 {
+    pub(super) fn alloc(&mut self) -> u32 {
         if self.next == self.lock_page {
             self.next += 1;
         }
@@ -335,6 +335,55 @@ impl<'c> PageWriter<'c> {
         }
         Ok(())
     }
+}
+
+/// Registers an index whose pages are laid out in this transaction (root page `root`) in
+/// `sqlite_schema`, as `CREATE INDEX` would: `sql` is the text SQLite keeps (`CREATE [UNIQUE]
+/// INDEX name ON ...`, without `IF NOT EXISTS`). Call it after [`PageWriter::begin`] and before
+/// any page is written: it changes only page 1, and `Ok(false)`, with nothing changed, if the row
+/// would have needed a page of its own (which a tree's pages may be given). After the commit,
+/// [`reload_schema`] makes the index known.
+pub(super) fn register_index(
+    conn: &Connection,
+    name: &str,
+    table: &str,
+    root: u32,
+    sql: &str,
+) -> Result<bool> {
+    let pages = |conn: &Connection| -> Result<i64> {
+        Ok(conn.query_row("PRAGMA page_count", [], |r| r.get(0))?)
+    };
+    let before = pages(conn)?;
+    conn.execute_batch("SAVEPOINT register_index; PRAGMA writable_schema = ON")?;
+    let inserted = conn.execute(
+        "INSERT INTO sqlite_schema (type, name, tbl_name, rootpage, sql)
+         VALUES ('index', ?1, ?2, ?3, ?4)",
+        rusqlite::params![name, table, root, sql],
+    );
+    let off = conn.execute_batch("PRAGMA writable_schema = OFF");
+    let grown = pages(conn)? != before;
+    if inserted.is_err() || off.is_err() || grown {
+        conn.execute_batch("ROLLBACK TO register_index; RELEASE register_index")?;
+        inserted?;
+        off?;
+        return Ok(false);
+    }
+    conn.execute_batch("RELEASE register_index")?;
+    Ok(true)
+}
+
+/// After the commit of [`register_index`]: this connection reads the schema again, and the
+/// schema's version moves on so that every other connection does too. (Not in the same
+/// transaction: SQLite checks an index's root page against the size of the database as the
+/// transaction began, which the tree's pages extend.)
+pub(super) fn reload_schema(conn: &Connection) -> Result<()> {
+    conn.execute_batch("PRAGMA writable_schema = RESET")?;
+    let version: i64 = conn.query_row("PRAGMA schema_version", [], |r| r.get(0))?;
+    conn.execute_batch(&format!(
+        "BEGIN IMMEDIATE; PRAGMA schema_version = {}; COMMIT",
+        version + 1
+    ))?;
+    Ok(())
 }
 
 /// Builds a b-tree from records in key order; see the module documentation.
@@ -820,6 +869,39 @@ mod tests {
             assert_eq!(table(conn, "ASC"), rows[..upto], "after {upto} rows");
         }
         tree.levels.len()
+    }
+
+    /// An index row that page 1 cannot hold is not registered: SQLite would have taken a new
+    /// page for it, which the index's own pages may be given. Nothing is left of the attempt.
+    #[test]
+    fn an_index_page_1_cannot_hold_is_not_registered() {
+        let dir = tempfile::tempdir().unwrap();
+        let conn = database(dir.path());
+        conn.execute_batch("BEGIN IMMEDIATE").unwrap();
+        let pages = |conn: &Connection| -> i64 {
+            conn.query_row("PRAGMA page_count", [], |r| r.get(0))
+                .unwrap()
+        };
+        let before = pages(&conn);
+        let mut w = PageWriter::begin(&conn).unwrap();
+        let root = w.alloc();
+        // Longer than a 512-byte page: the row would go on in an overflow page.
+        let sql = format!("CREATE INDEX t_c ON t(c) /* {} */", "x".repeat(600));
+        assert!(!register_index(&conn, "t_c", "t", root, &sql).unwrap());
+        assert_eq!(pages(&conn), before);
+        let rows: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM sqlite_schema WHERE name = 't_c'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(rows, 0);
+        conn.execute_batch("COMMIT").unwrap();
+        let check: String = conn
+            .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(check, "ok");
     }
 
     #[test]

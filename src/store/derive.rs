@@ -206,7 +206,8 @@ impl PairSorter {
             // All of it at once: grown by doubling, the chunk would be copied (and its new
             // pages faulted in) seven times on its way to the limit. (Not reused after a spill:
             // keeping a spare chunk for the next one cost 120 MB more at the peak, 1,012 MiB
-            // for 4 million games against 884.)
+            // for 4 million games against 884; so did taking back the spilled chunk as the next
+            // one, 479 MiB against 356 on the four masters shards.)
             chunk: Vec::with_capacity(limit),
             spills: Vec::new(),
             spilling: None,

@@ -217,6 +217,11 @@ pub struct Writer {
     /// The (set, game) pairs of the games stored, for the derived tables at the end (so that
     /// they need not be read back from the runs).
     pairs: derive::PairCollector,
+    /// The entries of the key indexes (`KEY_INDEXES`) of a first load, taken from the caches at
+    /// its end and sorted, waiting to be laid out at the last commit: (pawns, side, id) and
+    /// (hash, id).
+    laid_sets: Option<Vec<[i64; 3]>>,
+    laid_hashes: Option<Vec<[i64; 2]>>,
     /// The (White, Black) set ids of the game being stored (a buffer kept between games).
     run_sets: Vec<(i64, i64)>,
     /// Checkpoints the WAL after each commit, on its own thread (see `checkpoint`).
@@ -234,6 +239,53 @@ const KEY_INDEXES: [(&str, &str); 2] = [
         "CREATE INDEX IF NOT EXISTS games_hash ON games(hash)",
     ),
 ];
+
+/// The tables of [`KEY_INDEXES`].
+const KEY_TABLES: [&str; 2] = ["pawn_sets", "games"];
+
+/// Lays out the pages of a key index from its entries in key order (the index's columns, then
+/// the rowid), its top in page `root`.
+fn lay_out_index<const N: usize>(
+    conn: &Connection,
+    w: &mut PageWriter<'_>,
+    root: u32,
+    entries: &[[i64; N]],
+) -> Result<()> {
+    let mut tree = Tree::index(conn, root, bulk_tree::int_record_max(N))?;
+    let mut rec = Record::default();
+    for e in entries {
+        rec.start();
+        for &v in e {
+            rec.int(v);
+        }
+        tree.add(rec.bytes())?;
+        if tree.closed_bytes() >= 8 << 20 {
+            tree.write_closed(w)?;
+        }
+    }
+    tree.write(w)
+}
+
+/// Free bytes in page 1 between its cell pointers and its cells, where a new `sqlite_schema`
+/// row goes; 0 unless page 1 is a leaf (the whole schema in it).
+fn page1_room(conn: &Connection) -> Result<usize> {
+    let page: Vec<u8> =
+        conn.query_row("SELECT data FROM sqlite_dbpage WHERE pgno = 1", [], |r| {
+            r.get(0)
+        })?;
+    let u16_at = |at: usize| {
+        page.get(at..at + 2)
+            .map(|b| usize::from(u16::from_be_bytes([b[0], b[1]])))
+    };
+    if page.get(100) != Some(&0x0D) {
+        return Ok(0);
+    }
+    let (Some(cells), Some(content)) = (u16_at(103), u16_at(105)) else {
+        return Ok(0);
+    };
+    let content = if content == 0 { 65536 } else { content };
+    Ok(content.saturating_sub(108 + 2 * cells))
+}
 
 const RUN_COLUMNS: usize = 8;
 
@@ -448,6 +500,8 @@ impl Writer {
             pending_sets: Vec::new(),
             pending_changes: Vec::new(),
             pairs: derive::PairCollector::new(),
+            laid_sets: None,
+            laid_hashes: None,
             run_sets: Vec::new(),
             checkpointer,
         })
@@ -471,11 +525,41 @@ impl Writer {
         self.flush(true)?;
         if self.in_transaction {
             // Last: SQLite must allocate no page after the tree's (see `bulk_tree`).
+            let laid = (self.laid_sets.take(), self.laid_hashes.take());
+            let mut registered = false;
             let pages = self.runs_tree.is_some()
                 || self.summary_tree.is_some()
-                || self.changes_tree.is_some();
+                || self.changes_tree.is_some()
+                || laid.0.is_some()
+                || laid.1.is_some();
             if pages {
                 let mut w = PageWriter::begin(&self.conn)?;
+                registered = laid.0.is_some() || laid.1.is_some();
+                // The key indexes first: registered before any page is written.
+                let roots = [
+                    laid.0.as_ref().map(|_| w.alloc()),
+                    laid.1.as_ref().map(|_| w.alloc()),
+                ];
+                for (i, root) in roots.iter().enumerate() {
+                    if let &Some(root) = root {
+                        let (name, create) = KEY_INDEXES[i];
+                        let stored = create.replace(" IF NOT EXISTS", "");
+                        let registered = bulk_tree::register_index(
+                            &self.conn,
+                            name,
+                            KEY_TABLES[i],
+                            root,
+                            &stored,
+                        )?;
+                        anyhow::ensure!(registered, "no room in page 1 to register {name}");
+                    }
+                }
+                if let (Some(entries), Some(root)) = (&laid.0, roots[0]) {
+                    lay_out_index(&self.conn, &mut w, root, entries)?;
+                }
+                if let (Some(entries), Some(root)) = (&laid.1, roots[1]) {
+                    lay_out_index(&self.conn, &mut w, root, entries)?;
+                }
                 if let Some(t) = &mut self.runs_tree {
                     t.tree.write(&mut w)?;
                 }
@@ -489,6 +573,9 @@ impl Writer {
             }
             self.conn.execute_batch("COMMIT")?;
             self.in_transaction = false;
+            if registered {
+                bulk_tree::reload_schema(&self.conn)?;
+            }
             if let Some(c) = &mut self.checkpointer {
                 c.nudge(&self.conn)?;
             }
@@ -522,6 +609,55 @@ impl Writer {
         insert_changes(&self.conn, &self.pending_changes[..n])?;
         self.pending_changes.drain(..n);
         Ok(())
+    }
+
+    /// At the end of a run, the key indexes it dropped: laid out from the caches when they hold
+    /// every key and this run lays out pages (a first load), else built by SQLite.
+    fn finish_key_indexes(&mut self) -> Result<()> {
+        // Only a tree of at least one entry (an empty index has nothing to lay out).
+        let laying = self.runs_tree.is_some();
+        let sets = self.deferred[0]
+            && laying
+            && self.sets.iter().all(|c| c.complete)
+            && self.sets.iter().any(|c| !c.map.is_empty());
+        // With duplicates kept, the hash cache records nothing.
+        let hashes = self.deferred[1]
+            && laying
+            && !self.keep_duplicates
+            && self.hashes.complete
+            && !self.hashes.map.is_empty();
+        if (sets || hashes) && page1_room(&self.conn)? >= 512 {
+            // Laid out at the next commit: there must be a transaction to commit.
+            self.begin()?;
+            if sets {
+                let mut entries =
+                    Vec::with_capacity(self.sets[0].map.len() + self.sets[1].map.len());
+                for (side, cache) in self.sets.iter_mut().enumerate() {
+                    // The cache is done with: its memory goes back before the sort.
+                    let map = std::mem::take(&mut cache.map);
+                    cache.complete = false;
+                    entries.extend(
+                        map.into_iter()
+                            .map(|(pawns, id)| [pawns as i64, side as i64, i64::from(id)]),
+                    );
+                }
+                entries.sort_unstable();
+                self.laid_sets = Some(entries);
+                self.deferred[0] = false;
+            }
+            if hashes {
+                let map = std::mem::take(&mut self.hashes.map);
+                self.hashes.complete = false;
+                let mut entries: Vec<[i64; 2]> = map.into_iter().map(|(h, id)| [h, id]).collect();
+                for (&h, ids) in &self.collided {
+                    entries.extend(ids.iter().map(|&id| [h, id]));
+                }
+                entries.sort_unstable();
+                self.laid_hashes = Some(entries);
+                self.deferred[1] = false;
+            }
+        }
+        (0..KEY_INDEXES.len()).try_for_each(|i| self.restore_index(i))
     }
 
     /// Builds the key index `i` of [`KEY_INDEXES`] if this run dropped it (first writing the
@@ -887,7 +1023,7 @@ impl Writer {
     ) -> Result<()> {
         let t0 = std::time::Instant::now();
         phase(FinishPhase::Commit);
-        let r = (0..KEY_INDEXES.len()).try_for_each(|i| self.restore_index(i));
+        let r = self.finish_key_indexes();
         self.explain(r, Step::Storing)?;
         self.commit()?;
         self.conn.pragma_update(None, "mmap_size", 0)?;
@@ -1123,6 +1259,10 @@ mod tests {
                 "SELECT * FROM runs ORDER BY game_id, first_ply",
                 "SELECT * FROM game_summary ORDER BY game_id",
                 "SELECT * FROM structure_changes ORDER BY game_id, ply",
+                // The key indexes, read by themselves (laid out or built by SQLite).
+                "SELECT pawns, side, id FROM pawn_sets INDEXED BY pawn_sets_key \
+                 ORDER BY pawns, side",
+                "SELECT hash, id FROM games INDEXED BY games_hash ORDER BY hash, id",
             ] {
                 let mut st = conn.prepare(sql).unwrap();
                 let n = st.column_count();
@@ -1152,6 +1292,52 @@ mod tests {
             assert_eq!(pages, [true, false], "only the first run lays out pages");
             assert_eq!(check, "ok", "small caches: {small_caches}");
             assert_eq!(runs, inserted, "small caches: {small_caches}");
+        }
+    }
+
+    /// A first load lays out its key indexes from the caches (duplicates kept: only the sets'),
+    /// and a connection opened before sees them once the run has committed.
+    #[test]
+    fn a_first_load_lays_out_its_key_indexes() {
+        let games = sample_games();
+        for keep_duplicates in [false, true] {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("t.db");
+            let conn = crate::store::open_for_writing(&path).unwrap();
+            let mut writer = Writer::new(conn, keep_duplicates).unwrap();
+            for g in &games {
+                writer.add_game(g, "a.pgn").unwrap();
+            }
+            writer.commit().unwrap();
+            let reader = Connection::open(&path).unwrap();
+            let known = |conn: &Connection| -> i64 {
+                conn.query_row(
+                    "SELECT count(*) FROM sqlite_schema
+                     WHERE name IN ('pawn_sets_key', 'games_hash')",
+                    [],
+                    |r| r.get(0),
+                )
+                .unwrap()
+            };
+            assert_eq!(known(&reader), 0);
+            writer.finish_key_indexes().unwrap();
+            assert!(writer.laid_sets.is_some());
+            assert_eq!(writer.laid_hashes.is_some(), !keep_duplicates);
+            writer.commit().unwrap();
+            assert_eq!(known(&reader), 2, "keep duplicates: {keep_duplicates}");
+            let plan: String = reader
+                .query_row(
+                    "EXPLAIN QUERY PLAN SELECT id FROM pawn_sets WHERE pawns = 1 AND side = 0",
+                    [],
+                    |r| r.get(3),
+                )
+                .unwrap();
+            assert!(plan.contains("pawn_sets_key"), "{plan}");
+            let check: String = reader
+                .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+                .unwrap();
+            assert_eq!(check, "ok");
+            writer.finish(true).unwrap();
         }
     }
 
