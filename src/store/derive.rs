@@ -165,6 +165,9 @@ impl Pair {
     }
 }
 
+/// Sorted sources merged by a scan of their heads, not a heap, below this many files.
+const LINEAR_MERGE_MAX: usize = 8;
+
 /// Pairs kept in memory before a sorted chunk goes to a temporary file (20 bytes each).
 const PAIRS_IN_MEMORY: usize = 6 << 20;
 
@@ -270,6 +273,29 @@ impl PairSorter {
                 None => memory.next(),
             })
         };
+        if readers_count < LINEAR_MERGE_MAX {
+            // Few sources (a first load of the masters has three): the smallest of their heads
+            // by a scan, cheaper than a heap's moves of each pair.
+            let mut heads: Vec<Option<Pair>> = Vec::with_capacity(readers_count + 1);
+            for i in 0..=readers_count {
+                heads.push(next(i)?);
+            }
+            loop {
+                let mut min: Option<(u64, usize)> = None;
+                for (i, h) in heads.iter().enumerate() {
+                    if let Some(p) = h
+                        && min.is_none_or(|(k, _)| p.key() < k)
+                    {
+                        min = Some((p.key(), i));
+                    }
+                }
+                let Some((_, i)) = min else {
+                    return Ok(());
+                };
+                let p = std::mem::replace(&mut heads[i], next(i)?);
+                visit(p.expect("the smallest head is a pair"))?;
+            }
+        }
         let mut heap = BinaryHeap::new();
         for i in 0..=readers_count {
             if let Some(p) = next(i)? {
@@ -657,27 +683,80 @@ fn write_fresh_pages(conn: &Connection, sorter: PairSorter, roots: (u32, u32)) -
     let mut lists = bulk_tree::Tree::table(conn, roots.0)?;
     let mut totals = bulk_tree::Tree::table(conn, roots.1)?;
     let mut w = bulk_tree::PageWriter::begin(conn)?;
-    let (mut record, mut list) = (bulk_tree::Record::default(), Vec::new());
-    fold_sets(sorter, |a| {
-        list.clear();
-        let last = encode_games(&a.games, 0, &mut list);
-        // The rowid alias (`set_id`) is NULL in the record.
-        let row = record.start().null().int(last as i64).blob(&list).bytes();
-        lists.add_row(i64::from(a.set), row)?;
-        let rec = record.start().null();
-        for &v in &a.totals {
-            rec.int(v);
-        }
-        totals.add_row(i64::from(a.set), rec.bytes())?;
-        if lists.closed_bytes() + totals.closed_bytes() > FRESH_PAGES_IN_MEMORY {
-            lists.write_closed(&mut w)?;
-            totals.write_closed(&mut w)?;
-        }
-        Ok(())
+    // Two stages on two threads: the merge of the sorted pairs, folded set by set into its
+    // games list and totals, feeds the pages (the second core idled through this step).
+    let (tx, rx) = crossbeam_channel::bounded::<Vec<FreshSet>>(4);
+    std::thread::scope(|scope| -> Result<()> {
+        let folding = std::thread::Builder::new()
+            .name("fold".into())
+            .spawn_scoped(scope, move || -> Result<()> {
+                let mut batch = Vec::with_capacity(FRESH_BATCH);
+                fold_sets(sorter, |a| {
+                    let mut list = Vec::new();
+                    let last = encode_games(&a.games, 0, &mut list);
+                    batch.push(FreshSet {
+                        set: a.set,
+                        last,
+                        list,
+                        totals: a.totals,
+                    });
+                    if batch.len() == FRESH_BATCH {
+                        let full = std::mem::replace(&mut batch, Vec::with_capacity(FRESH_BATCH));
+                        // A closed channel: the pages failed, and say why.
+                        tx.send(full)
+                            .map_err(|_| anyhow::anyhow!("the pages stopped"))?;
+                    }
+                    Ok(())
+                })?;
+                if !batch.is_empty() {
+                    tx.send(batch)
+                        .map_err(|_| anyhow::anyhow!("the pages stopped"))?;
+                }
+                Ok(())
+            })?;
+        let mut record = bulk_tree::Record::default();
+        let written = rx.iter().flatten().try_for_each(|f| -> Result<()> {
+            // The rowid alias (`set_id`) is NULL in the record.
+            let row = record
+                .start()
+                .null()
+                .int(f.last as i64)
+                .blob(&f.list)
+                .bytes();
+            lists.add_row(i64::from(f.set), row)?;
+            let rec = record.start().null();
+            for &v in &f.totals {
+                rec.int(v);
+            }
+            totals.add_row(i64::from(f.set), rec.bytes())?;
+            if lists.closed_bytes() + totals.closed_bytes() > FRESH_PAGES_IN_MEMORY {
+                lists.write_closed(&mut w)?;
+                totals.write_closed(&mut w)?;
+            }
+            Ok(())
+        });
+        drop(rx);
+        let folded = folding
+            .join()
+            .map_err(|_| anyhow::anyhow!("the thread folding the pairs failed"))?;
+        // The pages' own error first: the fold then only stopped because of it.
+        written?;
+        folded
     })?;
     lists.write(&mut w)?;
     totals.write(&mut w)?;
     w.end()
+}
+
+/// Sets handed from the fold to the pages at a time.
+const FRESH_BATCH: usize = 1024;
+
+/// One set's `set_games` list (LEB128 differences, and its last game) and `set_totals` row.
+struct FreshSet {
+    set: u32,
+    last: u64,
+    list: Vec<u8>,
+    totals: Totals,
 }
 
 /// Appends `games` (ascending) to a `set_games` list whose last game is `from`, as LEB128
@@ -864,7 +943,8 @@ mod tests {
     /// spill to several files (sorted in the background) and merge with the last chunk.
     #[test]
     fn the_sorter_orders_pairs_through_spills() {
-        for limit in [100, 333, 4999, 1 << 20] {
+        // Spills: 50 and 15 (merged by a heap), 8, 7 and 5 (by a scan), 1, none.
+        for limit in [100, 333, 600, 700, 1000, 4999, 1 << 20] {
             let mut sorter = PairSorter::with_limit(limit);
             let mut x = 0x2545_F491_4F6C_DD1Du64;
             let mut want = Vec::new();
