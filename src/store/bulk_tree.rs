@@ -119,6 +119,10 @@ fn put_varint(out: &mut Vec<u8>, v: u64) {
 /// `v` as a SQLite varint: the bytes and how many of them count.
 fn varint(v: u64) -> ([u8; 9], usize) {
     let mut buf = [0u8; 9];
+    if v < 0x80 {
+        buf[0] = v as u8;
+        return (buf, 1);
+    }
     if v > 0x00ff_ffff_ffff_ffff {
         buf[8] = v as u8;
         let mut x = v >> 8;

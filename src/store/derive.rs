@@ -168,8 +168,11 @@ impl Pair {
 /// Sorted sources merged by a scan of their heads, not a heap, below this many files.
 const LINEAR_MERGE_MAX: usize = 8;
 
-/// Pairs kept in memory before a sorted chunk goes to a temporary file (20 bytes each).
-const PAIRS_IN_MEMORY: usize = 6 << 20;
+/// Pairs kept in memory before a sorted chunk goes to a temporary file (20 bytes each). Two
+/// chunks take turns (one fills while the other is sorted and written), so this is 80 MiB.
+/// (Chunks of 6 Mi pairs, a new one for each spill: the four masters shards took 3-8% longer,
+/// with a peak of 362-378 MiB against 318-330, the kernel zeroing each new chunk's pages.)
+const PAIRS_IN_MEMORY: usize = 2 << 20;
 
 /// Sorts pairs by (set, game) in bounded memory: sorted chunks spill to temporary files (sorted
 /// and written by a background thread while pairs keep coming, one chunk at a time) and are
@@ -179,11 +182,15 @@ struct PairSorter {
     limit: usize,
     chunk: Vec<Pair>,
     spills: Vec<std::fs::File>,
-    spilling: Option<std::thread::JoinHandle<Result<std::fs::File>>>,
+    spilling: Option<std::thread::JoinHandle<Result<Spilled>>>,
 }
 
-/// Sorts a chunk and writes it to a temporary file, rewound.
-fn write_sorted(mut chunk: Vec<Pair>) -> Result<std::fs::File> {
+/// A chunk written to its temporary file, and the chunk's buffer, emptied.
+type Spilled = (std::fs::File, Vec<Pair>);
+
+/// Sorts a chunk and writes it to a temporary file, rewound; the chunk comes back empty, for
+/// the chunk after next.
+fn write_sorted(mut chunk: Vec<Pair>) -> Result<Spilled> {
     chunk.sort_unstable_by_key(Pair::key);
     let mut file = tempfile::tempfile().context("creating a temporary sort file")?;
     {
@@ -194,7 +201,8 @@ fn write_sorted(mut chunk: Vec<Pair>) -> Result<std::fs::File> {
         out.flush()?;
     }
     file.seek(SeekFrom::Start(0))?;
-    Ok(file)
+    chunk.clear();
+    Ok((file, chunk))
 }
 
 impl PairSorter {
@@ -207,10 +215,11 @@ impl PairSorter {
         PairSorter {
             limit,
             // All of it at once: grown by doubling, the chunk would be copied (and its new
-            // pages faulted in) seven times on its way to the limit. (Not reused after a spill:
-            // keeping a spare chunk for the next one cost 120 MB more at the peak, 1,012 MiB
-            // for 4 million games against 884; so did taking back the spilled chunk as the next
-            // one, 479 MiB against 356 on the four masters shards.)
+            // pages faulted in) seven times on its way to the limit. Two chunks take turns (one
+            // fills while the other is spilled), as allocated once: a new chunk per spill was
+            // faulted in afresh each time, the kernel zeroing its pages. (With chunks of 6 Mi
+            // pairs, a third, spare chunk cost 120 MB more at the peak, 1,012 MiB for 4 million
+            // games against 884.)
             chunk: Vec::with_capacity(limit),
             spills: Vec::new(),
             spilling: None,
@@ -225,20 +234,24 @@ impl PairSorter {
         Ok(())
     }
 
-    /// Waits for the chunk being spilled, if any.
-    fn join_spill(&mut self) -> Result<()> {
-        if let Some(h) = self.spilling.take() {
-            let file = h
-                .join()
-                .map_err(|_| anyhow::anyhow!("the sort thread failed"))??;
-            self.spills.push(file);
-        }
-        Ok(())
+    /// Waits for the chunk being spilled, if any; that chunk, emptied.
+    fn join_spill(&mut self) -> Result<Option<Vec<Pair>>> {
+        let Some(h) = self.spilling.take() else {
+            return Ok(None);
+        };
+        let (file, chunk) = h
+            .join()
+            .map_err(|_| anyhow::anyhow!("the sort thread failed"))??;
+        self.spills.push(file);
+        Ok(Some(chunk))
     }
 
     fn spill(&mut self) -> Result<()> {
-        self.join_spill()?;
-        let chunk = std::mem::replace(&mut self.chunk, Vec::with_capacity(self.limit));
+        let next = match self.join_spill()? {
+            Some(chunk) => chunk,
+            None => Vec::with_capacity(self.limit),
+        };
+        let chunk = std::mem::replace(&mut self.chunk, next);
         self.spilling = Some(
             std::thread::Builder::new()
                 .name("sort".into())
@@ -250,7 +263,7 @@ impl PairSorter {
     /// Every pair in (set, game) order.
     fn finish(mut self, mut visit: impl FnMut(Pair) -> Result<()>) -> Result<()> {
         use rayon::slice::ParallelSliceMut;
-        self.join_spill()?;
+        drop(self.join_spill()?);
         let mut last = std::mem::take(&mut self.chunk);
         last.par_sort_unstable_by_key(Pair::key);
         if self.spills.is_empty() {
@@ -259,10 +272,12 @@ impl PairSorter {
             }
             return Ok(());
         }
+        // 1 MiB of read buffer per file, and 64 MiB in all (4 million games spill some 70).
+        let buffer = ((64 << 20) / self.spills.len()).clamp(64 << 10, 1 << 20);
         let mut readers: Vec<BufReader<std::fs::File>> = self
             .spills
             .into_iter()
-            .map(|f| BufReader::with_capacity(1 << 20, f))
+            .map(|f| BufReader::with_capacity(buffer, f))
             .collect();
         // Sources 0..readers.len() are the files, the last one the chunk in memory.
         let readers_count = readers.len();
