@@ -376,6 +376,27 @@ pub(super) fn register_index(
     Ok(true)
 }
 
+/// Free bytes in page 1 between its cell pointers and its cells, where a new `sqlite_schema`
+/// row goes; 0 unless page 1 is a leaf (the whole schema in it). See [`register_index`].
+pub(super) fn schema_room(conn: &Connection) -> Result<usize> {
+    let page: Vec<u8> =
+        conn.query_row("SELECT data FROM sqlite_dbpage WHERE pgno = 1", [], |r| {
+            r.get(0)
+        })?;
+    let u16_at = |at: usize| {
+        page.get(at..at + 2)
+            .map(|b| usize::from(u16::from_be_bytes([b[0], b[1]])))
+    };
+    if page.get(100) != Some(&TABLE_LEAF) {
+        return Ok(0);
+    }
+    let (Some(cells), Some(content)) = (u16_at(103), u16_at(105)) else {
+        return Ok(0);
+    };
+    let content = if content == 0 { 65536 } else { content };
+    Ok(content.saturating_sub(108 + 2 * cells))
+}
+
 /// After the commit of [`register_index`]: this connection reads the schema again, and the
 /// schema's version moves on so that every other connection does too. (Not in the same
 /// transaction: SQLite checks an index's root page against the size of the database as the

@@ -215,11 +215,10 @@ impl PairSorter {
         PairSorter {
             limit,
             // All of it at once: grown by doubling, the chunk would be copied (and its new
-            // pages faulted in) seven times on its way to the limit. Two chunks take turns (one
-            // fills while the other is spilled), as allocated once: a new chunk per spill was
-            // faulted in afresh each time, the kernel zeroing its pages. (With chunks of 6 Mi
-            // pairs, a third, spare chunk cost 120 MB more at the peak, 1,012 MiB for 4 million
-            // games against 884.)
+            // pages faulted in) seven times on its way to the limit. Then it takes turns with
+            // the one spilled (see `PAIRS_IN_MEMORY`). (With chunks of 6 Mi pairs, a third,
+            // spare chunk cost 120 MB more at the peak, 1,012 MiB for 4 million games against
+            // 884.)
             chunk: Vec::with_capacity(limit),
             spills: Vec::new(),
             spilling: None,
@@ -705,6 +704,11 @@ fn write_fresh_pages(conn: &Connection, sorter: PairSorter, roots: (u32, u32)) -
         let folding = std::thread::Builder::new()
             .name("fold".into())
             .spawn_scoped(scope, move || -> Result<()> {
+                // A closed channel: the pages failed, and say why.
+                let send = |batch| {
+                    tx.send(batch)
+                        .map_err(|_| anyhow::anyhow!("the pages stopped"))
+                };
                 let mut batch = Vec::with_capacity(FRESH_BATCH);
                 fold_sets(sorter, |a| {
                     let mut list = Vec::new();
@@ -716,16 +720,15 @@ fn write_fresh_pages(conn: &Connection, sorter: PairSorter, roots: (u32, u32)) -
                         totals: a.totals,
                     });
                     if batch.len() == FRESH_BATCH {
-                        let full = std::mem::replace(&mut batch, Vec::with_capacity(FRESH_BATCH));
-                        // A closed channel: the pages failed, and say why.
-                        tx.send(full)
-                            .map_err(|_| anyhow::anyhow!("the pages stopped"))?;
+                        send(std::mem::replace(
+                            &mut batch,
+                            Vec::with_capacity(FRESH_BATCH),
+                        ))?;
                     }
                     Ok(())
                 })?;
                 if !batch.is_empty() {
-                    tx.send(batch)
-                        .map_err(|_| anyhow::anyhow!("the pages stopped"))?;
+                    send(batch)?;
                 }
                 Ok(())
             })?;

@@ -229,19 +229,18 @@ pub struct Writer {
 }
 
 /// The indexes on the writer's two keys, as the migrations make them.
-const KEY_INDEXES: [(&str, &str); 2] = [
+const KEY_INDEXES: [(&str, &str, &str); 2] = [
     (
         "pawn_sets_key",
+        "pawn_sets",
         "CREATE UNIQUE INDEX IF NOT EXISTS pawn_sets_key ON pawn_sets(pawns, side)",
     ),
     (
         "games_hash",
+        "games",
         "CREATE INDEX IF NOT EXISTS games_hash ON games(hash)",
     ),
 ];
-
-/// The tables of [`KEY_INDEXES`].
-const KEY_TABLES: [&str; 2] = ["pawn_sets", "games"];
 
 /// Lays out the pages of a key index from its entries in key order (the index's columns, then
 /// the rowid), its top in page `root`.
@@ -264,27 +263,6 @@ fn lay_out_index<const N: usize>(
         }
     }
     tree.write(w)
-}
-
-/// Free bytes in page 1 between its cell pointers and its cells, where a new `sqlite_schema`
-/// row goes; 0 unless page 1 is a leaf (the whole schema in it).
-fn page1_room(conn: &Connection) -> Result<usize> {
-    let page: Vec<u8> =
-        conn.query_row("SELECT data FROM sqlite_dbpage WHERE pgno = 1", [], |r| {
-            r.get(0)
-        })?;
-    let u16_at = |at: usize| {
-        page.get(at..at + 2)
-            .map(|b| usize::from(u16::from_be_bytes([b[0], b[1]])))
-    };
-    if page.get(100) != Some(&0x0D) {
-        return Ok(0);
-    }
-    let (Some(cells), Some(content)) = (u16_at(103), u16_at(105)) else {
-        return Ok(0);
-    };
-    let content = if content == 0 { 65536 } else { content };
-    Ok(content.saturating_sub(108 + 2 * cells))
 }
 
 const RUN_COLUMNS: usize = 8;
@@ -471,7 +449,7 @@ impl Writer {
             )),
             None => None,
         };
-        for (&(name, create), defer) in KEY_INDEXES.iter().zip(deferred) {
+        for (&(name, _, create), defer) in KEY_INDEXES.iter().zip(deferred) {
             if defer {
                 conn.execute_batch(&format!("DROP INDEX IF EXISTS {name}"))?;
             } else {
@@ -534,32 +512,7 @@ impl Writer {
                 || laid.1.is_some();
             if pages {
                 let mut w = PageWriter::begin(&self.conn)?;
-                registered = laid.0.is_some() || laid.1.is_some();
-                // The key indexes first: registered before any page is written.
-                let roots = [
-                    laid.0.as_ref().map(|_| w.alloc()),
-                    laid.1.as_ref().map(|_| w.alloc()),
-                ];
-                for (i, root) in roots.iter().enumerate() {
-                    if let &Some(root) = root {
-                        let (name, create) = KEY_INDEXES[i];
-                        let stored = create.replace(" IF NOT EXISTS", "");
-                        let registered = bulk_tree::register_index(
-                            &self.conn,
-                            name,
-                            KEY_TABLES[i],
-                            root,
-                            &stored,
-                        )?;
-                        anyhow::ensure!(registered, "no room in page 1 to register {name}");
-                    }
-                }
-                if let (Some(entries), Some(root)) = (&laid.0, roots[0]) {
-                    lay_out_index(&self.conn, &mut w, root, entries)?;
-                }
-                if let (Some(entries), Some(root)) = (&laid.1, roots[1]) {
-                    lay_out_index(&self.conn, &mut w, root, entries)?;
-                }
+                registered = self.lay_out_key_indexes(&mut w, laid.0, laid.1)?;
                 if let Some(t) = &mut self.runs_tree {
                     t.tree.write(&mut w)?;
                 }
@@ -611,6 +564,36 @@ impl Writer {
         Ok(())
     }
 
+    /// Registers the key indexes laid out from the caches and writes their pages: first in the
+    /// commit's pages, before any other page is written. Whether there were any.
+    fn lay_out_key_indexes(
+        &self,
+        w: &mut PageWriter<'_>,
+        sets: Option<Vec<[i64; 3]>>,
+        hashes: Option<Vec<[i64; 2]>>,
+    ) -> Result<bool> {
+        let roots = [
+            sets.as_ref().map(|_| w.alloc()),
+            hashes.as_ref().map(|_| w.alloc()),
+        ];
+        for (&(name, table, create), root) in KEY_INDEXES.iter().zip(roots) {
+            if let Some(root) = root {
+                let stored = create.replace(" IF NOT EXISTS", "");
+                anyhow::ensure!(
+                    bulk_tree::register_index(&self.conn, name, table, root, &stored)?,
+                    "no room in page 1 to register {name}"
+                );
+            }
+        }
+        if let (Some(entries), Some(root)) = (&sets, roots[0]) {
+            lay_out_index(&self.conn, w, root, entries)?;
+        }
+        if let (Some(entries), Some(root)) = (&hashes, roots[1]) {
+            lay_out_index(&self.conn, w, root, entries)?;
+        }
+        Ok(roots.iter().any(Option::is_some))
+    }
+
     /// At the end of a run, the key indexes it dropped: laid out from the caches when they hold
     /// every key and this run lays out pages (a first load), else built by SQLite.
     fn finish_key_indexes(&mut self) -> Result<()> {
@@ -626,7 +609,7 @@ impl Writer {
             && !self.keep_duplicates
             && self.hashes.complete
             && !self.hashes.map.is_empty();
-        if (sets || hashes) && page1_room(&self.conn)? >= 512 {
+        if (sets || hashes) && bulk_tree::schema_room(&self.conn)? >= 512 {
             // Laid out at the next commit: there must be a transaction to commit.
             self.begin()?;
             if sets {
@@ -670,7 +653,7 @@ impl Writer {
             // games: a peak of 2.7 GiB instead of under 1).
             let mapped: i64 = self.conn.query_row("PRAGMA mmap_size", [], |r| r.get(0))?;
             self.conn.pragma_update(None, "mmap_size", 0)?;
-            let built = self.conn.execute_batch(KEY_INDEXES[i].1);
+            let built = self.conn.execute_batch(KEY_INDEXES[i].2);
             self.conn.pragma_update(None, "mmap_size", mapped)?;
             built?;
             self.deferred[i] = false;
@@ -1347,7 +1330,7 @@ mod tests {
     fn key_indexes_are_the_migrations_indexes() {
         let dir = tempfile::tempdir().unwrap();
         let conn = crate::store::open_for_writing(&dir.path().join("t.db")).unwrap();
-        for (name, create) in KEY_INDEXES {
+        for (name, _, create) in KEY_INDEXES {
             let migrated: String = conn
                 .query_row(
                     "SELECT sql FROM sqlite_schema WHERE name = ?1",
