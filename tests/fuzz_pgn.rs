@@ -126,6 +126,7 @@ fn pipeline(data: &[u8]) -> (usize, usize, usize) {
                 rejected += 1;
                 assert!(!r.reason.trim().is_empty());
             }
+            Replayed::Copy => panic!("replay never makes a copy"),
         }
         assert!(read < 1_000_000, "reader does not loop forever");
     }

@@ -514,3 +514,107 @@ fn only_text_that_hides_moves_rejects_a_game() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
+
+/// `pawndex index` with `env` set; the run and the copies it did not replay (from
+/// `PAWNDEX_TIMINGS`).
+fn index_with_env(args: &[&std::ffi::OsStr], env: &[(&str, &str)]) -> (Run, u64) {
+    let mut cmd = std::process::Command::new(BIN);
+    cmd.arg("index").args(args).env("PAWNDEX_TIMINGS", "1");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let run = Run::of(cmd, "index");
+    run.expect_code(0, "index");
+    let copies = run
+        .stderr
+        .lines()
+        .find_map(|l| l.split("copies not replayed: ").nth(1))
+        .unwrap_or_else(|| panic!("no copies count:\n{}", run.stderr))
+        .trim()
+        .parse()
+        .unwrap();
+    (run, copies)
+}
+
+/// A game of `event` with `moves` (and a blank line after it).
+fn game(event: &str, moves: &str) -> String {
+    format!("[Event \"{event}\"]\n[White \"W\"]\n[Black \"B\"]\n[Result \"*\"]\n\n{moves}\n\n")
+}
+
+#[test]
+fn copies_of_replayed_games_are_duplicates_without_a_replay() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = game("copies: A", "1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 *");
+    let illegal = game("copies: illegal", "1. e4 e5 2. Ke3 Nc6 *");
+    let stray = game("copies: stray", "1. d4 d5 * 2. c4");
+    let filler: String = (0..600)
+        .map(|i| game(&format!("copies: filler {i}"), "1. c4 e5 2. Nc3 Nf6 *"))
+        .collect();
+    // A copy right after its original is in the same batch of 512: replayed, and the writer
+    // finds it. The copies after the filler are in later batches (and in another file).
+    let first = [&a, &a, &illegal, &stray, &filler, &a, &illegal, &stray].map(String::as_str);
+    let second = [&a, &illegal, &stray, &a].map(String::as_str);
+    let files = [("one.pgn", first.concat()), ("two.pgn", second.concat())].map(|(name, text)| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    });
+    let mut runs = Vec::new();
+    for (name, env) in [
+        ("copies.db", &[][..]),
+        ("replayed.db", &[("PAWNDEX_NO_COPIES", "1")][..]),
+    ] {
+        let db = dir.path().join(name);
+        let args = [db.as_os_str(), files[0].as_os_str(), files[1].as_os_str()];
+        let (run, copies) = index_with_env(&[&["--db".as_ref()][..], &args].concat(), env);
+        let s = run.summary();
+        // 600 filler + A + illegal + stray; A 5 times, stray 3 times, illegal 3 times.
+        assert_eq!(
+            (s.read, s.indexed, s.duplicates, s.rejected),
+            (611, 602, 6, 3),
+            "{}",
+            run.stderr
+        );
+        let warnings: Vec<&str> = run
+            .stderr
+            .lines()
+            .filter(|l| l.starts_with("pawndex: warning"))
+            .collect();
+        assert_eq!(warnings.len(), 2, "{}", run.stderr);
+        assert!(warnings[0].contains("of 2 game(s)"), "{}", run.stderr);
+        assert!(warnings[1].contains("of 1 game(s)"), "{}", run.stderr);
+        runs.push((copies, snapshot(&db)));
+    }
+    // A's copies after the filler (one per file), and the second file's second A.
+    assert_eq!(runs[0].0, 3, "copies not replayed");
+    assert_eq!(runs[1].0, 0, "PAWNDEX_NO_COPIES replays every game");
+    assert_eq!(runs[0].1, runs[1].1, "the same database either way");
+    let rejects = &runs[0].1.1;
+    assert_eq!(
+        rejects.len(),
+        3,
+        "each copy of the illegal game is rejected: {rejects:?}"
+    );
+
+    // `--keep-duplicates` replays and stores every copy.
+    let db = dir.path().join("keep.db");
+    let args = [db.as_os_str(), files[0].as_os_str(), files[1].as_os_str()];
+    let (run, copies) = index_with_env(
+        &[&["--keep-duplicates".as_ref(), "--db".as_ref()][..], &args].concat(),
+        &[],
+    );
+    assert_eq!(copies, 0);
+    assert_eq!(run.summary().indexed, 608, "{}", run.stderr);
+
+    // The Parquet dataset counts the same.
+    let out = dir.path().join("dataset");
+    let args = [out.as_os_str(), files[0].as_os_str(), files[1].as_os_str()];
+    let (run, copies) = index_with_env(&[&["--parquet".as_ref()][..], &args].concat(), &[]);
+    let s = run.summary();
+    assert_eq!(
+        (s.indexed, s.duplicates, s.rejected, copies),
+        (602, 6, 3, 3),
+        "{}",
+        run.stderr
+    );
+}

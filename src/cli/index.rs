@@ -101,10 +101,11 @@ pub fn run(args: IndexArgs) -> Result<i32> {
         files: args.files,
         threads,
         quiet: args.quiet,
+        keep_duplicates: args.keep_duplicates,
     };
     let (summary, end) = match &parquet {
-        Some(out) => to_dataset(&read, args.keep_duplicates, out, stop)?,
-        None => to_database(&read, &args.db, args.keep_duplicates, stop)?,
+        Some(out) => to_dataset(&read, out, stop)?,
+        None => to_database(&read, &args.db, stop)?,
     };
     if !read.quiet {
         eprint!("{}{}", summary.render(), end.render(summary.interrupted));
@@ -159,13 +160,12 @@ impl End {
 fn to_database(
     read: &ReadOptions,
     db: &std::path::Path,
-    keep_duplicates: bool,
     stop: Arc<AtomicBool>,
 ) -> Result<(Summary, End)> {
     let start = Instant::now();
     let _lock = store::lock_for_indexing(db)?;
     let conn = store::open_for_writing(db)?;
-    let mut writer = Writer::new(conn, keep_duplicates)?;
+    let mut writer = Writer::new(conn, read.keep_duplicates)?;
     let (mut summary, result) = drive(read, &mut writer, &stop, start)?;
     result.with_context(|| {
         format!(
@@ -180,9 +180,10 @@ fn to_database(
     finished?;
     if std::env::var_os("PAWNDEX_TIMINGS").is_some() {
         eprintln!(
-            "timings: load {:.1} s, finish {:.1} s",
+            "timings: load {:.1} s, finish {:.1} s; copies not replayed: {}",
             (t_finish - start).as_secs_f64(),
-            t_finish.elapsed().as_secs_f64()
+            t_finish.elapsed().as_secs_f64(),
+            summary.copies
         );
     }
     summary.interrupted = stop.load(Ordering::Relaxed);
@@ -193,13 +194,12 @@ fn to_database(
 /// Runs the pipeline into a dataset; an interrupted run publishes nothing.
 fn to_dataset(
     read: &ReadOptions,
-    keep_duplicates: bool,
     out: &ParquetOutput,
     stop: Arc<AtomicBool>,
 ) -> Result<(Summary, End)> {
     let start = Instant::now();
     let claim = out.target.claim(&read.files)?;
-    let mut writer = DatasetWriter::new(claim, keep_duplicates, out.max_file_bytes)?;
+    let mut writer = DatasetWriter::new(claim, read.keep_duplicates, out.max_file_bytes)?;
     let shard = writer.shard();
     let (mut summary, result) = drive(read, &mut writer, &stop, start)?;
     summary.interrupted = stop.load(Ordering::Relaxed);
@@ -222,6 +222,9 @@ fn to_dataset(
     let written = writer.finish();
     spinner.finish_and_clear();
     let written = written.with_context(|| format!("writing the dataset {dir} failed"))?;
+    if std::env::var_os("PAWNDEX_TIMINGS").is_some() {
+        eprintln!("timings: copies not replayed: {}", summary.copies);
+    }
     summary.elapsed = start.elapsed();
     Ok((summary, End::Published { written, shard }))
 }

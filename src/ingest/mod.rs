@@ -5,6 +5,7 @@
 //! parallel) -> the storage writer ([`crate::store`]). [`pipeline`] wires the stages together
 //! with bounded channels, a progress bar and the end summary.
 
+mod copies;
 pub mod input;
 mod pipeline;
 pub mod reader;

@@ -6,6 +6,9 @@
 //! + PGN parse              (bounded channel)                      (bounded channel)
 //! ```
 //!
+//! A game whose text is a copy of a game replayed before it is not replayed again: it is a
+//! duplicate ([`copies`](crate::ingest::copies)).
+//!
 //! Batches keep their order through the pipeline, so game ids do not depend on thread timing
 //! and a re-run after an interruption produces the same database as an uninterrupted run.
 
@@ -21,6 +24,7 @@ use crossbeam_channel::{Receiver, Sender, bounded};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 
+use crate::ingest::copies::{self, Copies};
 use crate::ingest::input;
 use crate::ingest::reader::{PgnGames, RawGame, StrayText};
 use crate::ingest::replay::{RejectCategory, Replayed, replay};
@@ -39,6 +43,9 @@ pub struct ReadOptions {
     pub files: Vec<String>,
     pub threads: usize,
     pub quiet: bool,
+    /// Games kept even when they are duplicates: then copies are replayed too (see
+    /// [`copies`](crate::ingest::copies)).
+    pub keep_duplicates: bool,
 }
 
 /// Counts of one run, printed as the end summary.
@@ -48,6 +55,8 @@ pub struct Summary {
     pub games_read: u64,
     pub indexed: u64,
     pub duplicates: u64,
+    /// Of the duplicates, the copies not replayed (see [`copies`](crate::ingest::copies)).
+    pub copies: u64,
     pub rejected: u64,
     pub rejected_by_reason: BTreeMap<RejectCategory, u64>,
     pub plies: u64,
@@ -256,8 +265,13 @@ impl NotGames {
 }
 
 /// Replays batches on the rayon pool, keeping their order, and counts each file's games with
-/// text after their result.
-fn replay_batches(rx: Receiver<Message>, tx: Sender<Replayed2>, pool: rayon::ThreadPool) {
+/// text after their result. Copies of games replayed before are not replayed again.
+fn replay_batches(
+    rx: Receiver<Message>,
+    tx: Sender<Replayed2>,
+    pool: rayon::ThreadPool,
+    mut copies: Option<Copies>,
+) {
     let mut stray = StrayText::default();
     for msg in rx {
         let out = match msg {
@@ -268,15 +282,29 @@ fn replay_batches(rx: Receiver<Message>, tx: Sender<Replayed2>, pool: rayon::Thr
                 None => continue,
             },
             Message::Games { file, games } => {
+                let keys: Vec<Option<u128>> = match &copies {
+                    Some(_) => games.iter().map(copies::key).collect(),
+                    None => vec![None; games.len()],
+                };
+                let seen = copies.as_ref();
                 let (strays, games): (Vec<Option<u64>>, Vec<Replayed>) = pool.install(|| {
                     games
                         .into_par_iter()
-                        .map(|mut g| {
+                        .zip(&keys)
+                        .map(|(mut g, &key)| {
+                            if seen.is_some_and(|c| c.is_copy(key)) {
+                                return (None, Replayed::Copy);
+                            }
                             g.read_moves();
                             (g.stray, replay(g))
                         })
                         .unzip()
                 });
+                if let Some(copies) = &mut copies {
+                    for ((&key, &at), g) in keys.iter().zip(&strays).zip(&games) {
+                        copies.remember(key, at, g);
+                    }
+                }
                 strays.into_iter().flatten().for_each(|at| stray.add(at));
                 Replayed2::Games { file, games }
             }
@@ -380,6 +408,10 @@ fn store_games(
                 }
                 Stored::Duplicate => summary.duplicates += 1,
             },
+            Replayed::Copy => {
+                summary.duplicates += 1;
+                summary.copies += 1;
+            }
             Replayed::Rejected(r) => {
                 sink.add_reject(r, source)?;
                 summary.rejected += 1;
@@ -410,6 +442,7 @@ pub fn drive(
     let (raw_tx, raw_rx) = bounded::<Message>(8);
     let (out_tx, out_rx) = bounded::<Replayed2>(8);
     let files = opts.files.clone();
+    let copies = Copies::wanted(opts.keep_duplicates).then(Copies::new);
     let reader = {
         let bytes_done = bytes_done.clone();
         let stop = stop.clone();
@@ -419,7 +452,7 @@ pub fn drive(
     };
     let replayer = thread::Builder::new()
         .name("replay".into())
-        .spawn(move || replay_batches(raw_rx, out_tx, pool))?;
+        .spawn(move || replay_batches(raw_rx, out_tx, pool, copies))?;
 
     let mut summary = Summary {
         files: opts.files.len(),

@@ -312,6 +312,9 @@ pub struct Reject {
 pub enum Replayed {
     Game(Box<GameRecord>),
     Rejected(Reject),
+    /// Not replayed: its text is, byte for byte, the text of a game replayed earlier in the
+    /// run, so it is a duplicate (see `ingest::copies`).
+    Copy,
 }
 
 /// A second hash of what [`GameRecord::hash`] covers, by another method (a multiply-fold over
