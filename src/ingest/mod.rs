@@ -10,5 +10,6 @@ pub mod input;
 mod pipeline;
 pub mod reader;
 pub mod replay;
+mod resolve;
 
 pub use pipeline::{ReadOptions, Summary, drive, phase_spinner};

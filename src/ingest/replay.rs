@@ -15,6 +15,7 @@ use shakmaty::{
 };
 
 use crate::ingest::reader::{RawGame, ReadProblem, Tags};
+use crate::ingest::resolve::resolve;
 use crate::model::features::{self, SideFeatures};
 use crate::model::moves;
 use crate::model::pieceset::{NO_SLOT, initial_slots, move_slots};
@@ -341,7 +342,10 @@ fn play(
     }
     for (i, san) in game.moves.iter().enumerate() {
         let ply = i as u32 + 1;
-        let m = match san.to_move(&pos).or_else(|e| lenient(&pos, san).ok_or(e)) {
+        let resolved = resolve(&pos, san)
+            .ok_or(())
+            .or_else(|()| san.to_move(&pos).or_else(|e| lenient(&pos, san).ok_or(e)));
+        let m = match resolved {
             Ok(m) => m,
             Err(e) => return Err(bad_move(game, &pos, san, ply, e)),
         };
