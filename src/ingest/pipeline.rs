@@ -282,30 +282,34 @@ fn replay_batches(
                 None => continue,
             },
             Message::Games { file, games } => {
-                let keys: Vec<Option<u128>> = match &copies {
-                    Some(_) => games.iter().map(copies::key).collect(),
-                    None => vec![None; games.len()],
-                };
+                // Each game's key is made and looked up on the pool (the set only changes
+                // between batches); the batch's new texts are remembered after it.
                 let seen = copies.as_ref();
-                let (strays, games): (Vec<Option<u64>>, Vec<Replayed>) = pool.install(|| {
+                // (text key, stray text offset), and what replay made of the game.
+                type Keyed = (Option<u128>, Option<u64>);
+                type Done = (Keyed, Replayed);
+                let (keyed, games): (Vec<Keyed>, Vec<Replayed>) = pool.install(|| {
                     games
                         .into_par_iter()
-                        .zip(&keys)
-                        .map(|(mut g, &key)| {
+                        .map(|mut g| -> Done {
+                            let key = seen.and_then(|_| copies::key(&g));
                             if seen.is_some_and(|c| c.is_copy(key)) {
-                                return (None, Replayed::Copy);
+                                return ((key, None), Replayed::Copy);
                             }
                             g.read_moves();
-                            (g.stray, replay(g))
+                            ((key, g.stray), replay(g))
                         })
                         .unzip()
                 });
                 if let Some(copies) = &mut copies {
-                    for ((&key, &at), g) in keys.iter().zip(&strays).zip(&games) {
+                    for (&(key, at), g) in keyed.iter().zip(&games) {
                         copies.remember(key, at, g);
                     }
                 }
-                strays.into_iter().flatten().for_each(|at| stray.add(at));
+                keyed
+                    .iter()
+                    .filter_map(|&(_, at)| at)
+                    .for_each(|at| stray.add(at));
                 Replayed2::Games { file, games }
             }
         };
