@@ -8,9 +8,9 @@
 //! between them. Two kinds of tree:
 //! - an index b-tree (`runs`, a WITHOUT ROWID table): every key is stored once, and a key that
 //!   goes up into an interior page is not also in a leaf;
-//! - a table b-tree (the derived tables `set_games` and `set_totals`): the rows in the leaves,
-//!   each leaf's last rowid in the page above; a row too long for its leaf goes on in a chain
-//!   of overflow pages, as SQLite would cut it.
+//! - a table b-tree (`games`, `game_summary`, the derived tables `set_games` and `set_totals`):
+//!   the rows in the leaves, each leaf's last rowid in the page above; a row too long for its
+//!   leaf goes on in a chain of overflow pages, as SQLite would cut it.
 //!
 //! ```text
 //!                         root page (the table's own)

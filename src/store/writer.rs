@@ -211,6 +211,8 @@ pub struct Writer {
     /// `structure_changes` (by game and ply).
     summary_tree: Option<(Tree, Record)>,
     changes_tree: Option<KeyedTree>,
+    /// The same for `games`, while its rows may be laid out (see [`GamesTree`]).
+    games_tree: Option<GamesTree>,
     pending_sets: Vec<[i64; SET_COLUMNS]>,
     /// Rows of `structure_changes`: game, ply, from, to, move.
     pending_changes: Vec<([i64; 4], Option<String>)>,
@@ -301,6 +303,44 @@ impl KeyedTree {
     }
 }
 
+/// The pages of `games` during a first load: SQLite's statement per game (binding 17 values,
+/// running the VDBE, inserting into the b-tree) was a sixth of the writer's time. The writer
+/// numbers the games itself, from 1 (the table is empty).
+///
+/// A game laid out since the last commit is not in the database yet, so before SQLite reads a
+/// game back (a duplicate's original, see [`Writer::is_duplicate`]) the writer commits; and
+/// once SQLite builds the index on `games(hash)` (the hash cache overflowed), the rest of the
+/// games go through SQLite, which keeps the index up to date.
+struct GamesTree {
+    tree: Tree,
+    record: Record,
+    next_id: i64,
+    /// The first game laid out since the last commit.
+    pending_from: Option<i64>,
+}
+
+/// The column names of `games`, in order (see [`bulk_tree::bulk_root`]).
+const GAMES_COLUMNS: [&str; 18] = [
+    "id",
+    "event",
+    "site",
+    "date",
+    "round",
+    "white",
+    "black",
+    "result",
+    "white_elo",
+    "black_elo",
+    "eco",
+    "plies",
+    "source",
+    "offset",
+    "fen",
+    "chess960",
+    "moves",
+    "hash",
+];
+
 /// The column names of `runs` and `structure_changes`, in order (see [`bulk_tree::bulk_root`]).
 const RUNS_COLUMNS: [&str; RUN_COLUMNS] = [
     "game_id",
@@ -329,6 +369,22 @@ const DUPLICATE_SQL: &str = "SELECT event, site, date, round, white, black, resu
 /// One stored game by id, as [`DUPLICATE_SQL`] reads them.
 const STORED_GAME_SQL: &str = "SELECT event, site, date, round, white, black, result, fen, moves
     FROM games WHERE id = ?1";
+
+/// A TEXT value, or NULL.
+fn opt_text(rec: &mut Record, v: Option<&str>) {
+    match v {
+        Some(s) => rec.text(s),
+        None => rec.null(),
+    };
+}
+
+/// An INTEGER value, or NULL.
+fn opt_int(rec: &mut Record, v: Option<i64>) {
+    match v {
+        Some(n) => rec.int(n),
+        None => rec.null(),
+    };
+}
 
 /// Whether a stored game (a row of [`DUPLICATE_SQL`]) is `g`: same roster, start and moves.
 fn same_game(r: &rusqlite::Row<'_>, g: &GameRecord) -> Result<bool> {
@@ -475,6 +531,15 @@ impl Writer {
             )),
             None => None,
         };
+        let games_tree = match root("games", &GAMES_COLUMNS)? {
+            Some(r) => Some(GamesTree {
+                tree: Tree::table(&conn, r)?,
+                record: Record::default(),
+                next_id: 1,
+                pending_from: None,
+            }),
+            None => None,
+        };
         for (&(name, _, create), defer) in KEY_INDEXES.iter().zip(deferred) {
             if defer {
                 conn.execute_batch(&format!("DROP INDEX IF EXISTS {name}"))?;
@@ -501,6 +566,7 @@ impl Writer {
             runs_tree,
             summary_tree,
             changes_tree,
+            games_tree,
             pending_sets: Vec::new(),
             pending_changes: Vec::new(),
             pairs: derive::PairCollector::new(),
@@ -532,6 +598,7 @@ impl Writer {
             let laid = (self.laid_sets.take(), self.laid_hashes.take());
             let mut registered = false;
             let pages = self.runs_tree.is_some()
+                || self.games_tree.is_some()
                 || self.summary_tree.is_some()
                 || self.changes_tree.is_some()
                 || laid.0.is_some()
@@ -539,6 +606,9 @@ impl Writer {
             if pages {
                 let mut w = PageWriter::begin(&self.conn)?;
                 registered = self.lay_out_key_indexes(&mut w, laid.0, laid.1)?;
+                if let Some(t) = &mut self.games_tree {
+                    t.tree.write(&mut w)?;
+                }
                 if let Some(t) = &mut self.runs_tree {
                     t.tree.write(&mut w)?;
                 }
@@ -552,6 +622,9 @@ impl Writer {
             }
             self.conn.execute_batch("COMMIT")?;
             self.in_transaction = false;
+            if let Some(t) = &mut self.games_tree {
+                t.pending_from = None;
+            }
             if registered {
                 bulk_tree::reload_schema(&self.conn)?;
             }
@@ -673,6 +746,18 @@ impl Writer {
     /// rows still waiting): at the end, or once its cache no longer holds every key.
     fn restore_index(&mut self, i: usize) -> Result<()> {
         if self.deferred[i] {
+            if KEY_INDEXES[i].1 == "games"
+                && let Some(t) = self.games_tree.take()
+            {
+                // The index must see every game, and the games after it go through SQLite,
+                // which keeps it up to date (see `GamesTree`).
+                if t.pending_from.is_some() {
+                    self.games_tree = Some(t);
+                    self.commit_inner()?;
+                    self.begin()?;
+                    self.games_tree = None;
+                }
+            }
             self.flush(true)?;
             // Read through SQLite's bounded page cache, not the memory map: building the index
             // reads the whole table, and mapped pages count in the resident size (4 million
@@ -694,6 +779,15 @@ impl Writer {
         }
         // Compare the real contents, so a hash collision never loses a game.
         if let Some(&id) = self.hashes.map.get(&g.hash) {
+            // SQLite reads only committed laid-out games (see `GamesTree`).
+            let pending = self.games_tree.as_ref().and_then(|t| t.pending_from);
+            if let Some(first) = pending {
+                let others = self.collided.get(&g.hash).map_or(&[][..], Vec::as_slice);
+                if id >= first || others.iter().any(|&o| o >= first) {
+                    self.commit_inner()?;
+                    self.begin()?;
+                }
+            }
             let mut st = self.conn.prepare_cached(STORED_GAME_SQL)?;
             let others = self.collided.get(&g.hash).map_or(&[][..], Vec::as_slice);
             for id in std::iter::once(id).chain(others.iter().copied()) {
@@ -822,6 +916,7 @@ impl Writer {
         self.runs_tree = None;
         self.summary_tree = None;
         self.changes_tree = None;
+        self.games_tree = None;
         self.pending_sets.clear();
         self.pending_changes.clear();
         let games = self
@@ -847,6 +942,32 @@ impl Writer {
     /// Inserts the `games` row of `g`; its id.
     fn insert_game(&mut self, g: &GameRecord, source: &str) -> Result<i64> {
         let t = &g.header;
+        if let Some(gt) = &mut self.games_tree {
+            let id = gt.next_id;
+            let rec = gt.record.start();
+            // The rowid alias (`id`) is NULL in the record. The values as SQLite stores them
+            // bound: TEXT and INTEGER columns, so no affinity changes any of them.
+            rec.null();
+            for v in [
+                &t.event, &t.site, &t.date, &t.round, &t.white, &t.black, &t.result,
+            ] {
+                opt_text(rec, v.as_deref());
+            }
+            opt_int(rec, t.white_elo);
+            opt_int(rec, t.black_elo);
+            opt_text(rec, t.eco.as_deref());
+            rec.int(g.plies.into());
+            rec.text(source);
+            rec.int(i64::try_from(g.offset)?);
+            opt_text(rec, g.fen.as_deref());
+            rec.int(g.chess960.into());
+            rec.blob(&g.moves);
+            rec.int(g.hash);
+            gt.tree.add_row(id, gt.record.bytes())?;
+            gt.next_id += 1;
+            gt.pending_from.get_or_insert(id);
+            return Ok(id);
+        }
         self.conn
             .prepare_cached(
                 "INSERT INTO games (event, site, date, round, white, black, result, white_elo,
@@ -1239,6 +1360,7 @@ mod tests {
                     writer.runs_tree = None;
                     writer.summary_tree = None;
                     writer.changes_tree = None;
+                    writer.games_tree = None;
                 }
                 // Caches that overflow: their indexes are built in the middle of the load, and
                 // the writer asks SQLite for keys.
@@ -1251,7 +1373,8 @@ mod tests {
                 runs_pages.push(
                     writer.runs_tree.is_some()
                         && writer.summary_tree.is_some()
-                        && writer.changes_tree.is_some(),
+                        && writer.changes_tree.is_some()
+                        && writer.games_tree.is_some(),
                 );
                 for (i, g) in part.iter().enumerate() {
                     writer.add_game(g, source).unwrap();
@@ -1267,6 +1390,7 @@ mod tests {
                 .unwrap();
             let mut tables = Vec::new();
             for sql in [
+                "SELECT * FROM games ORDER BY id",
                 "SELECT * FROM runs ORDER BY game_id, first_ply",
                 "SELECT * FROM game_summary ORDER BY game_id",
                 "SELECT * FROM structure_changes ORDER BY game_id, ply",
@@ -1289,20 +1413,78 @@ mod tests {
         let (pages, check, inserted) = stored(false, false);
         assert_eq!(pages, [false, false]);
         assert_eq!(check, "ok");
-        assert!(inserted[0].len() > 100, "{} runs", inserted[0].len());
-        assert!(inserted[1].len() > 5, "{} summaries", inserted[1].len());
+        assert!(inserted[0].len() > 5, "{} games", inserted[0].len());
+        assert!(inserted[1].len() > 100, "{} runs", inserted[1].len());
+        assert!(inserted[2].len() > 5, "{} summaries", inserted[2].len());
         assert!(
-            inserted[2]
+            inserted[3]
                 .iter()
                 .any(|r| matches!(r[4], rusqlite::types::Value::Text(_))),
             "changes with moves: {:?}",
-            inserted[2]
+            inserted[3]
         );
         for small_caches in [false, true] {
             let (pages, check, runs) = stored(true, small_caches);
             assert_eq!(pages, [true, false], "only the first run lays out pages");
             assert_eq!(check, "ok", "small caches: {small_caches}");
             assert_eq!(runs, inserted, "small caches: {small_caches}");
+        }
+    }
+
+    /// A game laid out since the last commit is not in the database yet: the duplicate check
+    /// commits before it reads a game back, and the hash index that SQLite builds when the
+    /// cache overflows holds every game (the games after it go through SQLite).
+    #[test]
+    fn a_duplicate_of_a_game_not_yet_committed_is_found() {
+        let games = sample_games();
+        for small_cache in [false, true] {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("t.db");
+            let conn = crate::store::open_for_writing(&path).unwrap();
+            let mut writer = Writer::new(conn, false).unwrap();
+            assert!(writer.games_tree.is_some(), "a first load lays out games");
+            if small_cache {
+                writer.hashes.cap = 2;
+            }
+            // No commit: every original is still in the tree when its copy arrives.
+            let first: Vec<Stored> = games
+                .iter()
+                .map(|g| writer.add_game(g, "a.pgn").unwrap())
+                .collect();
+            let again: Vec<Stored> = games
+                .iter()
+                .map(|g| writer.add_game(g, "b.pgn").unwrap())
+                .collect();
+            assert_eq!(
+                writer.games_tree.is_none(),
+                small_cache,
+                "SQLite's own index ends the layout"
+            );
+            writer.finish(true).unwrap();
+            let indexed = first.iter().filter(|s| **s == Stored::Indexed).count();
+            assert!(indexed > 5, "{indexed} games");
+            assert!(
+                again.iter().all(|s| *s == Stored::Duplicate),
+                "small cache {small_cache}: {again:?}"
+            );
+            let conn = crate::store::open_for_writing(&path).unwrap();
+            let check: String = conn
+                .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+                .unwrap();
+            assert_eq!(check, "ok", "small cache {small_cache}");
+            let (stored, hashed): (usize, usize) = conn
+                .query_row(
+                    "SELECT (SELECT count(*) FROM games),
+                            (SELECT count(*) FROM games INDEXED BY games_hash WHERE hash IS NOT NULL)",
+                    [],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .unwrap();
+            assert_eq!(
+                (stored, hashed),
+                (indexed, indexed),
+                "small cache {small_cache}"
+            );
         }
     }
 
