@@ -253,13 +253,8 @@ fn lay_out_index<const N: usize>(
     entries: &[[i64; N]],
 ) -> Result<()> {
     let mut tree = Tree::index(conn, root, bulk_tree::int_record_max(N))?;
-    let mut rec = Record::default();
     for e in entries {
-        rec.start();
-        for &v in e {
-            rec.int(v);
-        }
-        tree.add(rec.bytes())?;
+        tree.add_ints(e)?;
         if tree.closed_bytes() >= 8 << 20 {
             tree.write_closed(w)?;
         }
@@ -291,6 +286,19 @@ impl KeyedTree {
 
     /// Adds the row whose key (game, ply) is `key` and whose record `fill` writes.
     fn add(&mut self, key: (i64, i64), fill: impl FnOnce(&mut Record)) -> Result<()> {
+        self.next_key(key)?;
+        fill(self.record.start());
+        self.tree.add(self.record.bytes())
+    }
+
+    /// [`KeyedTree::add`] of a row of integers only.
+    fn add_ints(&mut self, key: (i64, i64), row: &[i64]) -> Result<()> {
+        self.next_key(key)?;
+        self.tree.add_ints(row)
+    }
+
+    /// Checks that `key` comes after the last key added, and makes it the last.
+    fn next_key(&mut self, key: (i64, i64)) -> Result<()> {
         anyhow::ensure!(
             key > self.last,
             "{} out of key order: {key:?} after {:?}",
@@ -298,8 +306,7 @@ impl KeyedTree {
             self.last
         );
         self.last = key;
-        fill(self.record.start());
-        self.tree.add(self.record.bytes())
+        Ok(())
     }
 }
 
@@ -1070,11 +1077,7 @@ impl Writer {
                 run.structure.into(),
             ];
             match &mut self.runs_tree {
-                Some(t) => t.add((row[0], row[1]), |rec| {
-                    for &v in &row {
-                        rec.int(v);
-                    }
-                })?,
+                Some(t) => t.add_ints((row[0], row[1]), &row)?,
                 None => self.pending_runs.push(row),
             }
         }
