@@ -85,11 +85,7 @@ pub fn merge_due(lag: Lag) -> bool {
 ///
 /// `collected`: the pairs of the games this run stored, if it collected them (they must run
 /// from its first game to the last stored game).
-pub fn finish_run(
-    conn: &Connection,
-    merge_all: bool,
-    collected: Option<PairCollector>,
-) -> Result<()> {
+pub fn finish_run(conn: &Connection, merge_all: bool, collected: Option<Pairs>) -> Result<()> {
     conn.execute_batch("BEGIN IMMEDIATE")?;
     let work = || -> Result<()> {
         let lag = lag(conn)?;
@@ -598,24 +594,20 @@ pub fn tail_sets(conn: &Connection, through: i64) -> Result<Vec<SetAggregate>> {
 /// Merges the games above `lag.through` into the derived tables. `collected` holds the pairs
 /// of the games this run stored (from its first game to the last); the games before it are
 /// read from the database.
-fn derive_range(conn: &Connection, lag: Lag, collected: Option<PairCollector>) -> Result<()> {
+fn derive_range(conn: &Connection, lag: Lag, collected: Option<Pairs>) -> Result<()> {
     let start = std::time::Instant::now();
-    let mut collector = collected.unwrap_or_default();
+    let mut collector = match collected {
+        Some(Pairs::Folding(fold)) => return derive_folded(conn, lag, fold, start),
+        Some(Pairs::Collected(c)) => c,
+        None => PairCollector::default(),
+    };
     let read_to = collector
         .first_game()
         .map_or(lag.last_game, |first| first.saturating_sub(1));
     pairs(conn, &mut collector, lag.through.saturating_add(1), read_to)?;
     let (sorter, bishops) = collector.finish()?;
     let read = start.elapsed();
-    {
-        let mut st = conn.prepare(
-            "INSERT INTO bishop_totals VALUES (?1, ?2)
-             ON CONFLICT (bishop_pairs) DO UPDATE SET positions = positions + excluded.positions",
-        )?;
-        for (v, n) in bishops.iter().enumerate() {
-            st.execute(params![v as i64, n])?;
-        }
-    }
+    add_bishop_totals(conn, &bishops)?;
     // In set order: each set's new games appended to its list, its totals added.
     let append = lag.through > 0;
     if !append {
@@ -675,6 +667,79 @@ fn derive_range(conn: &Connection, lag: Lag, collected: Option<PairCollector>) -
     finish_derive(conn, lag, start, read)
 }
 
+/// Adds the positions of each bishop-pair value to `bishop_totals`.
+fn add_bishop_totals(conn: &Connection, bishops: &[i64; 4]) -> Result<()> {
+    let mut st = conn.prepare(
+        "INSERT INTO bishop_totals VALUES (?1, ?2)
+         ON CONFLICT (bishop_pairs) DO UPDATE SET positions = positions + excluded.positions",
+    )?;
+    for (v, n) in bishops.iter().enumerate() {
+        st.execute(params![v as i64, n])?;
+    }
+    Ok(())
+}
+
+/// The pairs of the games a run stored, for [`finish_run`]: as collected, or already being
+/// folded ([`fold_early`]).
+pub enum Pairs {
+    Collected(PairCollector),
+    Folding(EarlyFold),
+}
+
+/// Sets folded ahead of the pages, at most (in batches of [`FRESH_BATCH`]): some tens of MB.
+const EARLY_BATCHES: usize = 512;
+
+/// The fold of a first derivation, started before the run's last commit: the merge of the
+/// sorted pairs runs on its own thread while the writer sorts and lays out its key indexes
+/// and commits (a third of a second of the masters' finish, with the second core idle), and
+/// the sets wait in a channel for their pages.
+pub struct EarlyFold {
+    bishops: [i64; 4],
+    sets: crossbeam_channel::Receiver<Vec<FreshSet>>,
+    folding: std::thread::JoinHandle<Result<()>>,
+}
+
+/// Starts folding the pairs of `collector` when the run's derivation will lay out fresh pages
+/// from them alone: nothing derived yet (`derived.through` is 0), the pairs of every stored
+/// game collected (from game 1), and both derived tables empty and open to laid-out pages.
+/// Else leaves `collector` as it is.
+pub fn fold_early(conn: &Connection, collector: &mut PairCollector) -> Result<Option<EarlyFold>> {
+    let through: i64 = conn.query_row("SELECT through FROM derived", [], |r| r.get(0))?;
+    if through != 0 || collector.first_game() != Some(1) || fresh_roots(conn)?.is_none() {
+        return Ok(None);
+    }
+    let (sorter, bishops) = std::mem::take(collector).finish()?;
+    let (tx, sets) = crossbeam_channel::bounded(EARLY_BATCHES);
+    let folding = std::thread::Builder::new()
+        .name("fold".into())
+        .spawn(move || fold_fresh(sorter, &tx))?;
+    Ok(Some(EarlyFold {
+        bishops,
+        sets,
+        folding,
+    }))
+}
+
+/// [`derive_range`] of the pairs an [`EarlyFold`] is folding: a first derivation's pages.
+fn derive_folded(
+    conn: &Connection,
+    lag: Lag,
+    fold: EarlyFold,
+    start: std::time::Instant,
+) -> Result<()> {
+    let roots = fresh_roots(conn)?;
+    let roots = match roots {
+        Some(r) if lag.through == 0 => r,
+        // `fold_early` checked both in the same write transaction's lock.
+        _ => bail!("the derived tables changed while the run held the database"),
+    };
+    add_bishop_totals(conn, &fold.bishops)?;
+    conn.execute("UPDATE derived SET through = ?1", [lag.last_game])?;
+    lay_out_fresh(conn, fold.sets, fold.folding, roots)?;
+    report_derive(start, std::time::Duration::ZERO);
+    Ok(())
+}
+
 /// The root pages of `set_games` and `set_totals` if both can take laid-out pages (see
 /// [`bulk_tree::bulk_root`]).
 fn fresh_roots(conn: &Connection) -> Result<Option<(u32, u32)>> {
@@ -694,73 +759,85 @@ const FRESH_PAGES_IN_MEMORY: usize = 16 << 20;
 /// Writes `set_games` and `set_totals` of a first derivation as pages (roots `roots`): the
 /// connection's transaction must write nothing after.
 fn write_fresh_pages(conn: &Connection, sorter: PairSorter, roots: (u32, u32)) -> Result<()> {
+    // Two stages on two threads: the merge of the sorted pairs, folded set by set into its
+    // games list and totals, feeds the pages (the second core idled through this step).
+    let (tx, sets) = crossbeam_channel::bounded::<Vec<FreshSet>>(4);
+    let folding = std::thread::Builder::new()
+        .name("fold".into())
+        .spawn(move || fold_fresh(sorter, &tx))?;
+    lay_out_fresh(conn, sets, folding, roots)
+}
+
+/// Folds the sorted pairs set by set into its games list and totals, sent in batches. A
+/// closed channel means the pages failed (they say why).
+fn fold_fresh(sorter: PairSorter, tx: &crossbeam_channel::Sender<Vec<FreshSet>>) -> Result<()> {
+    let send = |batch| {
+        tx.send(batch)
+            .map_err(|_| anyhow::anyhow!("the pages stopped"))
+    };
+    let mut batch = Vec::with_capacity(FRESH_BATCH);
+    fold_sets(sorter, |a| {
+        let mut list = Vec::new();
+        let last = encode_games(&a.games, 0, &mut list);
+        batch.push(FreshSet {
+            set: a.set,
+            last,
+            list,
+            totals: a.totals,
+        });
+        if batch.len() == FRESH_BATCH {
+            send(std::mem::replace(
+                &mut batch,
+                Vec::with_capacity(FRESH_BATCH),
+            ))?;
+        }
+        Ok(())
+    })?;
+    if !batch.is_empty() {
+        send(batch)?;
+    }
+    Ok(())
+}
+
+/// Lays out the pages of `set_games` and `set_totals` (roots `roots`) from the sets that
+/// `folding` sends: the connection's transaction must write nothing after.
+fn lay_out_fresh(
+    conn: &Connection,
+    sets: crossbeam_channel::Receiver<Vec<FreshSet>>,
+    folding: std::thread::JoinHandle<Result<()>>,
+    roots: (u32, u32),
+) -> Result<()> {
     let mut lists = bulk_tree::Tree::table(conn, roots.0)?;
     let mut totals = bulk_tree::Tree::table(conn, roots.1)?;
     let mut w = bulk_tree::PageWriter::begin(conn)?;
-    // Two stages on two threads: the merge of the sorted pairs, folded set by set into its
-    // games list and totals, feeds the pages (the second core idled through this step).
-    let (tx, rx) = crossbeam_channel::bounded::<Vec<FreshSet>>(4);
-    std::thread::scope(|scope| -> Result<()> {
-        let folding = std::thread::Builder::new()
-            .name("fold".into())
-            .spawn_scoped(scope, move || -> Result<()> {
-                // A closed channel: the pages failed, and say why.
-                let send = |batch| {
-                    tx.send(batch)
-                        .map_err(|_| anyhow::anyhow!("the pages stopped"))
-                };
-                let mut batch = Vec::with_capacity(FRESH_BATCH);
-                fold_sets(sorter, |a| {
-                    let mut list = Vec::new();
-                    let last = encode_games(&a.games, 0, &mut list);
-                    batch.push(FreshSet {
-                        set: a.set,
-                        last,
-                        list,
-                        totals: a.totals,
-                    });
-                    if batch.len() == FRESH_BATCH {
-                        send(std::mem::replace(
-                            &mut batch,
-                            Vec::with_capacity(FRESH_BATCH),
-                        ))?;
-                    }
-                    Ok(())
-                })?;
-                if !batch.is_empty() {
-                    send(batch)?;
-                }
-                Ok(())
-            })?;
-        let mut record = bulk_tree::Record::default();
-        let written = rx.iter().flatten().try_for_each(|f| -> Result<()> {
-            // The rowid alias (`set_id`) is NULL in the record.
-            let row = record
-                .start()
-                .null()
-                .int(f.last as i64)
-                .blob(&f.list)
-                .bytes();
-            lists.add_row(i64::from(f.set), row)?;
-            let rec = record.start().null();
-            for &v in &f.totals {
-                rec.int(v);
-            }
-            totals.add_row(i64::from(f.set), rec.bytes())?;
-            if lists.closed_bytes() + totals.closed_bytes() > FRESH_PAGES_IN_MEMORY {
-                lists.write_closed(&mut w)?;
-                totals.write_closed(&mut w)?;
-            }
-            Ok(())
-        });
-        drop(rx);
-        let folded = folding
-            .join()
-            .map_err(|_| anyhow::anyhow!("the thread folding the pairs failed"))?;
-        // The pages' own error first: the fold then only stopped because of it.
-        written?;
-        folded
-    })?;
+    let mut record = bulk_tree::Record::default();
+    let written = sets.iter().flatten().try_for_each(|f| -> Result<()> {
+        // The rowid alias (`set_id`) is NULL in the record.
+        let row = record
+            .start()
+            .null()
+            .int(f.last as i64)
+            .blob(&f.list)
+            .bytes();
+        lists.add_row(i64::from(f.set), row)?;
+        let rec = record.start().null();
+        for &v in &f.totals {
+            rec.int(v);
+        }
+        totals.add_row(i64::from(f.set), rec.bytes())?;
+        if lists.closed_bytes() + totals.closed_bytes() > FRESH_PAGES_IN_MEMORY {
+            lists.write_closed(&mut w)?;
+            totals.write_closed(&mut w)?;
+        }
+        Ok(())
+    });
+    drop(sets);
+    let folded = folding
+        .join()
+        .map_err(|_| anyhow::anyhow!("the thread folding the pairs failed"))?;
+    // The pages' own error first: the fold then only stopped because of it.
+    written?;
+    folded?;
     lists.write(&mut w)?;
     totals.write(&mut w)?;
     w.end()

@@ -1156,6 +1156,9 @@ impl Writer {
     ) -> Result<()> {
         let t0 = std::time::Instant::now();
         phase(FinishPhase::Commit);
+        // A first derivation's fold starts now, beside the key indexes and the commit.
+        let r = derive::fold_early(&self.conn, &mut self.pairs);
+        let early = self.explain(r, Step::Deriving)?;
         let r = self.finish_key_indexes();
         self.explain(r, Step::Storing)?;
         self.commit()?;
@@ -1163,7 +1166,10 @@ impl Writer {
         self.conn.release_memory()?;
         give_back_heap();
         let t_commit = t0.elapsed();
-        let pairs = std::mem::take(&mut self.pairs);
+        let pairs = match early {
+            Some(fold) => derive::Pairs::Folding(fold),
+            None => derive::Pairs::Collected(std::mem::take(&mut self.pairs)),
+        };
         phase(FinishPhase::Derive);
         let r = derive::finish_run(&self.conn, merge_all, Some(pairs));
         self.explain(r, Step::Deriving)?;
@@ -1348,6 +1354,16 @@ mod tests {
     /// A first load lays out the pages of `runs`, `game_summary` and `structure_changes` itself
     /// (see `bulk_tree`): the same rows as SQLite's inserts, a database that passes `integrity_check`, and a second run that
     /// inserts into the tree as usual.
+    /// Every row `sql` gives, every column.
+    fn all_rows(conn: &Connection, sql: &str) -> Vec<Vec<rusqlite::types::Value>> {
+        let mut st = conn.prepare(sql).unwrap();
+        let n = st.column_count();
+        st.query_map([], |r| (0..n).map(|i| r.get(i)).collect())
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap()
+    }
+
     #[test]
     fn a_first_load_builds_the_runs_pages_itself() {
         let games = sample_games();
@@ -1402,14 +1418,7 @@ mod tests {
                  ORDER BY pawns, side",
                 "SELECT hash, id FROM games INDEXED BY games_hash ORDER BY hash, id",
             ] {
-                let mut st = conn.prepare(sql).unwrap();
-                let n = st.column_count();
-                let rows: Vec<Vec<rusqlite::types::Value>> = st
-                    .query_map([], |r| (0..n).map(|i| r.get(i)).collect())
-                    .unwrap()
-                    .collect::<rusqlite::Result<_>>()
-                    .unwrap();
-                tables.push(rows);
+                tables.push(all_rows(&conn, sql));
             }
             (runs_pages, check, tables)
         };
@@ -1432,6 +1441,46 @@ mod tests {
             assert_eq!(check, "ok", "small caches: {small_caches}");
             assert_eq!(runs, inserted, "small caches: {small_caches}");
         }
+    }
+
+    /// A first load folds the pairs it collected while it commits (`derive::fold_early`):
+    /// the derived tables are those derived from the stored runs.
+    #[test]
+    fn a_first_load_folds_its_pairs_early() {
+        let games = sample_games();
+        let derived = |early: bool| {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("t.db");
+            let conn = crate::store::open_for_writing(&path).unwrap();
+            let mut writer = Writer::new(conn, false).unwrap();
+            for g in &games {
+                writer.add_game(g, "a.pgn").unwrap();
+            }
+            if !early {
+                // No pairs collected: the derivation reads them from `runs`.
+                writer.pairs = derive::PairCollector::new();
+            }
+            assert_eq!(writer.pairs.first_game(), early.then_some(1));
+            writer.finish(true).unwrap();
+            let conn = crate::store::open_for_writing(&path).unwrap();
+            let check: String = conn
+                .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+                .unwrap();
+            assert_eq!(check, "ok");
+            let mut tables = Vec::new();
+            for sql in [
+                "SELECT * FROM set_games ORDER BY set_id",
+                "SELECT * FROM set_totals ORDER BY set_id",
+                "SELECT * FROM bishop_totals ORDER BY bishop_pairs",
+                "SELECT through, finished FROM derived",
+            ] {
+                tables.push(all_rows(&conn, sql));
+            }
+            tables
+        };
+        let early = derived(true);
+        assert!(early[0].len() > 20, "{} sets", early[0].len());
+        assert_eq!(early, derived(false));
     }
 
     /// A game laid out since the last commit is not in the database yet: the duplicate check
