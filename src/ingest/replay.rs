@@ -342,9 +342,10 @@ fn play(
     }
     for (i, san) in game.moves.iter().enumerate() {
         let ply = i as u32 + 1;
-        let resolved = resolve(&pos, san)
-            .ok_or(())
-            .or_else(|()| san.to_move(&pos).or_else(|e| lenient(&pos, san).ok_or(e)));
+        let resolved = match resolve(&pos, san) {
+            Some(m) => Ok(m),
+            None => san.to_move(&pos).or_else(|e| lenient(&pos, san).ok_or(e)),
+        };
         let m = match resolved {
             Ok(m) => m,
             Err(e) => return Err(bad_move(game, &pos, san, ply, e)),

@@ -695,8 +695,25 @@ const EARLY_BATCHES: usize = 512;
 /// the sets wait in a channel for their pages.
 pub struct EarlyFold {
     bishops: [i64; 4],
+    folding: Folding,
+}
+
+/// The sorted pairs being folded on their own thread ([`fold_fresh`]), and the channel of the
+/// sets it makes, in set order.
+struct Folding {
     sets: crossbeam_channel::Receiver<Vec<FreshSet>>,
-    folding: std::thread::JoinHandle<Result<()>>,
+    thread: std::thread::JoinHandle<Result<()>>,
+}
+
+impl Folding {
+    /// Starts the fold; at most `batches` batches wait in the channel.
+    fn start(sorter: PairSorter, batches: usize) -> Result<Folding> {
+        let (tx, sets) = crossbeam_channel::bounded(batches);
+        let thread = std::thread::Builder::new()
+            .name("fold".into())
+            .spawn(move || fold_fresh(sorter, &tx))?;
+        Ok(Folding { sets, thread })
+    }
 }
 
 /// Starts folding the pairs of `collector` when the run's derivation will lay out fresh pages
@@ -709,14 +726,9 @@ pub fn fold_early(conn: &Connection, collector: &mut PairCollector) -> Result<Op
         return Ok(None);
     }
     let (sorter, bishops) = std::mem::take(collector).finish()?;
-    let (tx, sets) = crossbeam_channel::bounded(EARLY_BATCHES);
-    let folding = std::thread::Builder::new()
-        .name("fold".into())
-        .spawn(move || fold_fresh(sorter, &tx))?;
     Ok(Some(EarlyFold {
         bishops,
-        sets,
-        folding,
+        folding: Folding::start(sorter, EARLY_BATCHES)?,
     }))
 }
 
@@ -735,7 +747,7 @@ fn derive_folded(
     };
     add_bishop_totals(conn, &fold.bishops)?;
     conn.execute("UPDATE derived SET through = ?1", [lag.last_game])?;
-    lay_out_fresh(conn, fold.sets, fold.folding, roots)?;
+    lay_out_fresh(conn, fold.folding, roots)?;
     report_derive(start, std::time::Duration::ZERO);
     Ok(())
 }
@@ -761,11 +773,7 @@ const FRESH_PAGES_IN_MEMORY: usize = 16 << 20;
 fn write_fresh_pages(conn: &Connection, sorter: PairSorter, roots: (u32, u32)) -> Result<()> {
     // Two stages on two threads: the merge of the sorted pairs, folded set by set into its
     // games list and totals, feeds the pages (the second core idled through this step).
-    let (tx, sets) = crossbeam_channel::bounded::<Vec<FreshSet>>(4);
-    let folding = std::thread::Builder::new()
-        .name("fold".into())
-        .spawn(move || fold_fresh(sorter, &tx))?;
-    lay_out_fresh(conn, sets, folding, roots)
+    lay_out_fresh(conn, Folding::start(sorter, 4)?, roots)
 }
 
 /// Folds the sorted pairs set by set into its games list and totals, sent in batches. A
@@ -801,12 +809,8 @@ fn fold_fresh(sorter: PairSorter, tx: &crossbeam_channel::Sender<Vec<FreshSet>>)
 
 /// Lays out the pages of `set_games` and `set_totals` (roots `roots`) from the sets that
 /// `folding` sends: the connection's transaction must write nothing after.
-fn lay_out_fresh(
-    conn: &Connection,
-    sets: crossbeam_channel::Receiver<Vec<FreshSet>>,
-    folding: std::thread::JoinHandle<Result<()>>,
-    roots: (u32, u32),
-) -> Result<()> {
+fn lay_out_fresh(conn: &Connection, folding: Folding, roots: (u32, u32)) -> Result<()> {
+    let Folding { sets, thread } = folding;
     let mut lists = bulk_tree::Tree::table(conn, roots.0)?;
     let mut totals = bulk_tree::Tree::table(conn, roots.1)?;
     let mut w = bulk_tree::PageWriter::begin(conn)?;
@@ -832,7 +836,7 @@ fn lay_out_fresh(
         Ok(())
     });
     drop(sets);
-    let folded = folding
+    let folded = thread
         .join()
         .map_err(|_| anyhow::anyhow!("the thread folding the pairs failed"))?;
     // The pages' own error first: the fold then only stopped because of it.

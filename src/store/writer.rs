@@ -753,17 +753,11 @@ impl Writer {
     /// rows still waiting): at the end, or once its cache no longer holds every key.
     fn restore_index(&mut self, i: usize) -> Result<()> {
         if self.deferred[i] {
-            if KEY_INDEXES[i].1 == "games"
-                && let Some(t) = self.games_tree.take()
-            {
+            if KEY_INDEXES[i].1 == "games" {
                 // The index must see every game, and the games after it go through SQLite,
                 // which keeps it up to date (see `GamesTree`).
-                if t.pending_from.is_some() {
-                    self.games_tree = Some(t);
-                    self.commit_inner()?;
-                    self.begin()?;
-                    self.games_tree = None;
-                }
+                self.commit_laid_games(i64::MAX)?;
+                self.games_tree = None;
             }
             self.flush(true)?;
             // Read through SQLite's bounded page cache, not the memory map: building the index
@@ -779,6 +773,18 @@ impl Writer {
         Ok(())
     }
 
+    /// Commits the games laid out since the last commit when SQLite is about to read a game
+    /// whose id is at most `newest` and one of them is still pending: SQLite reads only
+    /// committed laid-out games (see `GamesTree`). The transaction goes on.
+    fn commit_laid_games(&mut self, newest: i64) -> Result<()> {
+        let pending = self.games_tree.as_ref().and_then(|t| t.pending_from);
+        if pending.is_some_and(|first| newest >= first) {
+            self.commit_inner()?;
+            self.begin()?;
+        }
+        Ok(())
+    }
+
     /// Is this game already stored (same roster, start position and moves)?
     fn is_duplicate(&mut self, g: &GameRecord) -> Result<bool> {
         if self.keep_duplicates {
@@ -786,15 +792,9 @@ impl Writer {
         }
         // Compare the real contents, so a hash collision never loses a game.
         if let Some(&id) = self.hashes.map.get(&g.hash) {
-            // SQLite reads only committed laid-out games (see `GamesTree`).
-            let pending = self.games_tree.as_ref().and_then(|t| t.pending_from);
-            if let Some(first) = pending {
-                let others = self.collided.get(&g.hash).map_or(&[][..], Vec::as_slice);
-                if id >= first || others.iter().any(|&o| o >= first) {
-                    self.commit_inner()?;
-                    self.begin()?;
-                }
-            }
+            let newest = (self.collided.get(&g.hash))
+                .map_or(id, |others| others.iter().copied().fold(id, i64::max));
+            self.commit_laid_games(newest)?;
             let mut st = self.conn.prepare_cached(STORED_GAME_SQL)?;
             let others = self.collided.get(&g.hash).map_or(&[][..], Vec::as_slice);
             for id in std::iter::once(id).chain(others.iter().copied()) {
@@ -1351,9 +1351,6 @@ mod tests {
         assert_eq!(small_runs, runs);
     }
 
-    /// A first load lays out the pages of `runs`, `game_summary` and `structure_changes` itself
-    /// (see `bulk_tree`): the same rows as SQLite's inserts, a database that passes `integrity_check`, and a second run that
-    /// inserts into the tree as usual.
     /// Every row `sql` gives, every column.
     fn all_rows(conn: &Connection, sql: &str) -> Vec<Vec<rusqlite::types::Value>> {
         let mut st = conn.prepare(sql).unwrap();
@@ -1364,6 +1361,10 @@ mod tests {
             .unwrap()
     }
 
+    /// A first load lays out the pages of `games`, `runs`, `game_summary` and
+    /// `structure_changes` itself (see `bulk_tree`): the same rows as SQLite's inserts, a
+    /// database that passes `integrity_check`, and a second run that inserts into the tree as
+    /// usual.
     #[test]
     fn a_first_load_builds_the_runs_pages_itself() {
         let games = sample_games();
