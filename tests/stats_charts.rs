@@ -143,14 +143,18 @@ fn svg_charts_are_well_formed_and_follow_the_data() {
     let full = fixture_db();
     let dir = tempfile::tempdir().unwrap();
     for (by, title) in [
-        ("white_islands", "White's score by white_islands"),
+        ("white_islands", "White's score by White's pawn islands"),
         (
             "phase,white_islands",
-            "White's score by phase and white_islands",
+            "White's score by game phase and White's pawn islands",
         ),
         (
             "ply_bucket,pieceset",
-            "White's score by ply_bucket and pieceset",
+            "White's score by ply (in tens) and piece-set",
+        ),
+        (
+            "elo_band",
+            "White's score by Elo band (mean of both players)",
         ),
     ] {
         let a = dir.path().join("a.svg");
@@ -690,4 +694,135 @@ fn a_chart_or_csv_that_cannot_be_written_says_why_and_keeps_what_was_there() {
             "the link that was there is kept"
         );
     }
+}
+
+/// The `(x, y, width, height)` of every `<rect>` of `svg` whose attributes contain `needle`.
+fn rects(svg: &str, needle: &str) -> Vec<(f64, f64, f64, f64)> {
+    let attr = |l: &str, name: &str| -> f64 {
+        let at = l.find(&format!(" {name}=\"")).unwrap() + name.len() + 3;
+        l[at..].split('"').next().unwrap().parse().unwrap()
+    };
+    svg.lines()
+        .filter(|l| l.starts_with("<rect") && l.contains(needle))
+        .map(|l| {
+            (
+                attr(l, "x"),
+                attr(l, "y"),
+                attr(l, "width"),
+                attr(l, "height"),
+            )
+        })
+        .collect()
+}
+
+/// A heat map with one row (issue 37: every cell was drawn 0 pixels high, the labels piled on
+/// the top edge): each cell is as high as the plot, and the row is labelled.
+#[test]
+fn a_heat_map_with_one_row_fills_its_cells() {
+    let db = fixture_db();
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("one-row.svg");
+    chart(
+        &db.path,
+        &svg,
+        &[
+            "--report",
+            "islands-vs-score",
+            "--where",
+            "white_islands = 2",
+        ],
+    );
+    let text = std::fs::read_to_string(&svg).unwrap();
+    let texts = check_svg(&text);
+    let csv = parse_csv(&std::fs::read(svg.with_extension("csv")).unwrap());
+    assert!(csv.rows.len() >= 2, "{:?}", csv.rows);
+    assert!(csv.rows.iter().all(|r| r[0] == "2"), "{:?}", csv.rows);
+    assert!(
+        !text.contains("height=\"0\""),
+        "a rectangle 0 pixels high:\n{text}"
+    );
+    // The cells: every rectangle wider than a legend swatch and under the full picture.
+    let cells: Vec<_> = rects(&text, "fill=")
+        .into_iter()
+        .filter(|r| r.2 > 20.0 && r.2 < 900.0 && r.3 > 20.0)
+        .collect();
+    assert_eq!(cells.len(), csv.rows.len(), "one cell per group: {cells:?}");
+    assert!(
+        cells.iter().all(|c| c.3 > 300.0),
+        "each cell fills the one row: {cells:?}"
+    );
+    assert!(texts.iter().any(|t| t == "2"), "the row's label: {texts:?}");
+}
+
+/// `--by structure` names categories with no order between them: no line joins them (issue
+/// 37), and each drawn form is a labelled bar, the most common first.
+#[test]
+fn named_structures_are_bars_without_a_line() {
+    let db = fixture_db();
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("structures.svg");
+    chart(&db.path, &svg, &["--by", "structure"]);
+    let text = std::fs::read_to_string(&svg).unwrap();
+    let texts = check_svg(&text);
+    let polylines = text
+        .lines()
+        .filter(|l| l.starts_with("<polyline") && l.contains("stroke-width=\"2\""))
+        .count();
+    assert_eq!(polylines, 0, "no line between named structures");
+    let csv = parse_csv(&std::fs::read(svg.with_extension("csv")).unwrap());
+    let mut rows: Vec<(u64, String)> = csv
+        .rows
+        .iter()
+        .map(|r| (r[1].parse().unwrap(), r[0].clone()))
+        .collect();
+    assert!(rows.len() >= 3, "{rows:?}");
+    rows.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    let labels: Vec<&String> = texts
+        .iter()
+        .filter(|t| rows.iter().any(|(_, k)| k == *t))
+        .collect();
+    assert_eq!(
+        labels.len(),
+        rows.len().min(25),
+        "a label per drawn form: {texts:?}"
+    );
+    // Drawn from the top: the most common form's label comes first in the file order of rows
+    // laid out top down; its count is the largest.
+    let first = labels.iter().position(|l| **l == rows[0].1);
+    assert!(first.is_some(), "{labels:?}");
+}
+
+/// The legend of a series chart covers no data point (issue 37: it covered the 2600 peak of
+/// the bishop-pair report). Here the one series' share is the same in every band, so its
+/// points run along the top of the upper panel, under the top right corner too.
+#[test]
+fn the_series_legend_covers_no_point() {
+    let db = elo_gap_db();
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("series.svg");
+    chart(&db.path, &svg, &["--by", "phase,elo_band"]);
+    let text = std::fs::read_to_string(&svg).unwrap();
+    let boxes = rects(&text, "opacity=\"0.85\"");
+    assert_eq!(boxes.len(), 1, "one legend box: {boxes:?}");
+    let (x, y, w, h) = boxes[0];
+    let attr = |l: &str, name: &str| -> f64 {
+        let at = l.find(&format!(" {name}=\"")).unwrap() + name.len() + 3;
+        l[at..].split('"').next().unwrap().parse().unwrap()
+    };
+    let points: Vec<(f64, f64)> = text
+        .lines()
+        .filter(|l| l.starts_with("<circle"))
+        .map(|l| (attr(l, "cx"), attr(l, "cy")))
+        .collect();
+    assert!(points.len() >= 4, "{points:?}");
+    let under: Vec<_> = points
+        .iter()
+        .filter(|(cx, cy)| {
+            (x - 4.0..=x + w + 4.0).contains(cx) && (y - 4.0..=y + h + 4.0).contains(cy)
+        })
+        .collect();
+    assert!(
+        under.is_empty(),
+        "points under the legend {boxes:?}: {under:?}"
+    );
 }

@@ -124,6 +124,34 @@ impl Column {
         }
     }
 
+    /// The column in a chess player's words, for a chart's title ("White's score by Elo
+    /// band"); the axes keep [`Column::name`], the name `--by` and `--where` take.
+    #[must_use]
+    pub fn words(self) -> String {
+        let whose = |s: Side| match s {
+            White => "White's",
+            Black => "Black's",
+        };
+        match self {
+            Column::GameId => "game".into(),
+            Column::Ply => "ply".into(),
+            Column::Pawns(s) => format!("{} pawns", whose(s)),
+            Column::Feature(f, s) => match f.kind() {
+                Kind::Count { .. } => format!("{} pawn {}", whose(s), f.name()),
+                Kind::Squares => format!("{} {} squares", whose(s), f.name()),
+            },
+            Column::BishopPair(s) => format!("{} bishop pair", whose(s)),
+            Column::Pieceset => "piece-set".into(),
+            Column::PlyBucket => "ply (in tens)".into(),
+            Column::EloBand => "Elo band (mean of both players)".into(),
+            Column::Phase => "game phase".into(),
+            Column::SquareCount(f, s) => format!("number of {} {} squares", whose(s), f.name()),
+            Column::PawnFen => "pawns".into(),
+            Column::Structure => "named structure".into(),
+            Column::StructureReversed => "reversed form".into(),
+        }
+    }
+
     pub fn parse(name: &str) -> Option<Column> {
         let name = name.trim().to_ascii_lowercase();
         all().iter().copied().find(|c| c.name() == name)

@@ -64,7 +64,7 @@ pub fn query(ask: &Ask) -> Result<(Query, ChartKind, String)> {
             let title = format!(
                 "White's score by {}",
                 by.iter()
-                    .map(|c| c.name())
+                    .map(|c| c.words())
                     .collect::<Vec<_>>()
                     .join(" and ")
             );

@@ -6,8 +6,10 @@ use std::ops::Range;
 
 use anyhow::{Result, anyhow};
 use plotters::coord::Shift;
-use plotters::coord::ranged1d::{SegmentValue, SegmentedCoord};
-use plotters::coord::types::{RangedCoordf64, RangedCoordi32};
+use plotters::coord::ranged1d::{
+    DiscreteRanged, KeyPointHint, NoDefaultFormatting, Ranged, SegmentValue, ValueFormatter,
+};
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
@@ -18,8 +20,91 @@ use crate::model::features::Kind;
 pub(super) type Area<DB> = DrawingArea<DB, Shift>;
 
 /// A chart with categories along x and a number up.
-pub(super) type CategoryChart<'a, DB> =
-    ChartContext<'a, DB, Cartesian2d<SegmentedCoord<RangedCoordi32>, RangedCoordf64>>;
+pub(super) type CategoryChart<'a, DB> = ChartContext<'a, DB, Cartesian2d<Slots, RangedCoordf64>>;
+
+/// `n` categories along an axis, each an equal slot: category `i` spans `Exact(i)` to
+/// `Exact(i + 1)` (the last ends at `Last`, the axis' end) and its label sits at `CenterOf(i)`.
+///
+/// plotters' `SegmentedCoord` over an integer range did this for two categories or more, but
+/// mapped the one value of a one-category range to half the axis' *length* (not its middle)
+/// and gave its slot no width: a heatmap with one row or one column was drawn blank, with its
+/// labels piled on an edge.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Slots(pub i32);
+
+impl Slots {
+    /// Where `at` falls, in slots from the axis' start (`Last`: all of them).
+    fn slots(&self, at: &SegmentValue<i32>) -> f64 {
+        match at {
+            SegmentValue::Exact(i) => f64::from(*i),
+            SegmentValue::CenterOf(i) => f64::from(*i) + 0.5,
+            SegmentValue::Last => f64::from(self.0),
+        }
+    }
+}
+
+impl Ranged for Slots {
+    type FormatOption = NoDefaultFormatting;
+    type ValueType = SegmentValue<i32>;
+
+    fn map(&self, at: &SegmentValue<i32>, limit: (i32, i32)) -> i32 {
+        let width = f64::from(limit.1 - limit.0) / f64::from(self.0.max(1));
+        limit.0 + (self.slots(at) * width).round() as i32
+    }
+
+    /// The middles of the slots, evenly thinned to the hint's number.
+    fn key_points<H: KeyPointHint>(&self, hint: H) -> Vec<SegmentValue<i32>> {
+        let max = hint.max_num_points();
+        if max == 0 || self.0 <= 0 {
+            return Vec::new();
+        }
+        let step = (self.0 as usize).div_ceil(max).max(1);
+        (0..self.0)
+            .step_by(step)
+            .map(SegmentValue::CenterOf)
+            .collect()
+    }
+
+    fn range(&self) -> Range<SegmentValue<i32>> {
+        SegmentValue::Exact(0)..SegmentValue::Last
+    }
+}
+
+/// The slots' starts and the axis' end, in order (what `Histogram` steps through: a bar spans
+/// from its value to the next).
+impl DiscreteRanged for Slots {
+    fn size(&self) -> usize {
+        self.0.max(0) as usize + 1
+    }
+
+    fn index_of(&self, at: &SegmentValue<i32>) -> Option<usize> {
+        match at {
+            SegmentValue::Exact(i) | SegmentValue::CenterOf(i) => {
+                usize::try_from(*i).ok().filter(|&i| i < self.size() - 1)
+            }
+            SegmentValue::Last => Some(self.size() - 1),
+        }
+    }
+
+    fn from_index(&self, index: usize) -> Option<SegmentValue<i32>> {
+        let n = self.size() - 1;
+        match index {
+            i if i < n => Some(SegmentValue::Exact(i as i32)),
+            i if i == n => Some(SegmentValue::Last),
+            _ => None,
+        }
+    }
+}
+
+impl ValueFormatter<SegmentValue<i32>> for Slots {
+    /// The slot's number; every chart sets its own label formatter ([`segment_label`]).
+    fn format(at: &SegmentValue<i32>) -> String {
+        match at {
+            SegmentValue::Exact(i) | SegmentValue::CenterOf(i) => i.to_string(),
+            SegmentValue::Last => String::new(),
+        }
+    }
+}
 
 pub(super) const SCORE_DESC: &str = "White's score";
 
@@ -170,8 +255,7 @@ where
 
 /// A chart of horizontal bars: a number along x, one row per category (the first of `rows`
 /// at the bottom).
-pub(super) type BarChart<'a, DB> =
-    ChartContext<'a, DB, Cartesian2d<RangedCoordf64, SegmentedCoord<RangedCoordi32>>>;
+pub(super) type BarChart<'a, DB> = ChartContext<'a, DB, Cartesian2d<RangedCoordf64, Slots>>;
 
 /// Draws row `row` of a [`BarChart`] on `body` from 0 to `value`: filled with `fill`, outlined
 /// in grey, a sixth of the row's height left free above and below. Returns where the bar's
@@ -222,7 +306,7 @@ where
         .margin_right(20)
         .x_label_area_size(x_height)
         .y_label_area_size(label_width)
-        .build_cartesian_2d(0.0..max, (0..n - 1).into_segmented())
+        .build_cartesian_2d(0.0..max, Slots(n))
         .map_err(plot_error)?;
     let format = segment_label(rows);
     chart
@@ -308,6 +392,11 @@ pub(super) fn color(i: usize) -> RGBColor {
 
 /// A legend drawn by hand (plotters' own legend measures text, which SVG cannot without a
 /// font): a coloured line and a label per entry, top right of `area`.
+/// How far down from the top of its area a [`legend`] of `entries` lines reaches, in pixels.
+pub(super) fn legend_height(entries: usize) -> i32 {
+    10 + 20 * entries as i32 + 10
+}
+
 pub(super) fn legend<DB: DrawingBackend>(
     area: &Area<DB>,
     entries: &[(String, RGBColor)],
@@ -327,7 +416,7 @@ where
     let box_w = 50 + (longest as i32 * 8);
     let x0 = w as i32 - box_w - 20;
     let y0 = 10;
-    let h = 20 * entries.len() as i32 + 10;
+    let h = legend_height(entries.len()) - y0;
     area.draw(&Rectangle::new(
         [(x0, y0), (x0 + box_w, y0 + h)],
         WHITE.mix(0.85).filled(),
@@ -448,11 +537,13 @@ pub(super) fn ordered(col: Column) -> bool {
 }
 
 /// Whether `b` follows `a` with no possible value between them: a missing number is a gap, and
-/// so is the step from "none" (no value) to a value.
+/// so is the step from "none" (no value) to a value. Values that name categories (named
+/// structures, piece-sets, pawn masks) have no neighbours: a line between two of them would
+/// draw a trend that is not there.
 fn adjacent(col: Column, a: &Cell, b: &Cell) -> bool {
     match (a, b) {
-        (Cell::Int(x), Cell::Int(y)) => step(col).is_none_or(|s| y - x == s),
-        (Cell::Text(_), Cell::Text(_)) => true,
+        (Cell::Int(x), Cell::Int(y)) => step(col).is_some_and(|s| y - x == s),
+        (Cell::Text(_), Cell::Text(_)) => ordered(col),
         _ => false,
     }
 }
@@ -472,6 +563,9 @@ pub(super) enum Panel<'a> {
     Lower { x_desc: &'a str },
 }
 
+/// The height of the x labels under the upper panel of a [`category_chart`], in pixels.
+pub(super) const UPPER_X_LABELS: u32 = 40;
+
 /// Builds a chart with `labels` along x, and draws its axes (at most 25 x labels, no vertical
 /// grid lines, white minor grid lines).
 pub(super) fn category_chart<'a, DB: DrawingBackend>(
@@ -487,11 +581,11 @@ where
     let mut builder = ChartBuilder::on(area);
     builder.margin_right(10).y_label_area_size(70);
     match panel {
-        Panel::Upper => builder.x_label_area_size(40),
+        Panel::Upper => builder.x_label_area_size(UPPER_X_LABELS),
         Panel::Lower { .. } => builder.margin_top(10).x_label_area_size(50),
     };
     let mut chart = builder
-        .build_cartesian_2d((0..n - 1).into_segmented(), y.range)
+        .build_cartesian_2d(Slots(n), y.range)
         .map_err(plot_error)?;
     let format = segment_label(labels);
     let mut mesh = chart.configure_mesh();

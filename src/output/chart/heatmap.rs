@@ -1,14 +1,13 @@
 //! Two `--by` columns with many values in the first: White's score as the colour of each cell.
 
 use anyhow::Result;
-use plotters::coord::ranged1d::{SegmentValue, SegmentedCoord};
-use plotters::coord::types::RangedCoordi32;
+use plotters::coord::ranged1d::SegmentValue;
 use plotters::prelude::*;
 use plotters::style::text_anchor::HPos;
 
 use super::font::FONT;
 use super::frame::{
-    Area, Categories, NO_SCORE, ink_on, plot_error, score_color, score_legend_column,
+    Area, Categories, NO_SCORE, Slots, ink_on, plot_error, score_color, score_legend_column,
     segment_label, short, text,
 };
 use super::{MIN_GAMES_FOR_SCORE, Spec, drawn_score};
@@ -16,11 +15,7 @@ use crate::model::tally::Group;
 use crate::output::table::score_text;
 
 /// A chart with categories along both axes.
-type Grid<'a, DB> = ChartContext<
-    'a,
-    DB,
-    Cartesian2d<SegmentedCoord<RangedCoordi32>, SegmentedCoord<RangedCoordi32>>,
->;
+type Grid<'a, DB> = ChartContext<'a, DB, Cartesian2d<Slots, Slots>>;
 
 /// The fill of a cell whose score is not drawn (too few games).
 const FEW_GAMES: RGBColor = NO_SCORE;
@@ -84,7 +79,7 @@ where
         .margin_right(10)
         .x_label_area_size(50)
         .y_label_area_size(80)
-        .build_cartesian_2d((0..nx - 1).into_segmented(), (0..ny - 1).into_segmented())
+        .build_cartesian_2d(Slots(nx), Slots(ny))
         .map_err(plot_error)?;
     let fx = segment_label(&xs.labels);
     let fy = segment_label(&ys.labels);

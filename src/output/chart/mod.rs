@@ -153,7 +153,8 @@ where
         &RGBColor(90, 90, 90),
         HPos::Left,
     )?;
-    if matches!(spec.kind, ChartKind::Structures) && !groups.is_empty() {
+    let named_bars = spec.kind == ChartKind::Auto && spec.by == [Column::Structure];
+    if (spec.kind == ChartKind::Structures || named_bars) && !groups.is_empty() {
         let (w, _) = head.dim_in_pixel();
         let no_score = format!("under {MIN_GAMES_FOR_SCORE} games");
         frame::score_legend_row(&head, w as i32 - 20, 2, &no_score)?;
@@ -173,6 +174,9 @@ where
         (ChartKind::Structures, _) => structures::structures(&body, spec, groups, unit),
         (ChartKind::Heatmap, _) => heatmap::heatmap(&body, spec, groups, unit),
         (ChartKind::BishopPair, _) => series::series(&body, spec, groups, unit, true),
+        // Named structures: too many long names for an axis, and no order to draw a line
+        // along; one bar per form, the most common first.
+        (_, 1) if named_bars => structures::most_common(&body, spec, groups, unit),
         (_, 1) => bars::bars(&body, spec, groups, unit),
         (_, _) => {
             let first: BTreeSet<&Cell> = groups.iter().map(|g| &g.keys[0]).collect();

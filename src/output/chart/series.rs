@@ -7,8 +7,8 @@ use anyhow::Result;
 use plotters::prelude::*;
 
 use super::frame::{
-    Area, Categories, Panel, SCORE_DESC, Y_LABELS, YAxis, category_chart, color, label, legend,
-    panels, score_axes, short,
+    Area, Categories, Panel, SCORE_DESC, UPPER_X_LABELS, Y_LABELS, YAxis, category_chart, color,
+    label, legend, legend_height, panels, score_axes, short,
 };
 use super::lines::line_with_markers;
 use super::{Spec, drawn_score};
@@ -41,12 +41,17 @@ where
     let axis = Categories::distinct(xc, groups.iter().map(|g| &g.keys[1]));
     let lines = lines(spec, groups, &axis, pair);
 
+    let (upper, lower) = panels(body);
+    // The legend sits top right over the upper panel: the y axis reaches high enough that
+    // no point is drawn under it (the 2600 peak of the bishop-pair report was).
+    let plot_height = f64::from(upper.dim_in_pixel().1).max(1.0) - f64::from(UPPER_X_LABELS);
+    let free = (legend_height(lines.len()) + 6) as f64 / plot_height.max(1.0);
     let max = lines
         .iter()
         .flat_map(|l| l.up.iter().map(|&(_, y)| y))
         .fold(1e-9, f64::max)
-        * 1.1;
-    let (upper, lower) = panels(body);
+        * 1.05
+        / (1.0 - free).max(0.2);
     let up_desc = if pair {
         unit.to_string()
     } else {

@@ -11,6 +11,45 @@ use crate::model::columns::Column;
 use crate::model::tally::Group;
 use crate::output::table::score_text;
 
+/// Rows [`most_common`] draws at most (the rest are counted in a note).
+const MOST_ROWS: usize = 25;
+
+/// `--by structure`: a bar per named structure form, the most common first (at most
+/// [`MOST_ROWS`], the rest counted in a note under the bars).
+pub(super) fn most_common<DB: DrawingBackend>(
+    body: &Area<DB>,
+    spec: &Spec,
+    groups: &[Group],
+    unit: &str,
+) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    let mut sorted: Vec<Group> = groups.to_vec();
+    sorted.sort_by_key(|g| std::cmp::Reverse(g.totals.units(spec.per)));
+    let rest = sorted.split_off(sorted.len().min(MOST_ROWS));
+    let (bars, note) = body.split_vertically(body.dim_in_pixel().1 as i32 - 18);
+    structures(&bars, spec, &sorted, unit)?;
+    if !rest.is_empty() {
+        let units: u64 = rest.iter().map(|g| g.totals.units(spec.per)).sum();
+        let grey = RGBColor(90, 90, 90);
+        let (w, _) = note.dim_in_pixel();
+        text(
+            &note,
+            &format!(
+                "not drawn: {} less common forms ({} {unit}; in the CSV)",
+                rest.len(),
+                short(units as f64)
+            ),
+            (w as i32 - 10, 2),
+            11,
+            &grey,
+            HPos::Right,
+        )?;
+    }
+    Ok(())
+}
+
 pub(super) fn structures<DB: DrawingBackend>(
     body: &Area<DB>,
     spec: &Spec,
