@@ -107,7 +107,7 @@ rm -rf "$tmp/parquet"
 
 # Summary line: "4 file(s), 403033 games read: 327605 indexed, 75426 duplicates, 2 rejected; 27097130 plies; ..."
 # (the progress bar shares stderr, so take the last match; absent with --quiet)
-summary=$(tr '\r' '\n' <"$tmp/index.err" | grep -E '^[0-9]+ file\(s\), [0-9]+ games read:' | tail -n 1 || true)
+summary=$(tr '\r' '\n' <"$tmp/index.err" | tr -d ',' | grep -E '^[0-9]+ file\(s\), [0-9]+ games read:' | tail -n 1 || true)
 summary_field() { # regex with one group -> number, or empty
     sed -nE "s/.*$1.*/\\1/p" <<<"$summary"
 }

@@ -123,7 +123,7 @@ index_run() {
     run_peak_mib=$(awk -v k="$peak_kib" 'BEGIN { printf "%.0f", k / 1024 }')
     # "1 file(s), 4742 games read: 4742 indexed, 0 duplicates, 0 rejected; 412345 plies; ..."
     # (the progress bar shares stderr, so take the last match)
-    run_summary=$(tr '\r' '\n' <"$tmp/$name.err" | grep -E '^[0-9]+ file\(s\), [0-9]+ games read:' | tail -n 1 || true)
+    run_summary=$(tr '\r' '\n' <"$tmp/$name.err" | tr -d ',' | grep -E '^[0-9]+ file\(s\), [0-9]+ games read:' | tail -n 1 || true)
     log "   $run_wall s, $run_peak_mib MiB; ${run_summary:-(no summary)}"
 }
 summary_field() { # SUMMARY REGEX-with-one-group -> number, or empty

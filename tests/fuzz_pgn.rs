@@ -167,6 +167,7 @@ fn summary_counts(stderr: &str) -> (u64, u64, u64, u64) {
         .find(|l| l.contains("games read:"))
         .unwrap_or_else(|| panic!("no summary in {stderr}"));
     let nums: Vec<u64> = line
+        .replace(',', "")
         .split(|c: char| !c.is_ascii_digit())
         .filter(|s| !s.is_empty())
         .map(|s| s.parse().unwrap())

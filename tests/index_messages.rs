@@ -148,3 +148,24 @@ fn a_file_error_is_printed_once() {
         run.stderr
     );
 }
+
+/// The end summary writes its counts with thousands separators, as `info` does (the counts of
+/// this file: the 12 sample games 100 times over, so 1,188 are copies).
+#[test]
+fn the_summary_counts_have_thousands_separators() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("many.pgn");
+    let sample = std::fs::read_to_string(root_path("examples/sample.pgn")).unwrap();
+    std::fs::write(&file, sample.repeat(100)).unwrap();
+    let run = index(&dir.path().join("m.db"), &[], &[&file]);
+    run.expect_code(0, "100 copies of the sample");
+    assert!(
+        run.stderr.contains(
+            "1 file(s), 1,200 games read: 12 indexed, 1,188 duplicates, 0 rejected; 681 plies;"
+        ),
+        "{}",
+        run.stderr
+    );
+    let s = run.summary();
+    assert_eq!((s.read, s.indexed, s.duplicates), (1200, 12, 1188));
+}

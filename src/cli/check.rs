@@ -8,6 +8,7 @@ use anyhow::Result;
 use clap::Args;
 
 use crate::cli::common::{EXIT_ERROR, EXIT_OK};
+use crate::model::numbers::thousands;
 use crate::store::DEFAULT_DB;
 use crate::store::check::{Finding, Report};
 
@@ -60,7 +61,9 @@ fn last_line(report: &Report) -> String {
         format!(
             "ok: {} games, {} runs, {} pawn sets; SQLite's integrity check and pawndex's \
              invariants hold",
-            report.games, report.runs, report.pawn_sets
+            thousands(report.games),
+            thousands(report.runs),
+            thousands(report.pawn_sets)
         )
     } else {
         format!("{} problem(s) found", report.problems)

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::Args;
 
+use crate::model::numbers::thousands;
 use crate::output::table::{Format, formats};
 use crate::store::info::{Info, State};
 
@@ -36,19 +37,6 @@ pub fn run(args: InfoArgs) -> Result<i32> {
             .map(|()| 0)
             .map_err(Into::into),
     )
-}
-
-/// `12345678` as `12,345,678`.
-fn thousands(n: i64) -> String {
-    let digits = n.unsigned_abs().to_string();
-    let mut s = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            s.push(',');
-        }
-        s.push(c);
-    }
-    if n < 0 { format!("-{s}") } else { s }
 }
 
 /// A byte count for people: `494.4 MiB`.

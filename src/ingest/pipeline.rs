@@ -28,6 +28,7 @@ use crate::ingest::copies::{self, Copies};
 use crate::ingest::input;
 use crate::ingest::reader::{PgnGames, RawGame, StrayText};
 use crate::ingest::replay::{RejectCategory, Replayed, replay};
+use crate::model::numbers::thousands;
 use crate::model::sink::{Sink, Stored};
 
 /// Games per batch handed between stages.
@@ -73,16 +74,16 @@ impl Summary {
         let mut s = format!(
             "{} file(s), {} games read: {} indexed, {} duplicates, {} rejected; {} plies; {:.1} s, {:.0} games/s\n",
             self.files,
-            self.games_read,
-            self.indexed,
-            self.duplicates,
-            self.rejected,
-            self.plies,
+            thousands(self.games_read),
+            thousands(self.indexed),
+            thousands(self.duplicates),
+            thousands(self.rejected),
+            thousands(self.plies),
             secs,
             self.games_read as f64 / secs
         );
         for (reason, n) in &self.rejected_by_reason {
-            s += &format!("  rejected, {reason}: {n}\n");
+            s += &format!("  rejected, {reason}: {}\n", thousands(*n));
         }
         // Errors and warnings were printed when they happened; the summary only counts them.
         if !self.file_errors.is_empty() || !self.file_warnings.is_empty() {

@@ -10,6 +10,7 @@ pub mod game;
 pub mod hash;
 pub mod moves;
 pub mod names;
+pub mod numbers;
 pub mod outcome;
 pub mod pieceset;
 pub mod report;

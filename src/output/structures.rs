@@ -6,6 +6,7 @@ use std::io::Write;
 use anyhow::Result;
 use serde_json::{Value, json};
 
+use crate::model::numbers::thousands;
 use crate::model::structure_report::{EcoShare, Move, Next, Row, Totals, WINDOW};
 use crate::output::table::{number_json, score_json, score_text};
 
@@ -174,19 +175,6 @@ pub fn cell(s: &str, width: usize) -> String {
     format!("{t}{}", " ".repeat(pad))
 }
 
-/// 1234567 -> "1,234,567".
-pub fn thousands(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, ch) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(ch);
-    }
-    out
-}
-
 /// Cuts `name` in the middle ("King's…ndian III") so that it and `tail` (" (rev.)", " 51")
 /// fit in `width` characters; `tail` is never cut (unless it alone is too wide).
 pub fn fit_name(name: &str, tail: &str, width: usize) -> String {
@@ -326,8 +314,6 @@ mod tests {
     fn table_cells_fit() {
         assert_eq!(fit("abcdef", 4), "abc…");
         assert_eq!(cell("ab", 4), "ab  ");
-        assert_eq!(thousands(1_234_567), "1,234,567");
-        assert_eq!(thousands(999), "999");
         assert_eq!(compact(999), "999");
         let items = [
             "none 7.1k".to_string(),
