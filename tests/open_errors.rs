@@ -343,7 +343,8 @@ fn similar_on_a_damaged_runs_page_says_the_database_is_damaged_not_the_ply() {
         "{}",
         run.stderr
     );
-    // A ply past the game's end is still a usage error.
+    // A ply past the game's end is a missing thing (exit 1), as a missing game is (issue 37:
+    // not a malformed command line).
     let late = (plies + 1).to_string();
     let run = pawndex_in(
         dir.path(),
@@ -357,10 +358,30 @@ fn similar_on_a_damaged_runs_page_says_the_database_is_damaged_not_the_ply() {
             &late,
         ],
     );
-    run.expect_code(2, "a ply past the end");
+    run.expect_code(1, "a ply past the end");
     assert!(
         run.stderr
             .contains(&format!("game 2 has plies 0 to {plies}")),
+        "{}",
+        run.stderr
+    );
+
+    let run = pawndex_in(
+        dir.path(),
+        &[
+            "similar",
+            "--db",
+            "research.db",
+            "--game",
+            "99999999",
+            "--ply",
+            "8",
+        ],
+    );
+    run.expect_code(1, "a game the database does not hold");
+    assert!(
+        run.stderr
+            .contains("--game 99999999: research.db has no game with this id"),
         "{}",
         run.stderr
     );

@@ -97,8 +97,13 @@ fn target_of(conn: &rusqlite::Connection, args: &SimilarArgs) -> Result<Pawns> {
     let (Some(game), Some(ply)) = (args.game, args.ply) else {
         usage!("give the target as --structure FEN or as --game ID --ply N");
     };
+    // A game or a ply the database does not hold is a missing thing (exit 1), not a malformed
+    // command line (exit 2).
     let Some(plies) = db::game_plies(conn, game)? else {
-        usage!("--game {game}: no game with this id in the database");
+        anyhow::bail!(
+            "--game {game}: {db} has no game with this id",
+            db = args.db.display()
+        );
     };
     match db::pawns_at(conn, game, ply)? {
         Some((white, black)) => Ok(Pawns { white, black }),
@@ -109,7 +114,7 @@ fn target_of(conn: &rusqlite::Connection, args: &SimilarArgs) -> Result<Pawns> {
              `pawndex check --db {db}` lists what is wrong",
             db = args.db.display()
         ),
-        None => usage!("--ply {ply}: game {game} has plies 0 to {plies}"),
+        None => anyhow::bail!("--ply {ply}: game {game} has plies 0 to {plies}"),
     }
 }
 
