@@ -306,9 +306,16 @@ fn a_game_and_ply_is_a_target() {
 #[test]
 fn bad_command_lines_are_usage_errors() {
     let db = Db::fixtures();
+    // A game or a ply the database does not hold is a missing thing: exit 1 (issue 37).
     for (args, says) in [
         (vec!["--game", "1", "--ply", "100000"], "--ply 100000"),
         (vec!["--game", "999999", "--ply", "1"], "--game 999999"),
+    ] {
+        let out = db.run("similar", &args);
+        out.expect(1, &format!("{args:?}"));
+        assert!(out.stderr.contains(says), "{args:?}: {}", out.stderr);
+    }
+    for (args, says) in [
         (vec!["--structure", "8/8/9"], "--structure"),
         (vec!["--structure", CARLSBAD, "--limit", "0"], "--limit"),
         (vec!["--game", "1"], "--ply"),
