@@ -9,8 +9,8 @@ use rusqlite::Connection;
 
 pub use crate::store::search::StructureName;
 
-/// Every game in id order: its result, ECO and length.
-const GAMES: &str = "SELECT id, result, eco, plies FROM games ORDER BY id";
+/// Every game in id order: its result, ECO, length and start position.
+const GAMES: &str = "SELECT id, result, eco, plies, fen FROM games ORDER BY id";
 
 /// Every change in (game, ply) order, the primary key's order (no sort).
 const CHANGES: &str = "SELECT game_id, ply, from_structure, to_structure, move
@@ -30,6 +30,8 @@ pub struct GameRow<'a> {
     pub eco: Option<&'a str>,
     /// The game's number of plies (its last position is at this ply).
     pub plies: u32,
+    /// The start position's FEN (None: the standard start, White to move).
+    pub fen: Option<&'a str>,
 }
 
 /// One row of `structure_changes`.
@@ -72,6 +74,7 @@ pub fn for_each_game(conn: &Connection, mut f: impl FnMut(&GameRow<'_>, &[Change
                 result: text(g, 1)?,
                 eco: text(g, 2)?,
                 plies: number(g, 3)?,
+                fen: text(g, 4)?,
             },
             &of_game,
         );
