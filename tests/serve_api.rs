@@ -1006,3 +1006,94 @@ fn breaks_carry_the_side_that_played_them() {
     from_catalogue.sort();
     assert_eq!(from_catalogue, got);
 }
+
+/// The catalogue's link of a named form opens its most common exact form: the pawns reached in
+/// the most games among its positions, counted here apart through the `ply_features` view.
+#[test]
+fn the_catalogue_names_each_forms_most_common_pawns() {
+    let (_dir, db) = sample_db();
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let mut st = conn
+        .prepare(
+            "SELECT structure, structure_reversed, white_pawns, black_pawns,
+                    count(DISTINCT game_id) AS games
+             FROM ply_features WHERE structure IS NOT NULL
+             GROUP BY 1, 2, 3, 4",
+        )
+        .unwrap();
+    // (key, reversed) -> (most games, the boards with that many)
+    let mut want: std::collections::HashMap<(String, bool), (u64, Vec<String>)> =
+        std::collections::HashMap::new();
+    let rows = st
+        .query_map([], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, i64>(1)? == 1,
+                r.get::<_, i64>(2)? as u64,
+                r.get::<_, i64>(3)? as u64,
+                r.get::<_, i64>(4)? as u64,
+            ))
+        })
+        .unwrap();
+    for row in rows {
+        let (key, reversed, white, black, games) = row.unwrap();
+        let board = board_of(white, black);
+        let e = want.entry((key, reversed)).or_insert((0, Vec::new()));
+        if games > e.0 {
+            *e = (games, vec![board]);
+        } else if games == e.0 {
+            e.1.push(board);
+        }
+    }
+    assert!(want.len() >= 5, "{want:?}");
+    let server = Server::start(&db, &[]);
+    let cat = server.json("/api/catalogue");
+    let mut seen = 0;
+    for r in cat["rows"].as_array().unwrap() {
+        let key = (r["key"].as_str().unwrap().to_owned(), r["reversed"] == true);
+        match want.get(&key) {
+            Some((games, boards)) => {
+                assert_eq!(r["board_games"], *games, "{key:?}: {r}");
+                let board = r["board"].as_str().unwrap_or_default();
+                assert!(
+                    boards.iter().any(|b| b == board),
+                    "{key:?}: {board} not in {boards:?}"
+                );
+                seen += 1;
+            }
+            None => assert!(r["board"].is_null(), "{key:?} has no position: {r}"),
+        }
+    }
+    assert_eq!(seen, want.len());
+}
+
+/// The board part of a FEN of these pawns.
+fn board_of(white: u64, black: u64) -> String {
+    let mut out = String::new();
+    for rank in (0..8).rev() {
+        let mut empty = 0;
+        for file in 0..8 {
+            let bit = 1u64 << (rank * 8 + file);
+            let c = if white & bit != 0 {
+                'P'
+            } else if black & bit != 0 {
+                'p'
+            } else {
+                empty += 1;
+                continue;
+            };
+            if empty > 0 {
+                out += &empty.to_string();
+                empty = 0;
+            }
+            out.push(c);
+        }
+        if empty > 0 {
+            out += &empty.to_string();
+        }
+        if rank > 0 {
+            out.push('/');
+        }
+    }
+    out
+}
