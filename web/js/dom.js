@@ -82,6 +82,7 @@ export function resultBar({ white_wins, draws, black_wins, white_score }) {
     return bar;
   }
   for (const [cls, share, label] of parts) {
+    if (!(share > 0)) continue; // no sliver for a part with no game
     const seg = h(`span.${cls}`, label);
     seg.style.flexGrow = String(share);
     seg.title = label;

@@ -4,7 +4,7 @@ import { clear, errorBox, fmtInt, h, link, noteBox, scoreCell, table } from './d
 
 export function catalogueView(main) {
   const out = h('div.catalogue', h('p.muted', 'Reading the catalogue…'));
-  clear(main, h('div.page', h('h1', 'Named structures'), h('p.lead', 'The catalogue of docs/structures.md with what this database holds of each form (the colour-reversed form is marked "reversed"). Click a structure to open it in the explorer.'), out));
+  clear(main, h('div.page', h('h1', 'Named structures'), h('p.lead', 'The catalogue of docs/structures.md with what this database holds of each form (the colour-reversed form is marked "reversed"). White % is White\'s score per game: each game that reaches the form counts once. Click a structure to open its most common exact pawns in the explorer, with the whole form\'s counts.'), out));
   (async () => {
     try {
       const r = await get('/api/catalogue');
@@ -24,7 +24,7 @@ export function catalogueView(main) {
               { label: 'Form', cell: (x) => (x.reversed ? 'reversed' : 'normal') },
               { label: 'Positions', cls: 'num', cell: (x) => fmtInt(x.positions) },
               { label: 'Games', cls: 'num', cell: (x) => fmtInt(x.games) },
-              { label: 'White % per game', cell: (x) => scoreCell(x.white_score, 'td', x.games_with_result ?? x.games) },
+              { label: 'White %', cell: (x) => scoreCell(x.white_score, 'td', x.games_with_result ?? x.games) },
               { label: 'Avg stay', cls: 'num', cell: (x) => (x.avg_stay == null ? '–' : Number(x.avg_stay).toFixed(1)) },
               { label: 'Top ECO', cell: (x) => (x.eco || []).slice(0, 3).map((e) => e.eco).join(' ') },
             ],
