@@ -991,6 +991,18 @@ fn bad_urls_are_said_in_words(s: &Session, base: &str) {
         "{base}/?fen=8%2Fpppppppp%2F8%2F8%2F8%2F8%2FPPPPPPPP%2F8&tab=nope"
     ));
     s.wait("the tab note", || s.text(".msg").contains("\"nope\""));
+    // A named form by key opens its most common exact pawns; an unknown key is said so.
+    s.goto(&format!("{base}/?structure=lopez-formation"));
+    s.wait("the Lopez Formation's most common pawns", || {
+        fen_in_url(s) == "8/ppp2ppp/3p4/4p3/3PP3/8/PPP2PPP/8"
+            && s.find("#counts-named.on").is_some()
+    });
+    s.goto(&format!("{base}/?structure=nonexist"));
+    s.wait("the unknown structure", || {
+        s.find("#name-card .error").is_some()
+            && s.text("#name-card .error")
+                .contains("no structure \"nonexist\" in the catalogue")
+    });
     s.goto(&format!("{base}/stats?report=nope"));
     s.wait("the report note", || {
         s.find(".url-note").is_some() && s.text(".url-note").contains("\"nope\"")

@@ -545,7 +545,7 @@ export function explorer(main, url) {
       const r = await get('/api/catalogue', { top: 1 });
       const [base, reversed] = key.endsWith('~') ? [key.slice(0, -1), true] : [key, false];
       const row = (r.rows || []).find((x) => x.key === base && x.reversed === reversed);
-      if (!row) throw new Error(`There is no structure "${key}" in the catalogue (see the Catalogue page for the names).`);
+      if (!row) throw new Error(`There is no structure "${key}" in the catalogue (the Catalogue page lists them).`);
       if (!row.board) throw new Error(`No game of this database reaches the ${row.name}${reversed ? ' (reversed)' : ''}.`);
       go(`/?fen=${encodeURIComponent(row.board)}&counts=named`, true);
     } catch (e) {
