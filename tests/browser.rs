@@ -17,6 +17,15 @@ const BIN: &str = env!("CARGO_BIN_EXE_pawndex");
 const CARLSBAD: &str = "8/pp3ppp/2p5/3p4/3P4/4P3/PP3PPP/8";
 const WHITE_PAWNS: [&str; 7] = ["a2", "b2", "d4", "e3", "f2", "g2", "h2"];
 const BLACK_PAWNS: [&str; 7] = ["a7", "b7", "c6", "d5", "f7", "g7", "h7"];
+/// Isolani games (the Panov of issue 37, after 7... Nxd5) that Black leaves by piece captures
+/// on d4 and by ...b6, White by d5 (the same games as tests/serve_api.rs).
+const ISOLANI_PGN: &str = "\
+[Event \"I1\"]\n[Result \"0-1\"]\n\n1. e4 c6 2. d4 d5 3. exd5 cxd5 4. c4 Nf6 5. Nc3 e6 6. Nf3 Be7 7. cxd5 Nxd5 8. Bd3 Nc6 9. O-O O-O 10. Re1 Nxd4 11. Nxd4 Nxc3 12. bxc3 Qxd4 0-1\n\n\
+[Event \"I2\"]\n[Result \"1-0\"]\n\n1. e4 c6 2. d4 d5 3. exd5 cxd5 4. c4 Nf6 5. Nc3 e6 6. Nf3 Be7 7. cxd5 Nxd5 8. Bd3 Nc6 9. O-O O-O 10. Re1 Bf6 11. Be4 Bxd4 12. Nxd4 Nxd4 1-0\n\n\
+[Event \"I3\"]\n[Result \"1-0\"]\n\n1. e4 c6 2. d4 d5 3. exd5 cxd5 4. c4 Nf6 5. Nc3 e6 6. Nf3 Be7 7. cxd5 Nxd5 8. Bd3 Nc6 9. O-O O-O 10. Re1 Nf6 11. Bg5 Qxd4 12. Nxd4 Nxd4 1-0\n\n\
+[Event \"I4\"]\n[Result \"1/2-1/2\"]\n\n1. e4 c6 2. d4 d5 3. exd5 cxd5 4. c4 Nf6 5. Nc3 e6 6. Nf3 Be7 7. cxd5 Nxd5 8. Bd3 Nc6 9. O-O O-O 10. Re1 Nf6 11. Bg5 b6 12. Rc1 Bb7 1/2-1/2\n\n\
+[Event \"I5\"]\n[Result \"1-0\"]\n\n1. e4 c6 2. d4 d5 3. exd5 cxd5 4. c4 Nf6 5. Nc3 e6 6. Nf3 Be7 7. cxd5 Nxd5 8. Bd3 Nc6 9. O-O O-O 10. Re1 Nf6 11. d5 exd5 12. Nxd5 Nxd5 1-0\n\n\
+[Event \"I6\"]\n[Result \"0-1\"]\n\n1. e4 c6 2. d4 d5 3. exd5 cxd5 4. c4 Nf6 5. Nc3 e6 6. Nf3 Be7 7. cxd5 Nxd5 8. Bd3 Nc6 9. O-O O-O 10. Re1 Nf6 11. Bg5 Qb6 12. Bxf6 Bxf6 13. Be4 Rd8 14. Qd2 Rxd4 0-1\n";
 
 /// A child process killed when the test ends, passed or not.
 struct Kill(Child);
@@ -66,6 +75,11 @@ fn free_port() -> u16 {
 
 /// `pawndex index` of examples/sample.pgn into a new database, then `pawndex serve --port 0`.
 fn serve(dir: &Path) -> (Kill, String) {
+    serve_with(dir, &[])
+}
+
+/// [`serve`] of the sample and more PGN files.
+fn serve_with(dir: &Path, more: &[&Path]) -> (Kill, String) {
     let db = dir.join("sample.db");
     let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/sample.pgn");
     let out = Command::new(BIN)
@@ -73,6 +87,7 @@ fn serve(dir: &Path) -> (Kill, String) {
         .arg("--db")
         .arg(&db)
         .arg(&sample)
+        .args(more)
         .output()
         .expect("run pawndex index");
     assert!(
@@ -213,7 +228,11 @@ fn explorer_in_a_real_browser() {
         similar_with_the_mirror(&s, &base);
         the_page_reads_pawns_and_moves(&s);
         breaks_of_a_named_structure(&s, &base);
+        rows_open_with_the_keyboard(&s, &base);
         statistics_and_info(&s, &base);
+        bad_urls_are_said_in_words(&s, &base);
+        result_bars_never_clip_their_labels(&s);
+        breaks_say_who_plays_them(&s, dir.path());
         no_request_left_the_machine(&s, &base);
     }));
     s.quit();
@@ -572,6 +591,33 @@ fn catalogue_and_errors(s: &Session, base: &str) {
             && s.find("#structure-name").is_some()
             && s.text("#structure-name").starts_with("Lopez Formation")
     });
+    // It opens the form's most common exact pawns, with the whole form's counts.
+    let (code, _, body) = fetch(s, "/api/catalogue");
+    assert_eq!(code, 200, "{body}");
+    let cat: Value = serde_json::from_str(&body).unwrap();
+    let lopez = cat["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["key"] == "lopez-formation" && r["reversed"] == false)
+        .expect("the Lopez Formation's row");
+    assert_eq!(json!(fen_in_url(s)), lopez["board"], "{lopez}");
+    s.wait("the whole form's counts", || {
+        s.find("#counts-named.on").is_some()
+    });
+    // What it turns into, named as the catalogue names forms.
+    s.wait("the turns-into chips", || {
+        s.text(".counts-card").contains("Turns into")
+    });
+    let card = s.text(".counts-card");
+    assert!(
+        card.contains("Boleslavsky Wall 1") && card.contains("no named structure 1"),
+        "{card}"
+    );
+    assert!(
+        card.to_lowercase().contains("white's score per game"),
+        "{card}"
+    );
     // Errors are words on the page, never a blank screen.
     s.goto(&format!("{base}/game/999999999"));
     s.wait("the unknown-game error", || s.find(".error").is_some());
@@ -814,10 +860,230 @@ fn statistics_and_info(s: &Session, base: &str) {
         csv.lines().next().unwrap_or("").contains("white_score"),
         "the CSV download: {csv}"
     );
+    // The page says what its score counts, and the dropdown follows ?by=.
+    assert!(
+        s.text("#stats-per").contains("White's score per position"),
+        "{}",
+        s.text("#stats-per")
+    );
+    s.goto(&format!("{base}/stats?by=white_islands"));
+    s.wait("the grouping's rows", || s.find("#stats-per").is_some());
+    assert_eq!(
+        s.js("return document.querySelector('#report').value", json!([])),
+        json!(""),
+        "the Report dropdown says the page shows the columns of ?by="
+    );
+    assert!(
+        s.text("#report option:checked")
+            .contains("Your own grouping"),
+        "{}",
+        s.text("#report option:checked")
+    );
     s.goto(&format!("{base}/info"));
     s.wait("the database overview", || {
         s.find(".info dl").is_some() && s.text(".info").contains("sample.pgn")
     });
+    // Sizes in binary units named as such, and words instead of the JSON's keys.
+    let (_, _, body) = fetch(s, "/api/info");
+    let info: Value = serde_json::from_str(&body).unwrap();
+    let bytes = info["bytes"].as_f64().unwrap();
+    let text = s.text(".info");
+    assert!(
+        text.contains(&format!("{:.1} KiB", bytes / 1024.0)),
+        "{text}"
+    );
+    for raw in [
+        "MB",
+        "wal bytes",
+        "derived through",
+        "schema version",
+        "to run",
+    ] {
+        assert!(!text.contains(raw), "{raw:?} on the Database page: {text}");
+    }
+    assert!(text.contains("complete"), "{text}");
+}
+
+/// Rows of the Similar and Breaks tables are reached with Tab and opened with Enter.
+fn rows_open_with_the_keyboard(s: &Session, base: &str) {
+    let lopez = "8/ppp2ppp/3p4/4p3/3PP3/8/PPP2PPP/8";
+    s.goto(&format!("{base}/?fen={}", lopez.replace('/', "%2F")));
+    s.wait("the similar table", || {
+        s.find("#similar-table tbody tr").is_some()
+    });
+    let tab_index = s.js(
+        "return [...document.querySelectorAll('#similar-table tbody tr')].map(r => r.tabIndex)",
+        json!([]),
+    );
+    assert!(
+        tab_index.as_array().unwrap().iter().all(|t| t == &json!(0)),
+        "similar rows are focusable: {tab_index}"
+    );
+    s.click("#tab-breaks");
+    s.wait("the breaks table", || {
+        s.find("#breaks-table tbody tr").is_some()
+    });
+    // From the scope buttons, Tab reaches the first row; Enter plays its move.
+    s.js("document.querySelector('#breaks-named').focus()", json!([]));
+    s.key("\u{E004}"); // Tab
+    let active = s.js(
+        "const a = document.activeElement; return a && a.tagName === 'TR' && !!a.closest('#breaks-table') ? a.cells[0].innerText : null",
+        json!([]),
+    );
+    assert_eq!(active, json!("dxe5"), "Tab reaches the first break");
+    s.key("\u{E007}"); // Enter
+    s.wait("the position after dxe5 by Enter", || {
+        fen_in_url(s) == "8/ppp2ppp/3p4/4P3/4P3/8/PPP2PPP/8"
+    });
+}
+
+/// A URL parameter the page cannot follow is said in a player's words, and the page works.
+fn bad_urls_are_said_in_words(s: &Session, base: &str) {
+    let ply = || {
+        s.js(
+            "return document.getElementById('main').dataset.ply",
+            json!([]),
+        )
+        .as_str()
+        .unwrap_or("")
+        .to_string()
+    };
+    for (asked, shown, words) in [
+        ("3.5", "0", "ply \"3.5\""),
+        ("abc", "0", "ply \"abc\""),
+        ("-2", "0", "ply -2, before the first move"),
+        ("9999", "last", "ply 9999, but this game ends at ply"),
+    ] {
+        s.goto(&format!("{base}/game/1?ply={asked}"));
+        s.wait(&format!("the note on ply={asked}"), || {
+            s.find(".url-note").is_some() && s.find("#moves .mv").is_some()
+        });
+        let note = s.text(".url-note");
+        assert!(note.contains(words), "ply={asked}: {note}");
+        assert!(
+            !s.text(".game-head h2").trim().is_empty(),
+            "ply={asked}: the header"
+        );
+        let want = if shown == "last" {
+            (s.js(
+                "return document.querySelectorAll('#structure-strip .cell').length - 1",
+                json!([]),
+            ))
+            .to_string()
+        } else {
+            shown.to_string()
+        };
+        s.wait(&format!("ply={asked} shows ply {want}"), || ply() == want);
+        assert!(
+            s.find("#fatal").is_none(),
+            "ply={asked}: {}",
+            s.text("#fatal")
+        );
+    }
+    // The keys work, and moving ends the note.
+    s.goto(&format!("{base}/game/1?ply=3.5"));
+    s.wait("the note", || s.find(".url-note").is_some());
+    s.key("\u{E014}"); // ArrowRight
+    s.wait("ply 1 after ArrowRight", || ply() == "1");
+    assert!(s.find(".url-note").is_none(), "the note went with the move");
+    // The explorer's and the statistics page's own parameters.
+    s.goto(&format!(
+        "{base}/?fen=8%2Fpppppppp%2F8%2F8%2F8%2F8%2FPPPPPPPP%2F8&tab=nope"
+    ));
+    s.wait("the tab note", || s.text(".msg").contains("\"nope\""));
+    // A named form by key opens its most common exact pawns; an unknown key is said so.
+    s.goto(&format!("{base}/?structure=lopez-formation"));
+    s.wait("the Lopez Formation's most common pawns", || {
+        fen_in_url(s) == "8/ppp2ppp/3p4/4p3/3PP3/8/PPP2PPP/8"
+            && s.find("#counts-named.on").is_some()
+    });
+    s.goto(&format!("{base}/?structure=nonexist"));
+    s.wait("the unknown structure", || {
+        s.find("#name-card .error").is_some()
+            && s.text("#name-card .error")
+                .contains("no structure \"nonexist\" in the catalogue")
+    });
+    s.goto(&format!("{base}/stats?report=nope"));
+    s.wait("the report note", || {
+        s.find(".url-note").is_some() && s.text(".url-note").contains("\"nope\"")
+    });
+    s.wait("the first report drawn anyway", || {
+        s.find("img.chart-img").is_some()
+    });
+}
+
+/// Each part of a win/draw/loss bar shows a whole label or none ("hite wins 33.3" was the
+/// Elo-band tables' narrow bars cutting them).
+fn result_bars_never_clip_their_labels(s: &Session) {
+    let v = s.js_async(
+        "const done = arguments[arguments.length - 1];
+         import('/js/dom.js').then(D => {
+           const box = D.h('div.elo-bands');
+           document.getElementById('main').append(box);
+           const bars = [[1, 1, 1], [3, 1, 0], [1, 8, 1], [10, 0, 1]].map(([w, d, b]) => D.resultBar({ white_wins: w, draws: d, black_wins: b }));
+           box.append(...bars);
+           requestAnimationFrame(() => requestAnimationFrame(() => done(bars.flatMap(bar =>
+             [...bar.querySelectorAll('span')].map(x => [x.textContent, x.title, x.scrollWidth <= x.clientWidth])))));
+         }).catch(e => done({ error: String(e) }));",
+        json!([]),
+    );
+    assert!(v.get("error").is_none(), "{v}");
+    let mut shown = 0;
+    for seg in v.as_array().unwrap() {
+        let (text, title, fits) = (
+            seg[0].as_str().unwrap(),
+            seg[1].as_str().unwrap(),
+            seg[2] == json!(true),
+        );
+        assert!(fits, "a clipped label: {seg}");
+        // Whole words or the number alone, never a piece of either.
+        assert!(
+            text.is_empty() || text == title || title.ends_with(&format!(" {text}")),
+            "{seg}"
+        );
+        shown += usize::from(!text.is_empty());
+    }
+    assert!(shown >= 4, "the bars show some labels: {v}");
+}
+
+/// The Isolani of issue 37 left by Black's piece captures: the Breaks tab says "…" from the
+/// side the server gives, for the exact pawns and the whole named form.
+fn breaks_say_who_plays_them(s: &Session, dir: &Path) {
+    let dir = dir.join("isolani");
+    std::fs::create_dir_all(&dir).unwrap();
+    let pgn = dir.join("isolani.pgn");
+    std::fs::write(&pgn, ISOLANI_PGN).unwrap();
+    let (_server, base) = serve_with(&dir, &[&pgn]);
+    let fen = "8/pp3ppp/4p3/8/3P4/8/PP3PPP/8";
+    s.goto(&format!(
+        "{base}/?fen={}&tab=breaks",
+        fen.replace('/', "%2F")
+    ));
+    let moves = || {
+        let v = s.js(
+            "return [...document.querySelectorAll('#breaks-table tbody tr')].map(r => r.cells[0].innerText)",
+            json!([]),
+        );
+        let mut m: Vec<String> = v
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_str().unwrap().to_owned())
+            .collect();
+        m.sort();
+        m
+    };
+    let want = ["d5", "…Bxd4", "…Nxd4", "…Qxd4", "…Rxd4", "…b6"];
+    s.wait("the exact pawns' breaks", || moves() == want);
+    s.wait("the named toggle", || {
+        s.js(
+            "const b = document.querySelector('#breaks-named'); return !!b && !b.disabled",
+            json!([]),
+        ) == json!(true)
+    });
+    s.click("#breaks-named");
+    // ...b6 keeps the Isolani (the game ends in it): the whole form's breaks are the others.
+    s.wait("the Isolani's breaks", || moves() == want[..5]);
 }
 
 /// The mirror image of the Lopez Formation is 0 away from it with the mirror option, and

@@ -443,7 +443,14 @@ fn info_and_catalogue_equal_the_commands() {
 
     let (_, out, _) = pawndex(&["structures", "--db", &db, "--format", "json"]);
     let cli: Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(server.json("/api/catalogue")["rows"], cli);
+    // The command's rows, plus each reached form's most common exact pawns (docs/serve.md).
+    let mut rows = server.json("/api/catalogue")["rows"].take();
+    for r in rows.as_array_mut().unwrap() {
+        let r = r.as_object_mut().unwrap();
+        assert_eq!(r.remove("board").is_some(), r["games"] != 0, "{r:?}");
+        assert_eq!(r.remove("board_games").is_some(), r["games"] != 0, "{r:?}");
+    }
+    assert_eq!(rows, cli);
 }
 
 #[test]
@@ -803,4 +810,297 @@ fn serving_while_index_appends() {
     );
     let page = server.json("/api/games?limit=50");
     assert_eq!(page["rows"].as_array().unwrap().len(), 12);
+}
+
+/// Isolani games (a Panov, the position of issue 37 after 7... Nxd5) that Black leaves by piece
+/// captures on d4 (Nxd4, Bxd4, Qxd4, Rxd4) or by a pawn move, and White by d5.
+const ISOLANI_FEN: &str = "8/pp3ppp/4p3/8/3P4/8/PP3PPP/8";
+const ISOLANI_PGN: &str = "\
+[Event \"I1\"]\n[Result \"0-1\"]\n\n1. e4 c6 2. d4 d5 3. exd5 cxd5 4. c4 Nf6 5. Nc3 e6 6. Nf3 Be7 7. cxd5 Nxd5 8. Bd3 Nc6 9. O-O O-O 10. Re1 Nxd4 11. Nxd4 Nxc3 12. bxc3 Qxd4 0-1\n\n\
+[Event \"I2\"]\n[Result \"1-0\"]\n\n1. e4 c6 2. d4 d5 3. exd5 cxd5 4. c4 Nf6 5. Nc3 e6 6. Nf3 Be7 7. cxd5 Nxd5 8. Bd3 Nc6 9. O-O O-O 10. Re1 Bf6 11. Be4 Bxd4 12. Nxd4 Nxd4 1-0\n\n\
+[Event \"I3\"]\n[Result \"1-0\"]\n\n1. e4 c6 2. d4 d5 3. exd5 cxd5 4. c4 Nf6 5. Nc3 e6 6. Nf3 Be7 7. cxd5 Nxd5 8. Bd3 Nc6 9. O-O O-O 10. Re1 Nf6 11. Bg5 Qxd4 12. Nxd4 Nxd4 1-0\n\n\
+[Event \"I4\"]\n[Result \"1/2-1/2\"]\n\n1. e4 c6 2. d4 d5 3. exd5 cxd5 4. c4 Nf6 5. Nc3 e6 6. Nf3 Be7 7. cxd5 Nxd5 8. Bd3 Nc6 9. O-O O-O 10. Re1 Nf6 11. Bg5 b6 12. Rc1 Bb7 1/2-1/2\n\n\
+[Event \"I5\"]\n[Result \"1-0\"]\n\n1. e4 c6 2. d4 d5 3. exd5 cxd5 4. c4 Nf6 5. Nc3 e6 6. Nf3 Be7 7. cxd5 Nxd5 8. Bd3 Nc6 9. O-O O-O 10. Re1 Nf6 11. d5 exd5 12. Nxd5 Nxd5 1-0\n\n\
+[Event \"I6\"]\n[Result \"0-1\"]\n\n1. e4 c6 2. d4 d5 3. exd5 cxd5 4. c4 Nf6 5. Nc3 e6 6. Nf3 Be7 7. cxd5 Nxd5 8. Bd3 Nc6 9. O-O O-O 10. Re1 Nf6 11. Bg5 Qb6 12. Bxf6 Bxf6 13. Be4 Rd8 14. Qd2 Rxd4 0-1\n";
+
+/// Each game of a PGN text (tags, then SAN moves without comments or variations) replayed with
+/// shakmaty, apart from pawndex's reader and replay: per ply from 1, the position before the
+/// move, the move's SAN (no check mark) and the side that played it; then the last position.
+type Replayed = (
+    Vec<(shakmaty::Chess, String, shakmaty::Color)>,
+    shakmaty::Chess,
+);
+fn replay_games(text: &str) -> Vec<Replayed> {
+    use shakmaty::{Chess, Position, san::San};
+    let mut games = Vec::new();
+    for block in text
+        .split("\n\n")
+        .filter(|b| !b.trim_start().starts_with('['))
+    {
+        let mut pos = Chess::default();
+        let mut plies = Vec::new();
+        for token in block.split_whitespace() {
+            if ["1-0", "0-1", "1/2-1/2", "*"].contains(&token) {
+                continue;
+            }
+            let token = token.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.');
+            if token.is_empty() {
+                continue;
+            }
+            let san: San = token.parse().unwrap_or_else(|e| panic!("{token}: {e}"));
+            let m = san.to_move(&pos).unwrap_or_else(|e| panic!("{token}: {e}"));
+            let plain = San::from_move(&pos, m).to_string();
+            plies.push((pos.clone(), plain, pos.turn()));
+            pos.play_unchecked(m);
+        }
+        if !plies.is_empty() {
+            games.push((plies, pos));
+        }
+    }
+    games
+}
+
+/// The pawns of a position as bitboards (White's, Black's).
+fn pawns_of(pos: &shakmaty::Chess) -> (u64, u64) {
+    use shakmaty::Position;
+    let b = pos.board();
+    ((b.pawns() & b.white()).0, (b.pawns() & b.black()).0)
+}
+
+fn side_name(c: shakmaty::Color) -> &'static str {
+    if c.is_white() { "white" } else { "black" }
+}
+
+/// An API row as (move without check mark, side, count).
+fn break_row(r: &Value) -> (String, String, u64) {
+    (
+        r["move"]
+            .as_str()
+            .unwrap()
+            .trim_end_matches(['+', '#'])
+            .to_owned(),
+        r["side"].as_str().unwrap_or("(no side)").to_owned(),
+        r["count"].as_u64().unwrap(),
+    )
+}
+
+#[test]
+fn breaks_carry_the_side_that_played_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("i.db").display().to_string();
+    let isolani = dir.path().join("isolani.pgn");
+    std::fs::write(&isolani, ISOLANI_PGN).unwrap();
+    let sample = root("examples/sample.pgn").display().to_string();
+    let (code, _, err) = pawndex(&[
+        "index",
+        "-q",
+        "--db",
+        &db,
+        &sample,
+        &isolani.display().to_string(),
+    ]);
+    assert_eq!(code, 0, "index: {err}");
+    // The games replayed apart, in the order they were indexed (ids 1, 2, …).
+    let mut games = replay_games(&std::fs::read_to_string(&sample).unwrap());
+    games.extend(replay_games(ISOLANI_PGN));
+    assert_eq!(games.len(), 18);
+    let server = Server::start(&db, &[]);
+
+    // These exact pawns: each game's move after its last position with them.
+    let target = {
+        let v = server.json(&format!("/api/structure?fen={}&counts=0", enc(ISOLANI_FEN)));
+        assert_eq!(v["named"]["key"], "isolani", "{v}");
+        let sq = |list: &Value| {
+            list.as_array().unwrap().iter().fold(0u64, |bb, s| {
+                let s = s.as_str().unwrap().as_bytes();
+                bb | 1 << (u32::from(s[1] - b'1') * 8 + u32::from(s[0] - b'a'))
+            })
+        };
+        (sq(&v["white_pawns"]), sq(&v["black_pawns"]))
+    };
+    let mut want: Vec<(String, String, u64)> = Vec::new();
+    for (g, end) in &games {
+        let last = g.iter().rposition(|(pos, _, _)| pawns_of(pos) == target);
+        let Some(i) = last else { continue };
+        if pawns_of(end) == target {
+            continue; // the game ends with these pawns
+        }
+        let (_, san, side) = &g[i];
+        match want
+            .iter_mut()
+            .find(|w| w.0 == *san && w.1 == side_name(*side))
+        {
+            Some(w) => w.2 += 1,
+            None => want.push((san.clone(), side_name(*side).to_owned(), 1)),
+        }
+    }
+    let v = server.json(&format!("/api/breaks?fen={}", enc(ISOLANI_FEN)));
+    let mut got: Vec<_> = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(break_row)
+        .collect();
+    got.sort();
+    want.sort();
+    assert_eq!(got, want, "{v}");
+    for san in ["Nxd4", "Bxd4", "Qxd4", "Rxd4", "b6"] {
+        assert!(
+            got.iter().any(|(m, side, _)| m == san && side == "black"),
+            "Black's {san}: {got:?}"
+        );
+    }
+    assert!(
+        got.iter().any(|(m, side, _)| m == "d5" && side == "white"),
+        "{got:?}"
+    );
+
+    // The named Isolani: its leaving moves are the structure changes out of it; the side of each
+    // from the replay of its game at its ply.
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let mut st = conn
+        .prepare(
+            "SELECT game_id, ply, move FROM structure_transitions
+             WHERE from_structure = 'isolani' AND from_reversed = 0",
+        )
+        .unwrap();
+    let mut want: Vec<(String, String, u64)> = Vec::new();
+    let changes = st
+        .query_map([], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, String>(2)?,
+            ))
+        })
+        .unwrap();
+    for c in changes {
+        let (game, ply, _) = c.unwrap();
+        let (_, san, side) = &games[game as usize - 1].0[ply as usize - 1];
+        match want
+            .iter_mut()
+            .find(|w| w.0 == *san && w.1 == side_name(*side))
+        {
+            Some(w) => w.2 += 1,
+            None => want.push((san.clone(), side_name(*side).to_owned(), 1)),
+        }
+    }
+    assert!(!want.is_empty());
+    let v = server.json("/api/breaks?structure=isolani&limit=500");
+    let mut got: Vec<_> = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(break_row)
+        .collect();
+    got.sort();
+    want.sort();
+    assert_eq!(got, want, "{v}");
+    // The catalogue's copy of the report says the same.
+    let cat = server.json("/api/catalogue?top=1000");
+    let row = cat["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["key"] == "isolani" && r["reversed"] == false)
+        .unwrap();
+    let mut from_catalogue: Vec<_> = row["leaving_moves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(break_row)
+        .collect();
+    from_catalogue.sort();
+    assert_eq!(from_catalogue, got);
+}
+
+/// The catalogue's link of a named form opens its most common exact form: the pawns reached in
+/// the most games among its positions, counted here apart through the `ply_features` view.
+#[test]
+fn the_catalogue_names_each_forms_most_common_pawns() {
+    let (_dir, db) = sample_db();
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let mut st = conn
+        .prepare(
+            "SELECT structure, structure_reversed, white_pawns, black_pawns,
+                    count(DISTINCT game_id) AS games
+             FROM ply_features WHERE structure IS NOT NULL
+             GROUP BY 1, 2, 3, 4",
+        )
+        .unwrap();
+    // (key, reversed) -> (most games, the boards with that many)
+    let mut want: std::collections::HashMap<(String, bool), (u64, Vec<String>)> =
+        std::collections::HashMap::new();
+    let rows = st
+        .query_map([], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, i64>(1)? == 1,
+                r.get::<_, i64>(2)? as u64,
+                r.get::<_, i64>(3)? as u64,
+                r.get::<_, i64>(4)? as u64,
+            ))
+        })
+        .unwrap();
+    for row in rows {
+        let (key, reversed, white, black, games) = row.unwrap();
+        let board = board_of(white, black);
+        let e = want.entry((key, reversed)).or_insert((0, Vec::new()));
+        if games > e.0 {
+            *e = (games, vec![board]);
+        } else if games == e.0 {
+            e.1.push(board);
+        }
+    }
+    assert!(want.len() >= 5, "{want:?}");
+    let server = Server::start(&db, &[]);
+    let cat = server.json("/api/catalogue");
+    let mut seen = 0;
+    for r in cat["rows"].as_array().unwrap() {
+        let key = (r["key"].as_str().unwrap().to_owned(), r["reversed"] == true);
+        match want.get(&key) {
+            Some((games, boards)) => {
+                assert_eq!(r["board_games"], *games, "{key:?}: {r}");
+                let board = r["board"].as_str().unwrap_or_default();
+                assert!(
+                    boards.iter().any(|b| b == board),
+                    "{key:?}: {board} not in {boards:?}"
+                );
+                seen += 1;
+            }
+            None => assert!(r["board"].is_null(), "{key:?} has no position: {r}"),
+        }
+    }
+    assert_eq!(seen, want.len());
+}
+
+/// The board part of a FEN of these pawns.
+fn board_of(white: u64, black: u64) -> String {
+    let mut out = String::new();
+    for rank in (0..8).rev() {
+        let mut empty = 0;
+        for file in 0..8 {
+            let bit = 1u64 << (rank * 8 + file);
+            let c = if white & bit != 0 {
+                'P'
+            } else if black & bit != 0 {
+                'p'
+            } else {
+                empty += 1;
+                continue;
+            };
+            if empty > 0 {
+                out += &empty.to_string();
+                empty = 0;
+            }
+            out.push(c);
+        }
+        if empty > 0 {
+            out += &empty.to_string();
+        }
+        if rank > 0 {
+            out.push('/');
+        }
+    }
+    out
 }

@@ -90,6 +90,11 @@ struct Fixture {
 }
 
 fn fixture() -> Fixture {
+    fixture_of(PGN)
+}
+
+/// A database of `pgn` classified with the test catalogue.
+fn fixture_of(pgn_text: &str) -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let catalogue = dir.path().join("catalogue");
     std::fs::create_dir(&catalogue).unwrap();
@@ -101,7 +106,7 @@ fn fixture() -> Fixture {
         std::fs::write(catalogue.join(format!("{key}.toml")), text).unwrap();
     }
     let pgn = dir.path().join("games.pgn");
-    std::fs::write(&pgn, PGN).unwrap();
+    std::fs::write(&pgn, pgn_text).unwrap();
     let db = dir.path().join("t.db");
     let mut cmd = Command::new(BIN);
     cmd.env("PAWNDEX_STRUCTURES", &catalogue)
@@ -209,8 +214,9 @@ fn csv_has_every_number_counted_by_hand() {
             "4.75",
             "D36 66.7%; D35 33.3%",
             "none 3; minority 1",
-            // e4 in C (a draw) and D (no result): White's score over C only.
-            "e4 2 (50.0%); b4 1 (100.0%); cxb5 1 (100.0%)",
+            // e4 in C (a draw) and D (no result): White's score over C only. cxb5 is Black's
+            // (ply 30), written as a player writes Black's move alone.
+            "e4 2 (50.0%); b4 1 (100.0%); …cxb5 1 (100.0%)",
             "2",
         ],
         [
@@ -290,6 +296,58 @@ fn csv_has_every_number_counted_by_hand() {
     );
 }
 
+/// A game from a position with Black to move: its first move (ply 1) is Black's, and the
+/// leaving moves say so (issue 37: the side was left to be guessed from the SAN).
+const BLACK_FIRST: &str = r#"[Event "F"]
+[Result "0-1"]
+[SetUp "1"]
+[FEN "4k3/pp3ppp/2p5/3p4/3P4/4P3/PP3PPP/4K3 b - - 0 1"]
+
+1... c5 2. dxc5 Kd7 0-1
+
+[Event "G"]
+[Result "1-0"]
+
+1. d4 d5 2. c4 e6 3. Nc3 Nf6 4. cxd5 exd5 5. Bg5 c6 6. e3 Be7 7. e4 dxe4 1-0
+"#;
+
+#[test]
+fn leaving_moves_carry_the_side_that_played_them() {
+    let f = fixture_of(BLACK_FIRST);
+    let run = structures(&f.db, &["--format", "json"]);
+    run.expect_code(0, "json");
+    let v: Value = serde_json::from_str(&run.stdout).unwrap();
+    let c = &v[0];
+    assert_eq!(
+        (&c["key"], &c["reversed"]),
+        (&Value::from("carlsbad"), &Value::from(false))
+    );
+    let moves: Vec<(String, String)> = c["leaving_moves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["move"].as_str().unwrap_or_default().to_owned(),
+                m["side"].as_str().unwrap_or("(no side)").to_owned(),
+            )
+        })
+        .collect();
+    // F: 1... c5 at ply 1, Black's (the start has Black to move); G: 7. e4 at ply 13, White's.
+    assert_eq!(
+        moves,
+        [("c5".into(), "black".into()), ("e4".into(), "white".into())],
+        "{}",
+        run.stdout
+    );
+    let run = structures(&f.db, &["--format", "csv"]);
+    let rows = csv_rows(&run.stdout);
+    assert_eq!(rows[1][11], "…c5 1 (0.0%); e4 1 (100.0%)", "{}", run.stdout);
+    let run = structures(&f.db, &[]);
+    let carlsbad = run.stdout.lines().nth(1).unwrap_or_default();
+    assert!(carlsbad.ends_with("…c5 1, e4 1"), "{carlsbad:?}");
+}
+
 #[test]
 fn top_cuts_the_lists() {
     let f = fixture();
@@ -327,13 +385,18 @@ fn json_nests_the_lists() {
     assert_eq!(
         c["turns_into"],
         serde_json::json!([
-            {"key": null, "reversed": false, "count": 3},
-            {"key": "minority", "reversed": false, "count": 1},
+            {"key": null, "name": null, "reversed": false, "count": 3},
+            {"key": "minority", "name": "Minority attack", "reversed": false, "count": 1},
         ])
     );
     assert_eq!(
         c["leaving_moves"][0],
-        serde_json::json!({"move": "e4", "count": 2, "games_with_result": 1, "white_score": 50.0})
+        serde_json::json!({"move": "e4", "side": "white", "count": 2, "games_with_result": 1, "white_score": 50.0})
+    );
+    // 15... cxb5 (ply 30) is Black's.
+    assert_eq!(
+        c["leaving_moves"][2],
+        serde_json::json!({"move": "cxb5", "side": "black", "count": 1, "games_with_result": 1, "white_score": 100.0})
     );
     let r = &rows[1];
     assert_eq!(

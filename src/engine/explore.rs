@@ -11,6 +11,7 @@ use shakmaty::{EnPassantMode, Position};
 
 pub use crate::model::explore::{Break, Card, GameView, Ply};
 use crate::model::features::SideFeatures;
+use crate::model::search::Side;
 use crate::model::similar::{Pawns, Similar};
 use crate::model::structure::Catalogue;
 use crate::model::structure_near::nearest;
@@ -192,7 +193,7 @@ pub fn breaks(
         *e = (*e).max(r.last_ply);
     }
     let catalogue = Catalogue::active();
-    let mut tally: std::collections::HashMap<(String, u64, u64), Break> =
+    let mut tally: std::collections::HashMap<(Side, String, u64, u64), Break> =
         std::collections::HashMap::new();
     for (game, last_ply) in last {
         if stop() {
@@ -212,6 +213,10 @@ pub fn breaks(
             pos.play_unchecked(g.move_at(&pos, ply)?);
         }
         let (m, san) = g.san_at(&pos, last_ply + 1)?;
+        let side = match pos.turn() {
+            shakmaty::Color::White => Side::White,
+            shakmaty::Color::Black => Side::Black,
+        };
         pos.play_unchecked(m);
         let board = pos.board();
         let next = Pawns {
@@ -220,8 +225,9 @@ pub fn breaks(
         };
         let san = san.to_string();
         let row = tally
-            .entry((san.clone(), next.white, next.black))
+            .entry((side, san.clone(), next.white, next.black))
             .or_insert_with(|| Break {
+                side,
                 san,
                 next,
                 next_code: catalogue.classify(next.white, next.black),
@@ -232,6 +238,11 @@ pub fn breaks(
         row.results.add(g.header.result.as_deref());
     }
     let mut rows: Vec<Break> = tally.into_values().collect();
-    rows.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.san.cmp(&b.san)));
+    rows.sort_by(|a, b| {
+        b.count
+            .cmp(&a.count)
+            .then_with(|| a.san.cmp(&b.san))
+            .then_with(|| a.side.code().cmp(&b.side.code()))
+    });
     Ok(rows)
 }

@@ -7,7 +7,9 @@ use std::collections::HashMap;
 
 use anyhow::Result;
 
-use crate::model::structure_report::{EcoShare, Form, Move, Next, Results, Row, Totals, WINDOW};
+use crate::model::structure_report::{
+    EcoShare, Form, Move, Next, Results, Row, Side, Totals, WINDOW, black_to_move, side_of_ply,
+};
 use crate::store::structure_report::{self, Change, GameRow, StructureName};
 
 /// A move that leaves a form.
@@ -26,7 +28,8 @@ pub struct Tally {
     pub results: Results,
     pub eco: HashMap<String, u64>,
     pub turns_into: HashMap<u16, u64>,
-    pub leaving: HashMap<String, Leaving>,
+    /// By the side that played the move and its SAN.
+    pub leaving: HashMap<(Side, String), Leaving>,
 }
 
 /// Everything the pass gathers.
@@ -50,7 +53,8 @@ impl Gathered {
     pub fn add_game(&mut self, g: &GameRow<'_>, changes: &[Change]) {
         let result = g.result;
         let mut reached: Vec<u16> = Vec::new();
-        let mut left: Vec<(u16, &str)> = Vec::new();
+        let mut left: Vec<(u16, Side, &str)> = Vec::new();
+        let black_first = black_to_move(g.fen);
         for (i, c) in changes.iter().enumerate() {
             if c.to != 0 {
                 let end = match changes.get(i + 1) {
@@ -74,9 +78,10 @@ impl Gathered {
                 let t = self.tallies.entry(c.from).or_default();
                 *t.turns_into.entry(c.to).or_default() += 1;
                 let san = c.san.as_deref().unwrap_or("");
-                t.leaving.entry(san.to_string()).or_default().count += 1;
-                if !left.contains(&(c.from, san)) {
-                    left.push((c.from, san));
+                let side = side_of_ply(c.ply, black_first);
+                t.leaving.entry((side, san.to_string())).or_default().count += 1;
+                if !left.contains(&(c.from, side, san)) {
+                    left.push((c.from, side, san));
                 }
             }
         }
@@ -88,11 +93,11 @@ impl Gathered {
                 *t.eco.entry(eco.to_string()).or_default() += 1;
             }
         }
-        for (code, san) in left {
+        for (code, side, san) in left {
             if let Some(l) = self
                 .tallies
                 .get_mut(&code)
-                .and_then(|t| t.leaving.get_mut(san))
+                .and_then(|t| t.leaving.get_mut(&(side, san.to_string())))
             {
                 l.results.add(result);
             }
@@ -199,7 +204,8 @@ pub fn rows(all: &[Form], chosen: &[Form], gathered: &mut Gathered, top_n: usize
             let leaving = top(
                 t.leaving
                     .into_iter()
-                    .map(|(san, l)| Move {
+                    .map(|((side, san), l)| Move {
+                        side,
                         san,
                         count: l.count,
                         results: l.results,
@@ -207,7 +213,7 @@ pub fn rows(all: &[Form], chosen: &[Form], gathered: &mut Gathered, top_n: usize
                     .collect(),
                 top_n,
                 |m| m.count,
-                |m| m.san.clone(),
+                |m| (m.san.clone(), m.side.code()),
             );
             Row {
                 form: f.clone(),
@@ -263,6 +269,7 @@ mod tests {
             result: Some("1-0"),
             eco: Some("D36"),
             plies: 30,
+            fen: None,
         };
         let changes = [
             Change {
@@ -288,10 +295,41 @@ mod tests {
         let t = &g.tallies[&2];
         assert_eq!((t.positions, t.stays, t.games), (5 + 6, 2, 1));
         assert_eq!(t.turns_into[&0], 1);
-        assert_eq!(t.leaving["c4"].count, 1);
+        assert_eq!(t.leaving[&(Side::White, "c4".to_string())].count, 1);
         assert_eq!(t.results.white_wins, 1);
         assert_eq!(g.named, 11);
         // plies 20..60: 25..30
         assert_eq!(g.named_window, 6);
+    }
+
+    #[test]
+    fn leaving_moves_are_keyed_by_side() {
+        let change = |ply, from, to, san: &str| Change {
+            ply,
+            from,
+            to,
+            san: Some(san.into()),
+        };
+        // The same SAN by both sides: two moves. Ply 4 is Black's from the standard start,
+        // White's from a start with Black to move.
+        let mut g = Gathered::new();
+        let standard = GameRow {
+            result: Some("0-1"),
+            eco: None,
+            plies: 10,
+            fen: None,
+        };
+        g.add_game(&standard, &[change(1, 0, 2, "e4"), change(4, 2, 0, "Nxd4")]);
+        let black_first = GameRow {
+            fen: Some("4k3/pppppppp/8/8/8/8/PPPPPPPP/4K3 b - - 0 1"),
+            ..standard
+        };
+        g.add_game(
+            &black_first,
+            &[change(1, 0, 2, "e5"), change(4, 2, 0, "Nxd4")],
+        );
+        let t = &g.tallies[&2];
+        assert_eq!(t.leaving[&(Side::Black, "Nxd4".to_string())].count, 1);
+        assert_eq!(t.leaving[&(Side::White, "Nxd4".to_string())].count, 1);
     }
 }

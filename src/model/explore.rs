@@ -49,6 +49,8 @@ pub struct GameView {
 /// A way games leave an exact structure: the move (SAN) and the pawns it leads to.
 #[derive(Clone, Debug)]
 pub struct Break {
+    /// The side that played it.
+    pub side: crate::model::search::Side,
     pub san: String,
     pub next: Pawns,
     /// The named form of `next` (0: none).

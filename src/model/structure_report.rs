@@ -34,6 +34,36 @@ impl Results {
     }
 }
 
+pub use crate::model::search::Side;
+
+impl Move {
+    /// The move as a player writes it alone: Black's with "…" before it (`…exd5`).
+    #[must_use]
+    pub fn text(&self) -> String {
+        match self.side {
+            Side::White => self.san.clone(),
+            Side::Black => format!("…{}", self.san),
+        }
+    }
+}
+
+/// The side that plays the move of `ply` (1: the first move) in a game that starts with
+/// `black_first` (a start position with Black to move) or not.
+#[must_use]
+pub fn side_of_ply(ply: u32, black_first: bool) -> Side {
+    if (ply % 2 == 1) != black_first {
+        Side::White
+    } else {
+        Side::Black
+    }
+}
+
+/// Whether a start position (its FEN, None for the standard start) has Black to move.
+#[must_use]
+pub fn black_to_move(fen: Option<&str>) -> bool {
+    fen.and_then(|f| f.split_whitespace().nth(1)) == Some("b")
+}
+
 /// What `games` holds in all.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Totals {
@@ -76,6 +106,8 @@ impl Next {
 /// A move that leaves the form.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Move {
+    /// The side that played it.
+    pub side: Side,
     pub san: String,
     pub count: u64,
     pub results: Results,

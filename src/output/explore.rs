@@ -178,6 +178,7 @@ pub fn exact_breaks_json(
         .map(|b| {
             json!({
                 "move": b.san,
+                "side": b.side.name(),
                 "count": b.count,
                 "games_with_result": b.results.games(),
                 "white_score": crate::output::table::score_json(b.results.white_score()),

@@ -47,11 +47,12 @@ pub fn next_item(n: &Next) -> String {
     format!("{} {}", n.label(), n.count)
 }
 
-/// `c5 1894 (57.1%)`: count and White's score (no score without a result).
+/// `c5 1894 (57.1%)`, `…exd5 12`: the move (Black's after "…"), its count and White's score
+/// (no score without a result).
 pub fn move_item(m: &Move) -> String {
     match m.results.white_score() {
-        Some(s) => format!("{} {} ({}%)", m.san, m.count, score_text(Some(s))),
-        None => format!("{} {}", m.san, m.count),
+        Some(s) => format!("{} {} ({}%)", m.text(), m.count, score_text(Some(s))),
+        None => format!("{} {}", m.text(), m.count),
     }
 }
 
@@ -127,10 +128,14 @@ pub fn to_json(rows: &[Row]) -> Value {
                 "avg_stay": number_json(r.avg_stay(), 2),
                 "eco": eco_json(&r.eco),
                 "turns_into": r.turns_into.iter().map(|n| json!({
-                    "key": n.key, "reversed": n.reversed, "count": n.count,
+                    "key": n.key,
+                    "name": n.key.as_ref().map(|_| &n.name),
+                    "reversed": n.reversed,
+                    "count": n.count,
                 })).collect::<Vec<_>>(),
                 "leaving_moves": r.leaving.iter().map(|m| json!({
                     "move": m.san,
+                    "side": m.side.name(),
                     "count": m.count,
                     "games_with_result": m.results.games(),
                     "white_score": score_json(m.results.white_score()),
@@ -257,10 +262,13 @@ pub fn write_table(out: &mut dyn Write, rows: &[Row]) -> Result<()> {
     )?;
     for r in rows {
         let eco: Vec<String> = r.eco.iter().map(|e| e.eco.clone()).collect();
-        // Named as the first column names them.
-        let next: Vec<(String, String)> = r
-            .turns_into
-            .iter()
+        // Named as the first column names them; the named forms first (most common first),
+        // "none" last: in 20 characters the forms a game goes on to are the news, "none" (the
+        // game left every named structure) is the rest.
+        let mut by_name: Vec<&Next> = r.turns_into.iter().collect();
+        by_name.sort_by_key(|n| n.key.is_none());
+        let next: Vec<(String, String)> = by_name
+            .into_iter()
             .map(|n| match &n.key {
                 None => ("none".to_string(), format!(" {}", compact(n.count))),
                 Some(_) => {
@@ -272,7 +280,7 @@ pub fn write_table(out: &mut dyn Write, rows: &[Row]) -> Result<()> {
         let moves: Vec<String> = r
             .leaving
             .iter()
-            .map(|m| format!("{} {}", m.san, compact(m.count)))
+            .map(|m| format!("{} {}", m.text(), compact(m.count)))
             .collect();
         writeln!(
             out,

@@ -165,8 +165,22 @@ pub async fn catalogue(Extract(state): Shared, q: Pairs) -> Answer {
         .pool
         .run(move |conn| {
             let report = s.report(conn)?;
+            let forms = s.common_forms(conn)?;
             let rows: Vec<_> = report.iter().map(|r| top(r, n)).collect();
-            Ok(crate::output::structures::to_json(&rows))
+            let mut json = crate::output::structures::to_json(&rows);
+            // Each form's most common exact pawns: where its link opens the explorer.
+            if let Some(items) = json.as_array_mut() {
+                for (item, row) in items.iter_mut().zip(&rows) {
+                    if let Some(f) = forms.iter().find(|f| f.code == row.form.code) {
+                        item["board"] = json!(crate::model::similar::pawn_board(Pawns {
+                            white: f.white,
+                            black: f.black,
+                        }));
+                        item["board_games"] = json!(f.games);
+                    }
+                }
+            }
+            Ok(json)
         })
         .await?;
     json(json!({ "rows": rows }))

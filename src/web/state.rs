@@ -9,6 +9,7 @@ use anyhow::Result;
 use rusqlite::Connection;
 
 use crate::model::structure_report::Row;
+use crate::store::structure_report::CommonForm;
 use crate::web::assets::Assets;
 use crate::web::pool::Pool;
 
@@ -25,6 +26,7 @@ pub struct State {
     pub pool: Arc<Pool>,
     pub assets: Assets,
     report: Mutex<Option<(i64, Arc<Vec<Row>>)>>,
+    forms: Mutex<Option<(i64, Arc<Vec<CommonForm>>)>>,
     stats: Mutex<HashMap<String, (i64, Kept)>>,
 }
 
@@ -34,6 +36,7 @@ impl State {
             pool,
             assets: Assets::load(),
             report: Mutex::new(None),
+            forms: Mutex::new(None),
             stats: Mutex::new(HashMap::new()),
         }
     }
@@ -61,6 +64,23 @@ impl State {
             *kept = Some((version, Arc::clone(&rows)));
         }
         Ok(rows)
+    }
+
+    /// Each named form's most common exact pawns (what the catalogue's links open), as `conn`
+    /// sees the database.
+    pub fn common_forms(&self, conn: &Connection) -> Result<Arc<Vec<CommonForm>>> {
+        let version = crate::store::games::last_game_id(conn)?;
+        if let Ok(kept) = self.forms.lock()
+            && let Some((v, forms)) = kept.as_ref()
+            && *v == version
+        {
+            return Ok(Arc::clone(forms));
+        }
+        let forms = Arc::new(crate::store::structure_report::common_forms(conn)?);
+        if let Ok(mut kept) = self.forms.lock() {
+            *kept = Some((version, Arc::clone(&forms)));
+        }
+        Ok(forms)
     }
 
     /// A kept statistics answer for `key` at the database's current last game id, else

@@ -150,7 +150,13 @@ pub fn answer(
         Format::Csv => ("text/csv; charset=utf-8", csv),
         Format::Json => {
             let rows = crate::output::stats::csv_rows_json(&csv)?;
-            let body = serde_json::to_vec(&serde_json::json!({ "rows": rows }))?;
+            // `per`: what a row's counts and White's score count (each position, or each game).
+            let per = if query.per == Per::Game {
+                "game"
+            } else {
+                "position"
+            };
+            let body = serde_json::to_vec(&serde_json::json!({ "rows": rows, "per": per }))?;
             ("application/json", body)
         }
         Format::Svg => {

@@ -82,13 +82,34 @@ export function resultBar({ white_wins, draws, black_wins, white_score }) {
     return bar;
   }
   for (const [cls, share, label] of parts) {
-    const seg = h(`span.${cls}`, share >= 0.12 ? label : '');
+    if (!(share > 0)) continue; // no sliver for a part with no game
+    const seg = h(`span.${cls}`, label);
     seg.style.flexGrow = String(share);
     seg.title = label;
+    // The words, then the number alone, then nothing: whichever fits whole (fitLabels).
+    seg.dataset.labels = JSON.stringify([label, label.replace(/^.* /, ''), '']);
     bar.append(seg);
   }
+  fitLabels(bar);
   return bar;
 }
+
+/** Each segment of a win/draw/loss bar shows the longest of its labels that fits whole, never a
+ *  clipped one ("hite wins 33.3"): measured once the bar is on the page, again on resize. */
+function fitLabels(bar, tries = 0) {
+  if (!bar.isConnected) {
+    if (tries < 600) requestAnimationFrame(() => fitLabels(bar, tries + 1));
+    return;
+  }
+  for (const seg of bar.querySelectorAll('span[data-labels]')) {
+    const labels = JSON.parse(seg.dataset.labels);
+    for (const label of labels) {
+      seg.textContent = label;
+      if (seg.scrollWidth <= seg.clientWidth) break;
+    }
+  }
+}
+window.addEventListener('resize', () => document.querySelectorAll('.wdl').forEach((b) => fitLabels(b)));
 
 const fmtPct = (x) => `${(100 * x).toFixed(1)}%`;
 
@@ -101,6 +122,7 @@ export function table(columns, rows, rowAttrs) {
       'tbody',
       rows.map((r, i) => {
         const tr = h('tr', rowAttrs ? rowAttrs(r, i) : null);
+        if (tr.classList.contains('clickable')) keyboardRow(tr);
         for (const c of columns) {
           const v = c.cell(r, i);
           tr.append(v instanceof Node && v.tagName === 'TD' ? v : h(`td${c.cls ? '.' + c.cls : ''}`, v));
@@ -109,6 +131,24 @@ export function table(columns, rows, rowAttrs) {
       }),
     ),
   );
+}
+
+/** A clickable row reached with Tab: Enter (or Space) opens it as a click does, and focus
+ *  shows what hovering shows. */
+function keyboardRow(tr) {
+  tr.tabIndex = 0;
+  tr.addEventListener('keydown', (e) => {
+    if (e.target !== tr || (e.key !== 'Enter' && e.key !== ' ')) return;
+    e.preventDefault();
+    tr.click();
+  });
+  tr.addEventListener('focus', () => tr.dispatchEvent(new Event('mouseenter')));
+  tr.addEventListener('blur', () => tr.dispatchEvent(new Event('mouseleave')));
+}
+
+/** A visible note about the page's URL (a parameter it could not follow), in a player's words. */
+export function noteBox(words) {
+  return h('p.url-note', { role: 'status' }, words);
 }
 
 export function errorBox(err) {
@@ -121,7 +161,8 @@ export function go(url, replace = false) {
 }
 
 export function link(href, ...children) {
-  return h('a', { href, 'data-link': true }, ...children);
+  const attrs = children[0] && typeof children[0] === 'object' && !(children[0] instanceof Node) && !Array.isArray(children[0]) ? children.shift() : {};
+  return h('a', { ...attrs, href, 'data-link': true }, ...children);
 }
 
 /** A feature's value in words: yes/no, a number, squares separated by spaces, or '–' for none. */

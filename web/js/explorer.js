@@ -219,16 +219,16 @@ export function explorer(main, url) {
     const bands = h('div.elo-bands#elo-bands');
     if (s.countsMode === 'named' && named) {
       body.push(
-        h('dl.figures', fig('Positions', fmtInt(named.positions)), fig('Games', fmtInt(named.games)), fig("White's score", scoreCell(named.white_score, 'span')), fig('Average stay', stayText(named.avg_stay))),
+        h('dl.figures', fig('Positions', fmtInt(named.positions)), fig('Games', fmtInt(named.games)), fig("White's score per game", scoreCell(named.white_score, 'span')), fig('Average stay', stayText(named.avg_stay))),
         resultBar(named),
       );
       if (named.eco?.length) body.push(h('p.eco', h('span.label', 'Top openings: '), named.eco.slice(0, 6).map(ecoChip)));
-      if (named.turns_into?.length) body.push(h('p.eco', h('span.label', 'Turns into: '), named.turns_into.slice(0, 5).map((t) => h('span.chip', `${t.name || t.key || 'unnamed'}${t.reversed ? ' (rev.)' : ''} ${fmtInt(t.count)}`))));
+      if (named.turns_into?.length) body.push(h('p.eco', h('span.label', 'Turns into: '), named.turns_into.slice(0, 5).map((t) => h('span.chip', `${t.key ? (t.name || t.key) + (t.reversed ? ' (reversed)' : '') : 'no named structure'} ${fmtInt(t.count)}`))));
     } else {
       const x = st.exact || {};
       const bar = h('div.bar-slot', resultBar(x));
       body.push(
-        h('dl.figures', fig('Positions', fmtInt(x.positions), 'count-positions'), fig('Games', fmtInt(x.games), 'count-games'), fig("White's score", scoreCell(x.white_score, 'span')), fig('Average stay', stayText(x.avg_stay), 'count-stay')),
+        h('dl.figures', fig('Positions', fmtInt(x.positions), 'count-positions'), fig('Games', fmtInt(x.games), 'count-games'), fig("White's score per game", scoreCell(x.white_score, 'span')), fig('Average stay', stayText(x.avg_stay), 'count-stay')),
         bar,
       );
       if (!x.positions) body.push(h('p.muted', 'No position of the database has exactly these pawns. Similar structures below.'));
@@ -399,10 +399,14 @@ export function explorer(main, url) {
     try {
       const r = await get('/api/breaks', { ...which, limit: 20, after: s.breaks.after }, 'tab');
       const pawns = board.get();
+      // The side that played each move comes with it (the server replayed the games); the
+      // board only tells which pawn moved, for the arrows.
       const rows = (r.rows || []).map((x) => {
+        const side = x.side === 'black' ? 'b' : 'w';
         const after = x.board_after ? P.parseBoard(x.board_after) : null;
-        const mv = (after && P.moveBetween(pawns, after)) || P.findPawnMove(pawns, x.move);
-        return { ...x, mv, after: after || (mv ? P.applyMove(pawns, mv) : null) };
+        let mv = after ? P.moveBetween(pawns, after) : P.findPawnMove(pawns, x.move, side);
+        if (mv && mv.side !== side) mv = null;
+        return { ...x, side, mv, after: after || (mv ? P.applyMove(pawns, mv) : null) };
       });
       s.baseShapes = rows
         .filter((x) => x.mv)
@@ -427,7 +431,7 @@ export function explorer(main, url) {
         out,
         table(
           [
-            { label: 'Move', cell: (x) => h('strong', (x.mv?.side === 'b' ? '…' : '') + x.move) },
+            { label: 'Move', cell: (x) => h('strong', { title: x.side === 'b' ? 'Black plays it' : 'White plays it' }, (x.side === 'b' ? '…' : '') + x.move) },
             { label: 'Games', cls: 'num', cell: (x) => fmtInt(x.count) },
             { label: 'White %', cell: (x) => scoreCell(x.white_score, 'td', x.games_with_result) },
             { label: 'Leads to', cell: leadsTo },
@@ -533,16 +537,17 @@ export function explorer(main, url) {
     }
   }
 
-  /** /?structure=KEY: the explorer on the first position of the database with that structure. */
+  /** /?structure=KEY (KEY~ reversed): the explorer on the form's most common exact pawns (the
+   *  pawns reached in the most games among its positions), showing the whole form's counts. */
   async function openNamed(key) {
-    clear(el.name, h('p.muted', `Finding a position with the structure ${key}…`));
+    clear(el.name, h('p.muted', `Finding the most common form of the structure ${key}…`));
     try {
-      const r = await get('/api/games', { structure: key, limit: 1 });
-      const first = (r.rows || [])[0];
-      if (!first) throw new Error(`No game of this database reaches the structure ${key}.`);
-      const game = await get(`/api/game/${first.game_id}`);
-      const p = game.plies.find((x) => x.ply === first.ply);
-      go(`/?fen=${encodeURIComponent(p.board || p.fen.split(' ')[0])}`, true);
+      const r = await get('/api/catalogue', { top: 1 });
+      const [base, reversed] = key.endsWith('~') ? [key.slice(0, -1), true] : [key, false];
+      const row = (r.rows || []).find((x) => x.key === base && x.reversed === reversed);
+      if (!row) throw new Error(`There is no structure "${key}" in the catalogue (the Catalogue page lists them).`);
+      if (!row.board) throw new Error(`No game of this database reaches the ${row.name}${reversed ? ' (reversed)' : ''}.`);
+      go(`/?fen=${encodeURIComponent(row.board)}&counts=named`, true);
     } catch (e) {
       clear(el.name, errorBox(e));
     }
@@ -556,12 +561,18 @@ export function explorer(main, url) {
       const key = u.searchParams.get('structure');
       if (key && !u.searchParams.get('fen')) return openNamed(key);
       const fen = u.searchParams.get('fen') || START;
+      const notes = [];
+      const counts = u.searchParams.get('counts');
+      if (counts === 'named' || counts === 'exact') s.countsMode = counts;
+      else if (counts != null) notes.push(`The link asks for the counts "${counts}": they are "named" (the whole named structure) or "exact" (these pawns). Showing the ${s.countsMode === 'named' ? 'whole named structure' : 'exact pawns'}.`);
       const tab = u.searchParams.get('tab');
       if (tab && tab !== s.tab && ['similar', 'breaks', 'games'].includes(tab)) {
         s.tab = tab;
         tabs.forEach((b) => b.classList.toggle('on', b.id === `tab-${tab}`));
+      } else if (tab && !['similar', 'breaks', 'games'].includes(tab)) {
+        notes.push(`The link asks for the tab "${tab}": the tabs are similar, breaks and games. Showing ${s.tab === 'similar' ? 'similar structures' : s.tab}.`);
       }
-      update(fen);
+      update(fen).then(() => notes.length && !el.msg.classList.contains('bad') && say(notes.join(' '), true));
     },
     destroy: () => board.destroy(),
   };

@@ -2,7 +2,7 @@
 // named structures per ply, the ply's features and "explore this structure".
 import { get } from './api.js';
 import { viewBoard } from './board.js';
-import { clear, errorBox, featureValue, h, link } from './dom.js';
+import { clear, errorBox, featureValue, h, link, noteBox } from './dom.js';
 
 export function gameView(main, url) {
   const id = url.pathname.split('/')[2];
@@ -60,7 +60,10 @@ export function gameView(main, url) {
     const p = game.plies[ply];
     const prev = game.plies[ply - 1];
     board.show(p.fen, lastMove(prev?.fen, p.fen), Math.abs(ply - before) === 1);
-    if (push) history.replaceState(null, '', `/game/${id}?ply=${ply}`);
+    if (push) {
+      history.replaceState(null, '', `/game/${id}?ply=${ply}`);
+      el.msg.querySelector('.url-note')?.remove();
+    }
     main.dataset.ply = String(ply);
     for (const m of el.moves.querySelectorAll('.mv')) m.classList.toggle('on', Number(m.dataset.ply) === ply);
     for (const c of el.strip.querySelectorAll('.cell')) c.classList.toggle('on', Number(c.dataset.ply) === ply);
@@ -130,24 +133,44 @@ export function gameView(main, url) {
   async function load(u) {
     try {
       game = await get(`/api/game/${encodeURIComponent(id)}`);
-      render();
-      show(Number(u.searchParams.get('ply') ?? 0) || 0, false);
     } catch (e) {
       clear(el.head, h('h2', `Game ${id}`));
       clear(el.msg, errorBox(e), h('p', link('/', '← back to the explorer')));
+      return;
     }
+    render();
+    showFromUrl(u);
+  }
+
+  /** The ply of the URL (?ply=N), or the start or the last ply with a note saying why. */
+  function showFromUrl(u) {
+    const [n, note] = plyOfUrl(u.searchParams.get('ply'), game.plies.length - 1);
+    clear(el.msg, note ? noteBox(note) : null);
+    show(n, false);
   }
 
   return {
     route(u) {
       if (!game) load(u);
-      else show(Number(u.searchParams.get('ply') ?? 0) || 0, false);
+      else showFromUrl(u);
     },
     destroy() {
       document.removeEventListener('keydown', onKey);
       board.destroy();
     },
   };
+}
+
+/** The ply a URL asks for, as [ply, note]: a whole number from 0 to `last`; anything else gives
+ *  the start (or the last ply, past the end) and a note in a player's words. */
+export function plyOfUrl(raw, last) {
+  if (raw == null || raw === '') return [0, null];
+  const range = `a ply is a whole number from 0 (the start) to ${last} (after the last move)`;
+  if (!/^[+-]?\d+$/.test(raw.trim())) return [0, `The link asks for ply "${raw}": ${range}. Showing the start.`];
+  const n = Number(raw.trim());
+  if (n < 0) return [0, `The link asks for ply ${n}, before the first move: ${range}. Showing the start.`];
+  if (n > last) return [last, `The link asks for ply ${n}, but this game ends at ply ${last}. Showing the last position.`];
+  return [n, null];
 }
 
 const moveNo = (ply) => (ply % 2 === 1 ? `${(ply + 1) / 2}. ` : `${ply / 2}… `);

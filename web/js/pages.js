@@ -1,10 +1,10 @@
 // The catalogue, statistics and database pages.
 import { get, query } from './api.js';
-import { clear, errorBox, fmtInt, h, link, scoreCell, table } from './dom.js';
+import { clear, errorBox, fmtInt, h, link, noteBox, scoreCell, table } from './dom.js';
 
 export function catalogueView(main) {
   const out = h('div.catalogue', h('p.muted', 'Reading the catalogue…'));
-  clear(main, h('div.page', h('h1', 'Named structures'), h('p.lead', 'The catalogue of docs/structures.md with what this database holds of each form (the colour-reversed form is marked "reversed"). Click a structure to open it in the explorer.'), out));
+  clear(main, h('div.page', h('h1', 'Named structures'), h('p.lead', 'The catalogue of docs/structures.md with what this database holds of each form (the colour-reversed form is marked "reversed"). White % is White\'s score per game: each game that reaches the form counts once. Click a structure to open its most common exact pawns in the explorer, with the whole form\'s counts.'), out));
   (async () => {
     try {
       const r = await get('/api/catalogue');
@@ -46,10 +46,8 @@ export function catalogueView(main) {
 
 function structureLink(x) {
   const label = x.name + (x.reversed ? ' (reversed)' : '');
-  // The catalogue row may carry an example board; otherwise the explorer opens the first
-  // position of the database with that structure (none: the name without a link).
-  const board = x.board || x.example || x.fen;
-  if (board) return link(`/?fen=${encodeURIComponent(board)}`, label);
+  // The form's most common exact pawns (reached in the most games), with the whole form's counts.
+  if (x.board) return link(`/?fen=${encodeURIComponent(x.board)}&counts=named`, { title: `Its most common form, reached in ${fmtInt(x.board_games)} game${x.board_games === 1 ? '' : 's'}` }, label);
   if (!x.positions) return h('span.absent', { title: 'No position of this database has it' }, label);
   return link(`/?structure=${encodeURIComponent(x.key + (x.reversed ? '~' : ''))}`, label);
 }
@@ -65,7 +63,7 @@ const REPORTS = [
 
 export function statsView(main, url) {
   const chart = h('div.chart#stats-chart');
-  const pick = h('select#report', REPORTS.map(([k, label]) => h('option', { value: k }, label)));
+  const pick = h('select#report', REPORTS.map(([k, label]) => h('option', { value: k }, label)), h('option', { value: '' }, 'Your own grouping (the columns at the right)'));
   const by = h('input#stats-by', { placeholder: 'or group by columns: white_islands,phase', spellcheck: false });
   const form = h(
     'form.stats-form',
@@ -74,20 +72,33 @@ export function statsView(main, url) {
     h('label', by),
     h('button', { type: 'submit' }, 'Show'),
   );
+  const note = h('div.url-notes');
   // Restricted to a structure (from the explorer): ?structure=KEY or ?fen=FEN.
   const restrict = {};
   for (const k of ['structure', 'fen']) if (url.searchParams.get(k)) restrict[k] = url.searchParams.get(k);
   const scope = Object.keys(restrict).length
     ? h('p.scope#stats-scope', 'Only the positions ', restrict.structure ? `of the named structure ${restrict.structure}` : h('span', 'with exactly the pawns ', h('code', restrict.fen)), ' · ', link(restrict.fen ? `/?fen=${encodeURIComponent(restrict.fen)}` : '/structures', 'back to the structure'), ' · ', h('a', { href: '/stats', 'data-link': true }, 'all positions'))
     : h('p.scope.muted', 'All positions of the database (open it from a structure in the explorer to restrict it).');
-  clear(main, h('div.page', h('h1', 'Statistics'), h('p.lead', "The built-in reports of pawndex stats, drawn by the server. White's score: green above 50% (White does better), purple under."), scope, form, chart));
+  clear(main, h('div.page', h('h1', 'Statistics'), h('p.lead', "The built-in reports of pawndex stats, drawn by the server. White's score: green above 50% (White does better), purple under."), scope, note, form, chart));
+  // The dropdown follows the URL: a report by name, or "your own grouping" for ?by=.
   const initial = url.searchParams.get('report');
-  if (initial) pick.value = initial;
-  if (url.searchParams.get('by')) by.value = url.searchParams.get('by');
-  pick.addEventListener('change', () => ((by.value = ''), show()));
+  if (url.searchParams.get('by')) {
+    by.value = url.searchParams.get('by');
+    pick.value = '';
+  } else if (initial && REPORTS.some(([k]) => k === initial)) pick.value = initial;
+  else if (initial) note.append(noteBox(`The link asks for the report "${initial}", which does not exist: the reports are ${REPORTS.map(([k]) => k).join(', ')}. Showing ${REPORTS[0][0]}.`));
+  pick.addEventListener('change', () => {
+    if (!pick.value) return by.focus();
+    by.value = '';
+    show();
+  });
+  by.addEventListener('input', () => {
+    if (by.value.trim()) pick.value = '';
+  });
 
   async function show() {
-    const params = { ...restrict, ...(by.value.trim() ? { by: by.value.trim() } : { report: pick.value }) };
+    const params = { ...restrict, ...(by.value.trim() ? { by: by.value.trim() } : { report: pick.value || REPORTS[0][0] }) };
+    if (!by.value.trim()) pick.value = params.report;
     history.replaceState(null, '', `/stats${query(params)}`);
     clear(chart, h('p.muted', 'Computing (the first time can take a few seconds)…'));
     const svgUrl = `/api/stats${query({ ...params, format: 'svg' })}`;
@@ -98,8 +109,14 @@ export function statsView(main, url) {
       img.addEventListener('error', () => img.replaceWith(h('p.error', 'The chart could not be drawn (the rows are below).')));
       const rows = r.rows || [];
       const cols = rows.length ? Object.keys(rows[0]) : [];
+      // Per position, a game counts once per ply it spends in a group; per game, once.
+      const per =
+        r.per === 'game'
+          ? h('p.per#stats-per', h('strong', "White's score per game"), ': each game counts once in a group, however many of its positions are in it.')
+          : h('p.per#stats-per', h('strong', "White's score per position"), ': each position counts, so a game counts once for every ply it spends in a group (the explorer counts per game).');
       clear(
         chart,
+        per,
         img,
         h('p.exports', h('a#stats-csv', { href: `/api/stats${query({ ...params, format: 'csv' })}`, download: `${params.report || 'stats'}.csv` }, 'Download CSV'), ' · ', h('a', { href: svgUrl, download: `${params.report || 'stats'}.svg` }, 'SVG')),
         rows.length
@@ -120,20 +137,49 @@ export function infoView(main) {
   (async () => {
     try {
       const r = await get('/api/info');
-      const fig = (label, value) => h('div.fig', h('dt', label), h('dd', value));
+      const fig = (label, value, id) => h('div.fig', h('dt', label), h(`dd${id ? '#' + id : ''}`, value));
+      const games = (n) => `${fmtInt(n)} game${n === 1 ? '' : 's'}`;
+      const facts = [
+        ['File', r.db || '–'],
+        ['Size', r.bytes == null ? '–' : `${fmtBytes(r.bytes)} (${fmtInt(r.bytes)} bytes)`],
+        ['State', stateWords(r, games)],
+        [
+          'Named structures',
+          r.structures == null ? '–' : `${fmtInt(r.structures)} in the catalogue, ${r.structures_current === false ? 'classified with another catalogue than this pawndex’s (pawndex migrate re-classifies them)' : 'classified with this pawndex’s catalogue'}`,
+        ],
+        ['Rejected games', r.rejected ? `${fmtInt(r.rejected)} (not indexed: see the reasons below)` : 'none'],
+        ['Schema', r.schema_version == null ? '–' : `version ${r.schema_version}`],
+      ];
+      if (r.wal_bytes > 0) facts.splice(2, 0, ['Write-ahead log', `${fmtBytes(r.wal_bytes)} beside the file, not yet folded into it`]);
       clear(
         out,
         h(
           'dl.figures.summary',
-          fig('Games', fmtInt(r.games)),
+          fig('Games', fmtInt(r.games), 'info-games'),
           fig('Positions', fmtInt(r.positions)),
+          fig('Moves (plies)', fmtInt(r.plies)),
           fig('Pawn sets', fmtInt(r.pawn_sets)),
-          fig('Named structures', fmtInt(r.structures)),
-          fig('Size', r.bytes == null ? '–' : `${(r.bytes / 1048576).toFixed(1)} MB`),
+          fig('Size', r.bytes == null ? '–' : fmtBytes(r.bytes), 'info-size'),
         ),
-        h('p.muted', r.db ? `${r.db} · ${r.state || ''}` : ''),
-        h('h2', 'Everything pawndex info says'),
-        describe(r),
+        h('dl.kv#info-facts', facts.map(([k, v]) => [h('dt', k), h('dd', v)])),
+        r.sources?.length
+          ? [
+              h('h2', 'Indexed from'),
+              table(
+                [
+                  { label: 'File', cell: (x) => x.source },
+                  { label: 'Games', cls: 'num', cell: (x) => fmtInt(x.games) },
+                  { label: 'Moves (plies)', cls: 'num', cell: (x) => fmtInt(x.plies) },
+                  { label: 'Rejected', cls: 'num', cell: (x) => fmtInt(x.rejected) },
+                ],
+                r.sources,
+              ),
+            ]
+          : null,
+        r.rejects_by_reason?.length
+          ? [h('h2', 'Why games were rejected'), table([{ label: 'Reason', cell: (x) => x.reason }, { label: 'Games', cls: 'num', cell: (x) => fmtInt(x.games) }], r.rejects_by_reason)]
+          : null,
+        h('p.muted', 'The same facts as ', h('code', 'pawndex info'), ' prints.'),
       );
     } catch (e) {
       clear(out, errorBox(e));
@@ -142,19 +188,30 @@ export function infoView(main) {
   return {};
 }
 
-/** Any JSON object as nested definition lists and tables. */
-function describe(v) {
-  if (Array.isArray(v)) {
-    if (v.length && v.every((x) => x && typeof x === 'object' && !Array.isArray(x))) {
-      const cols = [...new Set(v.flatMap((x) => Object.keys(x)))];
-      return table(cols.map((c) => ({ label: c.replace(/_/g, ' '), cell: (x) => show(x[c]) })), v);
-    }
-    return v.map(show).join(', ');
+/** A byte count in binary units, as pawndex info writes it: 154.3 MiB (1 MiB = 1,048,576 bytes). */
+export function fmtBytes(n) {
+  const units = ['bytes', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let v = Number(n);
+  let u = 0;
+  while (v >= 1024 && u + 1 < units.length) {
+    v /= 1024;
+    u += 1;
   }
-  if (v && typeof v === 'object') {
-    return h('dl.kv', Object.entries(v).map(([k, x]) => [h('dt', k.replace(/_/g, ' ')), h('dd', x && typeof x === 'object' ? describe(x) : show(x))]));
-  }
-  return show(v);
+  return u === 0 ? `${n} bytes` : `${v.toFixed(1)} ${units[u]}`;
 }
 
-const show = (x) => (x == null ? '–' : typeof x === 'number' ? x.toLocaleString('en-US') : typeof x === 'object' ? JSON.stringify(x) : String(x));
+/** The database's state in words (the JSON's state, unmerged and unfinished games, to_run). */
+function stateWords(r, games) {
+  switch (r.state) {
+    case 'complete':
+      return 'complete: every game is indexed and counted';
+    case 'tail':
+      return `complete; ${games(r.unmerged_games)} not yet merged into the summary tables (answers include them; pawndex migrate merges them)`;
+    case 'indexing':
+      return `being indexed now: ${games(r.unfinished_games)} stored so far are not yet in the summary tables (answers include them, more slowly)`;
+    case 'interrupted':
+      return `interrupted: ${games(r.unfinished_games)} stored by an index run that did not finish are not yet in the summary tables${r.to_run ? `; run ${r.to_run}` : ''}`;
+    default:
+      return r.state ? String(r.state) : '–';
+  }
+}

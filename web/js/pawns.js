@@ -96,8 +96,9 @@ export const count = (pawns, side) => [...pawns.values()].filter((c) => c === si
 /**
  * The pawn move a SAN names, found on these pawns: {from, to, side} or null.
  * "b4": a pawn of either side that can step there; "cxd5": a pawn on the c-file next rank.
+ * With `only` ('w' or 'b', the side that played it) the other side's pawns are not tried.
  */
-export function findPawnMove(pawns, san) {
+export function findPawnMove(pawns, san, only = null) {
   const m = /^([a-h])(?:x([a-h]))?([2-7])/.exec(String(san).replace(/^P/, ''));
   const m2 = /^([a-h])x([a-h][1-8])/.exec(String(san));
   const tryMove = (side) => {
@@ -117,8 +118,8 @@ export function findPawnMove(pawns, san) {
     if (m[3] === startRank && !pawns.has(one) && pawns.get(two) === side) return { from: two, to, side };
     return null;
   };
-  const w = tryMove('w');
-  const b = tryMove('b');
+  const w = only === 'b' ? null : tryMove('w');
+  const b = only === 'w' ? null : tryMove('b');
   // Both sides could play it (rare): the side named by the answer wins, else White's.
   return w && b ? { ...w, ambiguous: true, other: b } : w || b;
 }
