@@ -13,12 +13,17 @@
 //! If a checkpoint fails (a full disk, say), the thread ends and the writer turns its own
 //! automatic checkpoint back on; the run's last checkpoint, on the writer's connection, then
 //! reports what is wrong.
+//!
+//! At the end of a run, [`fold`] copies the whole log into the database and switches the file
+//! back to a rollback journal, waiting a bounded time for readers that keep either from
+//! happening, and says what is left when they do not go.
 
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use crossbeam_channel::{Sender, TrySendError, bounded};
-use rusqlite::{Connection, OpenFlags};
+use rusqlite::{Connection, ErrorCode, OpenFlags};
 
 /// The writer's automatic checkpoint when no thread does it (`store::open` sets the same).
 pub(super) const AUTOCHECKPOINT_PAGES: i64 = 4000;
@@ -107,6 +112,96 @@ impl Drop for Checkpointer {
     }
 }
 
+/// How long the end of a run waits for readers that keep it from folding the log in: 30 s, or
+/// `PAWNDEX_FOLD_WAIT` seconds (a testing knob, read in this one place).
+pub(super) fn fold_wait() -> Duration {
+    std::env::var("PAWNDEX_FOLD_WAIT")
+        .ok()
+        .and_then(|s| s.trim().parse::<u64>().ok())
+        .map_or(Duration::from_secs(30), Duration::from_secs)
+}
+
+/// What other connections kept the end of a run from doing.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Left {
+    /// The log still holds commits not copied into the database file: a reader kept a read
+    /// transaction open on a snapshot older than the last commit.
+    Log,
+    /// Everything is in the database file, but it stays in WAL mode: another connection kept
+    /// the database open (an idle `sqlite3` shell, a `pawndex serve`), and leaving WAL mode
+    /// needs the only connection.
+    WalMode,
+}
+
+impl Left {
+    /// What the run waits for, for the line it prints when it starts waiting.
+    pub fn waiting_for(self) -> &'static str {
+        match self {
+            Left::Log => "a reader to end its read transaction",
+            Left::WalMode => "the other connections to close it",
+        }
+    }
+}
+
+/// Folds the write-ahead log into the database file (`PRAGMA wal_checkpoint(TRUNCATE)`, whose
+/// first column says whether readers kept it from finishing) and switches the file back to a
+/// rollback journal (`PRAGMA journal_mode = DELETE`, refused while another connection has it
+/// open). Retries each while other connections are in the way, for `wait` at most, calling
+/// `waiting` once when it starts to wait. `Ok(None)` when both are done, `Ok(Some(left))` when
+/// the time ran out; an error is an I/O error or a full disk.
+pub(super) fn fold(
+    conn: &Connection,
+    wait: Duration,
+    waiting: impl FnOnce(Left),
+) -> Result<Option<Left>> {
+    // Short waits inside SQLite, so that the loop decides how long to wait in all.
+    conn.busy_timeout(Duration::from_millis(100))?;
+    let left = fold_until(conn, Instant::now() + wait, waiting);
+    conn.busy_timeout(Duration::from_secs(30))?;
+    left
+}
+
+fn fold_until(
+    conn: &Connection,
+    deadline: Instant,
+    waiting: impl FnOnce(Left),
+) -> Result<Option<Left>> {
+    let mut waiting = Some(waiting);
+    // Whether to try again: false once the time is up.
+    let mut again = |left: Left| {
+        if Instant::now() >= deadline {
+            return false;
+        }
+        if let Some(w) = waiting.take() {
+            w(left);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+        true
+    };
+    loop {
+        let busy: i64 = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0))?;
+        if busy == 0 {
+            break;
+        }
+        if !again(Left::Log) {
+            return Ok(Some(Left::Log));
+        }
+    }
+    loop {
+        match conn.query_row("PRAGMA journal_mode = DELETE", [], |r| {
+            r.get::<_, String>(0)
+        }) {
+            Ok(mode) if !mode.eq_ignore_ascii_case("wal") => return Ok(None),
+            Ok(_) => {}
+            Err(e) if e.sqlite_error_code() == Some(ErrorCode::DatabaseBusy) => {}
+            Err(e) => return Err(e.into()),
+        }
+        if !again(Left::WalMode) {
+            return Ok(Some(Left::WalMode));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -145,6 +240,38 @@ mod tests {
             .query_row("SELECT count(*) FROM t", [], |r| r.get(0))
             .unwrap();
         assert_eq!(rows, 3);
+    }
+
+    /// A reader holding a snapshot keeps the log from being folded in; an idle connection keeps
+    /// the file in WAL mode; with neither, both are done.
+    #[test]
+    fn fold_says_what_other_connections_left() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f.db");
+        let writer = Connection::open(&path).unwrap();
+        writer
+            .query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))
+            .unwrap();
+        writer.execute_batch("CREATE TABLE t (x)").unwrap();
+        let reader = Connection::open(&path).unwrap();
+        reader
+            .execute_batch("BEGIN; SELECT count(*) FROM t;")
+            .unwrap();
+        writer.execute("INSERT INTO t VALUES (1)", []).unwrap();
+        let mut heard = Vec::new();
+        let left = fold(&writer, Duration::ZERO, |l| heard.push(l)).unwrap();
+        assert_eq!(left, Some(Left::Log));
+        assert!(heard.is_empty(), "no wait, no line");
+        reader.execute_batch("COMMIT").unwrap();
+        let left = fold(&writer, Duration::from_millis(200), |l| heard.push(l)).unwrap();
+        assert_eq!(left, Some(Left::WalMode));
+        assert_eq!(heard, [Left::WalMode]);
+        drop(reader);
+        assert_eq!(fold(&writer, Duration::ZERO, |_| {}).unwrap(), None);
+        let mode: String = writer
+            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(mode, "delete");
     }
 
     /// Only a database file in WAL mode gets a thread; the others are left as they are.
