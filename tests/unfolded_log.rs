@@ -212,7 +212,8 @@ fn a_reader_that_stays_leaves_the_log_unfolded_and_says_so() {
 }
 
 /// An idle connection (no transaction) lets the log be folded in but keeps the file in WAL
-/// mode: said, exit 1; `migrate` switches it back.
+/// mode: every page is in the database file, so a warning says it and the run exits 0 (a
+/// `pawndex serve` stays open so, see `tests/serve_api.rs`); `migrate` switches it back.
 #[test]
 fn an_idle_connection_that_stays_keeps_wal_mode_and_says_so() {
     let dir = tempfile::tempdir().unwrap();
@@ -223,14 +224,14 @@ fn an_idle_connection_that_stays_keeps_wal_mode_and_says_so() {
     let reader = reader_once_in_wal(&db, &mut child, false);
     let status = child.wait().unwrap();
     let stderr = rest(&rx);
-    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert_eq!(status.code(), Some(0), "{stderr}");
     assert!(
         stderr.contains("waiting up to 1 s for the other connections to close it"),
         "the race happened: {stderr}"
     );
     assert!(
         stderr.contains(&format!(
-            "{d} holds every game, but stays in write-ahead-log mode"
+            "pawndex: warning: {d} holds every game, but stays in write-ahead-log mode"
         )) && stderr.contains(&format!("run `pawndex migrate --db {d}`")),
         "{stderr}"
     );

@@ -184,6 +184,14 @@ fn to_database(
     let finished = writer.finish_with(false, |phase| spinner.set_message(phase.describe()));
     spinner.finish_and_clear();
     let unfolded = match finished {
+        Err(e)
+            if e.downcast_ref::<store::Unfolded>()
+                .is_some_and(store::Unfolded::only_wal_mode) =>
+        {
+            // Every page is in the database file: a warning, the run succeeded.
+            eprintln!("pawndex: warning: {e}");
+            None
+        }
         Err(e) if e.is::<store::Unfolded>() => Some(e),
         other => other.map(|()| None)?,
     };

@@ -112,13 +112,37 @@ impl Drop for Checkpointer {
     }
 }
 
-/// How long the end of a run waits for readers that keep it from folding the log in: 30 s, or
-/// `PAWNDEX_FOLD_WAIT` seconds (a testing knob, read in this one place).
-pub(super) fn fold_wait() -> Duration {
-    std::env::var("PAWNDEX_FOLD_WAIT")
+/// How long the end of a run waits for other connections: for readers that keep it from
+/// folding the log in, 30 s; for connections that keep the file in WAL mode, 5 s (they are
+/// often there to stay: an idle `sqlite3` shell, a `pawndex serve`). `PAWNDEX_FOLD_WAIT`
+/// seconds sets both (a testing knob, read in this one place).
+pub(super) fn fold_wait() -> Waits {
+    let set = std::env::var("PAWNDEX_FOLD_WAIT")
         .ok()
         .and_then(|s| s.trim().parse::<u64>().ok())
-        .map_or(Duration::from_secs(30), Duration::from_secs)
+        .map(Duration::from_secs);
+    Waits {
+        log: set.unwrap_or(Duration::from_secs(30)),
+        mode: set.unwrap_or(Duration::from_secs(5)),
+    }
+}
+
+/// The longest waits of [`fold`], for each thing other connections can keep it from doing.
+#[derive(Copy, Clone, Debug)]
+pub struct Waits {
+    pub log: Duration,
+    pub mode: Duration,
+}
+
+impl Waits {
+    /// The wait for `left`.
+    #[must_use]
+    pub fn of(self, left: Left) -> Duration {
+        match left {
+            Left::Log => self.log,
+            Left::WalMode => self.mode,
+        }
+    }
 }
 
 /// What other connections kept the end of a run from doing.
@@ -146,34 +170,36 @@ impl Left {
 /// Folds the write-ahead log into the database file (`PRAGMA wal_checkpoint(TRUNCATE)`, whose
 /// first column says whether readers kept it from finishing) and switches the file back to a
 /// rollback journal (`PRAGMA journal_mode = DELETE`, refused while another connection has it
-/// open). Retries each while other connections are in the way, for `wait` at most, calling
-/// `waiting` once when it starts to wait. `Ok(None)` when both are done, `Ok(Some(left))` when
-/// the time ran out; an error is an I/O error or a full disk.
+/// open). Retries each while other connections are in the way, for its wait in `waits` at
+/// most, calling `waiting` once for each when it starts to wait. `Ok(None)` when both are done,
+/// `Ok(Some(left))` when the time ran out; an error is an I/O error or a full disk.
 pub(super) fn fold(
     conn: &Connection,
-    wait: Duration,
-    waiting: impl FnOnce(Left),
+    waits: Waits,
+    waiting: impl FnMut(Left),
 ) -> Result<Option<Left>> {
     // Short waits inside SQLite, so that the loop decides how long to wait in all.
     conn.busy_timeout(Duration::from_millis(100))?;
-    let left = fold_until(conn, Instant::now() + wait, waiting);
+    let left = fold_until(conn, waits, waiting);
     conn.busy_timeout(Duration::from_secs(30))?;
     left
 }
 
 fn fold_until(
     conn: &Connection,
-    deadline: Instant,
-    waiting: impl FnOnce(Left),
+    waits: Waits,
+    mut waiting: impl FnMut(Left),
 ) -> Result<Option<Left>> {
-    let mut waiting = Some(waiting);
+    // For each thing waited for, when the wait ends.
+    let mut deadlines: [Option<Instant>; 2] = [None, None];
     // Whether to try again: false once the time is up.
     let mut again = |left: Left| {
-        if Instant::now() >= deadline {
+        let deadline = deadlines[left as usize].get_or_insert_with(|| {
+            waiting(left);
+            Instant::now() + waits.of(left)
+        });
+        if Instant::now() >= *deadline {
             return false;
-        }
-        if let Some(w) = waiting.take() {
-            w(left);
         }
         std::thread::sleep(Duration::from_millis(50));
         true
@@ -259,15 +285,23 @@ mod tests {
             .unwrap();
         writer.execute("INSERT INTO t VALUES (1)", []).unwrap();
         let mut heard = Vec::new();
-        let left = fold(&writer, Duration::ZERO, |l| heard.push(l)).unwrap();
+        let none = Waits {
+            log: Duration::ZERO,
+            mode: Duration::ZERO,
+        };
+        let left = fold(&writer, none, |l| heard.push(l)).unwrap();
         assert_eq!(left, Some(Left::Log));
-        assert!(heard.is_empty(), "no wait, no line");
+        assert_eq!(heard, [Left::Log]);
         reader.execute_batch("COMMIT").unwrap();
-        let left = fold(&writer, Duration::from_millis(200), |l| heard.push(l)).unwrap();
+        let short = Waits {
+            log: Duration::ZERO,
+            mode: Duration::from_millis(200),
+        };
+        let left = fold(&writer, short, |l| heard.push(l)).unwrap();
         assert_eq!(left, Some(Left::WalMode));
-        assert_eq!(heard, [Left::WalMode]);
+        assert_eq!(heard, [Left::Log, Left::WalMode]);
         drop(reader);
-        assert_eq!(fold(&writer, Duration::ZERO, |_| {}).unwrap(), None);
+        assert_eq!(fold(&writer, none, |_| {}).unwrap(), None);
         let mode: String = writer
             .query_row("PRAGMA journal_mode", [], |r| r.get(0))
             .unwrap();

@@ -176,6 +176,16 @@ impl std::fmt::Display for Unfolded {
 
 impl std::error::Error for Unfolded {}
 
+impl Unfolded {
+    /// Whether only the journal mode is left: every page is in the database file, which stays
+    /// in WAL mode (`pawndex index` warns and exits 0; `pawndex migrate`, whose work that is,
+    /// fails).
+    #[must_use]
+    pub fn only_wal_mode(&self) -> bool {
+        self.left == Left::WalMode
+    }
+}
+
 /// Whether an error is a failed write: `Some(true)` for a full disk (SQLITE_FULL, which is also
 /// what SQLite's page limit gives, or a full temporary directory), `Some(false)` for an I/O error
 /// while writing, `None` for anything else.
@@ -1233,11 +1243,11 @@ impl Writer {
         // one file that opens from a read-only directory or medium. Readers may be in the
         // way: the fold waits for them, within reason, and says so.
         let db = self.conn.path().unwrap_or("the database").to_owned();
-        let wait = checkpoint::fold_wait();
-        let r = checkpoint::fold(&self.conn, wait, |left| {
+        let waits = checkpoint::fold_wait();
+        let r = checkpoint::fold(&self.conn, waits, |left| {
             eprintln!(
                 "pawndex: waiting up to {} s for {} of {db}, to fold its write-ahead log in",
-                wait.as_secs(),
+                waits.of(left).as_secs(),
                 left.waiting_for()
             );
         });
@@ -1257,7 +1267,7 @@ impl Writer {
                 wal_bytes: std::fs::metadata(format!("{db}-wal")).map_or(0, |m| m.len()),
                 db,
                 left,
-                waited: wait,
+                waited: waits.of(left),
             }
             .into());
         }
