@@ -161,7 +161,10 @@ fn a_reader_that_stays_leaves_the_log_unfolded_and_says_so() {
     );
     assert!(
         stderr.contains(&format!("the log {d}-wal holds"))
-            && stderr.contains(&format!("MiB not yet folded into {d}: a reader"))
+            && stderr.contains(&format!(
+                "MiB not yet folded into {d}: a reader (another process or connection, pid {})",
+                std::process::id()
+            ))
             && stderr.contains(&format!("run `pawndex migrate --db {d}`")),
         "{stderr}"
     );

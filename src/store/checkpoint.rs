@@ -167,6 +167,38 @@ impl Left {
     }
 }
 
+/// The other processes holding a lock on the shared-memory file of `db` (`DB-shm`, which every
+/// connection in WAL mode locks: a reader a range for its snapshot, any open connection one
+/// byte), read from Linux's `/proc/locks`; empty where that cannot be read. For the message
+/// that names who kept the log from being folded in.
+#[must_use]
+pub fn shm_holders(db: &str) -> Vec<u32> {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(meta) = std::fs::metadata(format!("{db}-shm")) else {
+        return Vec::new();
+    };
+    let Ok(locks) = std::fs::read_to_string("/proc/locks") else {
+        return Vec::new();
+    };
+    // `1: POSIX  ADVISORY  READ 1234 fe:00:5456948 128 128`: the pid, then the device as
+    // major:minor (hex) and the inode.
+    let inode = format!(":{}", meta.ino());
+    let me = std::process::id();
+    let mut pids: Vec<u32> = locks
+        .lines()
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let at = fields.iter().position(|f| *f == "POSIX")?;
+            let pid = fields.get(at + 3)?.parse::<u32>().ok()?;
+            fields.get(at + 4)?.ends_with(&inode).then_some(pid)
+        })
+        .filter(|&pid| pid != me)
+        .collect();
+    pids.sort_unstable();
+    pids.dedup();
+    pids
+}
+
 /// Folds the write-ahead log into the database file (`PRAGMA wal_checkpoint(TRUNCATE)`, whose
 /// first column says whether readers kept it from finishing) and switches the file back to a
 /// rollback journal (`PRAGMA journal_mode = DELETE`, refused while another connection has it

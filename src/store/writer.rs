@@ -146,17 +146,31 @@ pub struct Unfolded {
     /// Bytes of the log when the run gave up.
     wal_bytes: u64,
     waited: std::time::Duration,
+    /// The processes that held the log's shared memory when the run gave up (not known
+    /// everywhere: [`checkpoint::shm_holders`]).
+    holders: Vec<u32>,
 }
 
 impl std::fmt::Display for Unfolded {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let db = &self.db;
         let waited = self.waited.as_secs();
+        let pids = match self.holders.as_slice() {
+            [] => "pid unknown".to_owned(),
+            [one] => format!("pid {one}"),
+            many => format!(
+                "pids {}",
+                many.iter()
+                    .map(u32::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
         match self.left {
             Left::Log => write!(
                 f,
                 "the log {db}-wal holds {:.1} MiB not yet folded into {db}: a reader (another \
-                 process or connection, pid unknown) kept a read transaction open for the \
+                 process or connection, {pids}) kept a read transaction open for the \
                  {waited} s this run waited. Every game is committed and readers see them all, \
                  but {db} alone is not the whole database (copy or move it with its -wal); run \
                  `pawndex migrate --db {db}` once the reader has finished, to fold the log in",
@@ -165,7 +179,7 @@ impl std::fmt::Display for Unfolded {
             Left::WalMode => write!(
                 f,
                 "{db} holds every game, but stays in write-ahead-log mode: another connection \
-                 (another process, pid unknown) kept it open for the {waited} s this run \
+                 (another process or connection, {pids}) kept it open for the {waited} s this run \
                  waited, so it could not switch back to a rollback journal, and a read-only \
                  folder cannot open it; run `pawndex migrate --db {db}` once that connection \
                  has closed"
@@ -1264,6 +1278,7 @@ impl Writer {
         }
         if let Some(left) = left {
             return Err(Unfolded {
+                holders: checkpoint::shm_holders(&db),
                 wal_bytes: std::fs::metadata(format!("{db}-wal")).map_or(0, |m| m.len()),
                 db,
                 left,
