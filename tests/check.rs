@@ -199,6 +199,52 @@ fn a_flipped_byte_in_a_game_list_is_found() {
     expect_problems(&run, &[&format!("set_games: set {set}: "), "the runs give"]);
 }
 
+/// A byte of game 2's moves flipped in place (the issue's byte 16146 of the sample database:
+/// 0xbd -> 0xbc, move 32 becomes illegal): SQLite's checks and the runs cannot see it, the
+/// games' hash does, and the replay names the move.
+#[test]
+fn a_flipped_byte_in_a_games_moves_is_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = fresh(dir.path());
+    let conn = Connection::open(&db).unwrap();
+    let mut moves: Vec<u8> = conn
+        .query_row("SELECT moves FROM games WHERE id = 2", [], |r| r.get(0))
+        .unwrap();
+    moves[62] ^= 0x01;
+    conn.execute("UPDATE games SET moves = ?1 WHERE id = 2", [&moves])
+        .unwrap();
+    drop(conn);
+    let run = check(&db);
+    expect_problems(
+        &run,
+        &[
+            "games: game 2: stored move 32",
+            "is not legal",
+            "games.hash",
+        ],
+    );
+}
+
+/// Moves that still replay (game 3's moves given to game 4) and a changed Black tag: each is
+/// found, naming its game.
+#[test]
+fn changed_moves_or_tags_of_a_game_are_found() {
+    damaged(
+        "UPDATE games SET moves = (SELECT moves FROM games WHERE id = 3),
+                          plies = (SELECT plies FROM games WHERE id = 3) WHERE id = 4",
+        &["games: game 4: ", "games.hash does not match"],
+    );
+    let run = damaged(
+        "UPDATE games SET black = 'Somebody Else' WHERE id = 5",
+        &["games: game 5: its tags", "games.hash does not match"],
+    );
+    assert_eq!(run.stdout.lines().count(), 2, "{}", run.stdout);
+    damaged(
+        "UPDATE games SET date = '1999.??.??' WHERE id = 1",
+        &["games: game 1: its tags"],
+    );
+}
+
 #[test]
 fn an_unterminated_game_list_is_found() {
     damaged(

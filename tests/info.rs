@@ -417,3 +417,41 @@ fn listing(dir: &Path) -> Vec<String> {
     names.sort();
     names
 }
+
+/// A first run killed before it created the schema leaves an empty file: a 0-byte one (the
+/// indexing lock creates the file first), or a SQLite header in WAL mode and no table. `info`
+/// and `check` say that a first `pawndex index` was interrupted and that running it again
+/// finishes it; and that run does.
+#[test]
+fn an_empty_file_left_by_an_interrupted_first_run_says_what_finishes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let zero = dir.path().join("zero.db");
+    std::fs::write(&zero, b"").unwrap();
+    let schemaless = dir.path().join("schemaless.db");
+    let conn = Connection::open(&schemaless).unwrap();
+    conn.pragma_update(None, "page_size", 8192).unwrap();
+    conn.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))
+        .unwrap();
+    drop(conn);
+    for db in [&zero, &schemaless] {
+        let d = db.to_str().unwrap();
+        for cmd in ["info", "check"] {
+            let run = pawndex(&[cmd, "--db", d]);
+            run.expect_code(1, cmd);
+            assert!(
+                run.stderr
+                    .contains(&format!("{d} is empty: it holds no pawndex tables yet"))
+                    && run
+                        .stderr
+                        .contains("A first `pawndex index` interrupted before it created them")
+                    && run
+                        .stderr
+                        .contains(&format!("run `pawndex index --db {d} GAMES.pgn`")),
+                "{cmd}: {}",
+                run.stderr
+            );
+        }
+        index_files(db, &FILES[..1]);
+        assert_eq!(info_json(db)["games"], 12);
+    }
+}

@@ -110,6 +110,10 @@ pub fn run(args: IndexArgs) -> Result<i32> {
     if !read.quiet {
         eprint!("{}{}", summary.render(), end.render(summary.interrupted));
     }
+    if let End::Database(Some(unfolded)) = end {
+        // Every game is stored; what is left is said after the summary, with exit status 1.
+        return Err(unfolded);
+    }
     Ok(if summary.interrupted {
         EXIT_INTERRUPTED
     } else if summary.file_errors.is_empty() {
@@ -128,7 +132,9 @@ struct ParquetOutput {
 
 /// How a run ended for its destination: the last line of the end summary.
 enum End {
-    Database,
+    /// Into a database; with the error when readers kept the end from folding the log in
+    /// ([`store::Unfolded`]).
+    Database(Option<anyhow::Error>),
     /// Interrupted: the dataset files written were removed, nothing was published.
     Discarded,
     Published {
@@ -140,8 +146,8 @@ enum End {
 impl End {
     fn render(&self, interrupted: bool) -> String {
         match self {
-            End::Database if interrupted => "  interrupted: every game committed so far is stored; run the same command again to finish\n".to_owned(),
-            End::Database => String::new(),
+            End::Database(_) if interrupted => "  interrupted: every game committed so far is stored; run the same command again to finish\n".to_owned(),
+            End::Database(_) => String::new(),
             End::Discarded => "  interrupted: nothing was published (a dataset partition is written whole or not at all); run the same command again\n".to_owned(),
             End::Published { written, shard } => format!(
                 "  dataset: {} games, {} runs, {} rejects in {} file(s), {:.1} MB, shard {shard}\n",
@@ -177,7 +183,18 @@ fn to_database(
     let spinner = phase_spinner(read.quiet);
     let finished = writer.finish_with(false, |phase| spinner.set_message(phase.describe()));
     spinner.finish_and_clear();
-    finished?;
+    let unfolded = match finished {
+        Err(e)
+            if e.downcast_ref::<store::Unfolded>()
+                .is_some_and(store::Unfolded::only_wal_mode) =>
+        {
+            // Every page is in the database file: a warning, the run succeeded.
+            eprintln!("pawndex: warning: {e}");
+            None
+        }
+        Err(e) if e.is::<store::Unfolded>() => Some(e),
+        other => other.map(|()| None)?,
+    };
     if std::env::var_os("PAWNDEX_TIMINGS").is_some() {
         eprintln!(
             "timings: load {:.1} s, finish {:.1} s; copies not replayed: {}",
@@ -188,7 +205,7 @@ fn to_database(
     }
     summary.interrupted = stop.load(Ordering::Relaxed);
     summary.elapsed = start.elapsed();
-    Ok((summary, End::Database))
+    Ok((summary, End::Database(unfolded)))
 }
 
 /// Runs the pipeline into a dataset; an interrupted run publishes nothing.

@@ -59,6 +59,10 @@ fn human_bytes(n: u64) -> String {
 fn state_line(info: &Info) -> String {
     let games = |n: i64| format!("{} game{}", thousands(n), if n == 1 { "" } else { "s" });
     match info.state() {
+        State::Complete if info.unfolded() => format!(
+            "complete, but not yet one self-contained file: run `{}` to fold the log in",
+            info.to_run().unwrap_or_default()
+        ),
         State::Complete => "complete".to_owned(),
         State::Tail(n) => format!(
             "complete; {} in the unmerged tail (by design: reads take them from the runs; \
@@ -90,12 +94,17 @@ fn table(info: &Info) -> String {
         thousands(info.bytes as i64)
     );
     if info.wal_bytes > 0 {
+        let whose = if info.indexing {
+            "a `pawndex index` is writing now"
+        } else {
+            "not folded into the database"
+        };
         size += &format!(
-            " + {} write-ahead log (a run is writing, or was killed)",
+            " + {} write-ahead log ({whose})",
             human_bytes(info.wal_bytes)
         );
     }
-    let facts = [
+    let mut facts = vec![
         ("database", info.db.display().to_string()),
         ("size", size),
         (
@@ -116,6 +125,9 @@ fn table(info: &Info) -> String {
         ("structures", structures_line(info)),
         ("rejected", thousands(info.rejected)),
     ];
+    if info.unfolded() {
+        facts.insert(3, ("log", log_line(info)));
+    }
     let mut s = String::new();
     for (name, value) in facts {
         s += &format!("{name:<10}  {value}\n");
@@ -146,6 +158,26 @@ fn table(info: &Info) -> String {
         s += &columns(["rejected by reason", "games"], &rows);
     }
     s
+}
+
+/// The `log` line of a database whose write-ahead log the last run left unfolded.
+fn log_line(info: &Info) -> String {
+    let db = info.db.display();
+    if info.wal_bytes > 0 {
+        format!(
+            "{db}-wal holds {} not yet folded into the database (a reader kept it open when \
+             the last run ended, or the run was killed): copy or move the database with its \
+             -wal, a read-only folder cannot open it; run `pawndex migrate --db {db}` to fold it \
+             in",
+            human_bytes(info.wal_bytes)
+        )
+    } else {
+        format!(
+            "the database is still in write-ahead-log mode (another connection had it open \
+             when the last run ended, or the run was killed): a read-only folder cannot open \
+             it; run `pawndex migrate --db {db}` to switch it back to one self-contained file"
+        )
+    }
 }
 
 /// The named structures and whether they follow the catalogue in force.

@@ -16,8 +16,32 @@ pub struct MigrateArgs {
 }
 
 pub fn run(args: MigrateArgs) -> Result<i32> {
-    let (before, merged) = crate::store::upgrade(&args.db)?;
+    let done = crate::store::upgrade(&args.db)?;
+    let (before, merged) = (done.before, done.merged);
     let now = crate::store::SCHEMA_VERSION;
+    let db = args.db.display();
+    if let Some(bytes) = done.rolled_back {
+        eprintln!(
+            "pawndex: played back {db}-journal ({bytes} bytes), the rollback journal an \
+             interrupted run left: {db} is as its last commit left it"
+        );
+    }
+    match done.folded {
+        Some(0) => eprintln!(
+            "pawndex: switched {db} from write-ahead-log mode back to a rollback journal: it is \
+             one self-contained file again"
+        ),
+        Some(bytes) => eprintln!(
+            "pawndex: folded the write-ahead log {db}-wal ({}) into {db}: it is one \
+             self-contained file again",
+            if bytes < 1 << 20 {
+                format!("{:.1} KiB", bytes as f64 / 1024.0)
+            } else {
+                format!("{:.1} MiB", bytes as f64 / f64::from(1 << 20))
+            }
+        ),
+        None => {}
+    }
     if merged > 0 {
         let games = if merged == 1 { "game" } else { "games" };
         eprintln!("pawndex: {} {games} merged into the derived tables", merged);

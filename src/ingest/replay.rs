@@ -117,23 +117,13 @@ fn start_position(tags: &Tags) -> Result<(Chess, bool), (RejectCategory, String)
     Ok((pos, chess960))
 }
 
-/// FNV-1a over the bytes that make two games the same game.
+/// `games.hash` of a replayed game ([`crate::model::game::game_hash`]).
 fn game_hash(header: &Header, fen: Option<&str>, moves: &[u8]) -> i64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    let mut eat = |bytes: &[u8]| {
-        for &b in bytes {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(0x0000_0100_0000_01b3);
-        }
-        h ^= 0xff;
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    };
-    for t in header.roster() {
-        eat(t.unwrap_or("").as_bytes());
-    }
-    eat(fen.unwrap_or("").as_bytes());
-    eat(moves);
-    h as i64
+    crate::model::game::game_hash(
+        header.roster().map(|t| t.unwrap_or("").as_bytes()),
+        fen.unwrap_or("").as_bytes(),
+        moves,
+    )
 }
 
 /// The reject of `game`: its reason is the category's [`RejectCategory::reason_prefix`]

@@ -63,6 +63,29 @@ impl Header {
     }
 }
 
+/// `games.hash`: FNV-1a over the bytes that make two games the same game, each part closed by
+/// a separator byte: the seven-tag roster in PGN order (a missing tag as empty), the start
+/// position's FEN as stored (empty for the standard start) and the encoded moves. The writer
+/// finds duplicates by it; `pawndex check` recomputes it from each stored row.
+#[must_use]
+pub fn game_hash(roster: [&[u8]; 7], fen: &[u8], moves: &[u8]) -> i64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut eat = |bytes: &[u8]| {
+        for &b in bytes {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        h ^= 0xff;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    };
+    for t in roster {
+        eat(t);
+    }
+    eat(fen);
+    eat(moves);
+    h as i64
+}
+
 impl Tags {
     /// The header these tags make: the roster and ECO code as read, the Elos parsed.
     #[must_use]

@@ -17,6 +17,7 @@ pub fn to_json(info: &Info) -> serde_json::Value {
         "schema_version": info.schema_version,
         "bytes": info.bytes,
         "wal_bytes": info.wal_bytes,
+        "log_unfolded": info.unfolded(),
         "games": info.games,
         "plies": info.plies,
         "positions": info.positions(),

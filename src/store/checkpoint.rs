@@ -13,12 +13,17 @@
 //! If a checkpoint fails (a full disk, say), the thread ends and the writer turns its own
 //! automatic checkpoint back on; the run's last checkpoint, on the writer's connection, then
 //! reports what is wrong.
+//!
+//! At the end of a run, [`fold`] copies the whole log into the database and switches the file
+//! back to a rollback journal, waiting a bounded time for readers that keep either from
+//! happening, and says what is left when they do not go.
 
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use crossbeam_channel::{Sender, TrySendError, bounded};
-use rusqlite::{Connection, OpenFlags};
+use rusqlite::{Connection, ErrorCode, OpenFlags};
 
 /// The writer's automatic checkpoint when no thread does it (`store::open` sets the same).
 pub(super) const AUTOCHECKPOINT_PAGES: i64 = 4000;
@@ -107,6 +112,154 @@ impl Drop for Checkpointer {
     }
 }
 
+/// How long the end of a run waits for other connections: for readers that keep it from
+/// folding the log in, 30 s; for connections that keep the file in WAL mode, 5 s (they are
+/// often there to stay: an idle `sqlite3` shell, a `pawndex serve`). `PAWNDEX_FOLD_WAIT`
+/// seconds sets both (a testing knob, read in this one place).
+pub(super) fn fold_wait() -> Waits {
+    let set = std::env::var("PAWNDEX_FOLD_WAIT")
+        .ok()
+        .and_then(|s| s.trim().parse::<u64>().ok())
+        .map(Duration::from_secs);
+    Waits {
+        log: set.unwrap_or(Duration::from_secs(30)),
+        mode: set.unwrap_or(Duration::from_secs(5)),
+    }
+}
+
+/// The longest waits of [`fold`], for each thing other connections can keep it from doing.
+#[derive(Copy, Clone, Debug)]
+pub struct Waits {
+    pub log: Duration,
+    pub mode: Duration,
+}
+
+impl Waits {
+    /// The wait for `left`.
+    #[must_use]
+    pub fn of(self, left: Left) -> Duration {
+        match left {
+            Left::Log => self.log,
+            Left::WalMode => self.mode,
+        }
+    }
+}
+
+/// What other connections kept the end of a run from doing.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Left {
+    /// The log still holds commits not copied into the database file: a reader kept a read
+    /// transaction open on a snapshot older than the last commit.
+    Log,
+    /// Everything is in the database file, but it stays in WAL mode: another connection kept
+    /// the database open (an idle `sqlite3` shell, a `pawndex serve`), and leaving WAL mode
+    /// needs the only connection.
+    WalMode,
+}
+
+impl Left {
+    /// What the run waits for, for the line it prints when it starts waiting.
+    pub fn waiting_for(self) -> &'static str {
+        match self {
+            Left::Log => "a reader to end its read transaction",
+            Left::WalMode => "the other connections to close it",
+        }
+    }
+}
+
+/// The other processes holding a lock on the shared-memory file of `db` (`DB-shm`, which every
+/// connection in WAL mode locks: a reader a range for its snapshot, any open connection one
+/// byte), read from Linux's `/proc/locks`; empty where that cannot be read. For the message
+/// that names who kept the log from being folded in.
+#[must_use]
+pub fn shm_holders(db: &str) -> Vec<u32> {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(meta) = std::fs::metadata(format!("{db}-shm")) else {
+        return Vec::new();
+    };
+    let Ok(locks) = std::fs::read_to_string("/proc/locks") else {
+        return Vec::new();
+    };
+    // `1: POSIX  ADVISORY  READ 1234 fe:00:5456948 128 128`: the pid, then the device as
+    // major:minor (hex) and the inode.
+    let inode = format!(":{}", meta.ino());
+    let me = std::process::id();
+    let mut pids: Vec<u32> = locks
+        .lines()
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let at = fields.iter().position(|f| *f == "POSIX")?;
+            let pid = fields.get(at + 3)?.parse::<u32>().ok()?;
+            fields.get(at + 4)?.ends_with(&inode).then_some(pid)
+        })
+        .filter(|&pid| pid != me)
+        .collect();
+    pids.sort_unstable();
+    pids.dedup();
+    pids
+}
+
+/// Folds the write-ahead log into the database file (`PRAGMA wal_checkpoint(TRUNCATE)`, whose
+/// first column says whether readers kept it from finishing) and switches the file back to a
+/// rollback journal (`PRAGMA journal_mode = DELETE`, refused while another connection has it
+/// open). Retries each while other connections are in the way, for its wait in `waits` at
+/// most, calling `waiting` once for each when it starts to wait. `Ok(None)` when both are done,
+/// `Ok(Some(left))` when the time ran out; an error is an I/O error or a full disk.
+pub(super) fn fold(
+    conn: &Connection,
+    waits: Waits,
+    waiting: impl FnMut(Left),
+) -> Result<Option<Left>> {
+    // Short waits inside SQLite, so that the loop decides how long to wait in all.
+    conn.busy_timeout(Duration::from_millis(100))?;
+    let left = fold_until(conn, waits, waiting);
+    conn.busy_timeout(Duration::from_secs(30))?;
+    left
+}
+
+fn fold_until(
+    conn: &Connection,
+    waits: Waits,
+    mut waiting: impl FnMut(Left),
+) -> Result<Option<Left>> {
+    // For each thing waited for, when the wait ends.
+    let mut deadlines: [Option<Instant>; 2] = [None, None];
+    // Whether to try again: false once the time is up.
+    let mut again = |left: Left| {
+        let deadline = deadlines[left as usize].get_or_insert_with(|| {
+            waiting(left);
+            Instant::now() + waits.of(left)
+        });
+        if Instant::now() >= *deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+        true
+    };
+    loop {
+        let busy: i64 = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0))?;
+        if busy == 0 {
+            break;
+        }
+        if !again(Left::Log) {
+            return Ok(Some(Left::Log));
+        }
+    }
+    loop {
+        match conn.query_row("PRAGMA journal_mode = DELETE", [], |r| {
+            r.get::<_, String>(0)
+        }) {
+            Ok(mode) if !mode.eq_ignore_ascii_case("wal") => return Ok(None),
+            Ok(_) => {}
+            Err(e) if e.sqlite_error_code() == Some(ErrorCode::DatabaseBusy) => {}
+            Err(e) => return Err(e.into()),
+        }
+        if !again(Left::WalMode) {
+            return Ok(Some(Left::WalMode));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -145,6 +298,46 @@ mod tests {
             .query_row("SELECT count(*) FROM t", [], |r| r.get(0))
             .unwrap();
         assert_eq!(rows, 3);
+    }
+
+    /// A reader holding a snapshot keeps the log from being folded in; an idle connection keeps
+    /// the file in WAL mode; with neither, both are done.
+    #[test]
+    fn fold_says_what_other_connections_left() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f.db");
+        let writer = Connection::open(&path).unwrap();
+        writer
+            .query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))
+            .unwrap();
+        writer.execute_batch("CREATE TABLE t (x)").unwrap();
+        let reader = Connection::open(&path).unwrap();
+        reader
+            .execute_batch("BEGIN; SELECT count(*) FROM t;")
+            .unwrap();
+        writer.execute("INSERT INTO t VALUES (1)", []).unwrap();
+        let mut heard = Vec::new();
+        let none = Waits {
+            log: Duration::ZERO,
+            mode: Duration::ZERO,
+        };
+        let left = fold(&writer, none, |l| heard.push(l)).unwrap();
+        assert_eq!(left, Some(Left::Log));
+        assert_eq!(heard, [Left::Log]);
+        reader.execute_batch("COMMIT").unwrap();
+        let short = Waits {
+            log: Duration::ZERO,
+            mode: Duration::from_millis(200),
+        };
+        let left = fold(&writer, short, |l| heard.push(l)).unwrap();
+        assert_eq!(left, Some(Left::WalMode));
+        assert_eq!(heard, [Left::Log, Left::WalMode]);
+        drop(reader);
+        assert_eq!(fold(&writer, none, |_| {}).unwrap(), None);
+        let mode: String = writer
+            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(mode, "delete");
     }
 
     /// Only a database file in WAL mode gets a thread; the others are left as they are.

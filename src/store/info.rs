@@ -45,10 +45,12 @@ pub enum State {
 pub struct Info {
     pub db: PathBuf,
     pub schema_version: i64,
-    /// Bytes of the database file, and of its write-ahead log when a run is writing or was
-    /// killed.
+    /// Bytes of the database file, and of its write-ahead log when a run is writing, was
+    /// killed, or ended while a reader kept the log from being folded in.
     pub bytes: u64,
     pub wal_bytes: u64,
+    /// The database header says WAL mode (a finished run leaves a rollback journal).
+    pub wal_mode: bool,
     pub games: i64,
     pub plies: i64,
     pub pawn_sets: i64,
@@ -88,11 +90,20 @@ impl Info {
         self.plies + self.games
     }
 
-    /// What to run to finish an interrupted database, if it is one.
+    /// Whether the last run left the write-ahead log unfolded: no run writes now, yet the log
+    /// holds pages or the file is still in WAL mode (a reader kept the run's end from folding
+    /// it in, or the run was killed). `pawndex migrate` folds it in.
+    #[must_use]
+    pub fn unfolded(&self) -> bool {
+        !self.indexing && (self.wal_bytes > 0 || self.wal_mode)
+    }
+
+    /// What to run to finish an interrupted database or fold its log in, if either is needed.
     #[must_use]
     pub fn to_run(&self) -> Option<String> {
         match self.state() {
             State::Unfinished(_) => Some(format!("pawndex migrate --db {}", self.db.display())),
+            _ if self.unfolded() => Some(format!("pawndex migrate --db {}", self.db.display())),
             _ => None,
         }
     }
@@ -127,16 +138,12 @@ pub fn snapshot(conn: &Connection, db: &Path) -> Result<Info> {
     }
     let sources: Vec<Source> = sources.into_values().collect();
     let reasons = rejects_by_reason(conn)?;
-    let wal = {
-        let mut name = db.as_os_str().to_owned();
-        name.push("-wal");
-        PathBuf::from(name)
-    };
     Ok(Info {
         db: db.to_owned(),
         schema_version: one("PRAGMA user_version")?,
         bytes: std::fs::metadata(db).map_or(0, |m| m.len()),
-        wal_bytes: std::fs::metadata(wal).map_or(0, |m| m.len()),
+        wal_bytes: super::wal_bytes(db),
+        wal_mode: super::in_wal_mode(db),
         games: sources.iter().map(|s| s.games).sum(),
         plies: sources.iter().map(|s| s.plies).sum(),
         // Ids are never reused or deleted: the largest is the count, read from the end of the

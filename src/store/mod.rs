@@ -40,7 +40,7 @@ use anyhow::{Context, Result, bail};
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
 pub use derive::{SetAggregate, TAIL_MAX_GAMES, decode_games, lag, tail_sets};
-pub use writer::{WriteFailed, Writer};
+pub use writer::{Unfolded, WriteFailed, Writer};
 
 /// A way of reading forced from outside, for tests and measurements: `PAWNDEX_PLAN=scan`
 /// (scan the runs, never the game lists or the top-sets shortcut) or `PAWNDEX_PLAN=lists`
@@ -84,14 +84,93 @@ fn schema_version(conn: &Connection) -> Result<i64> {
     Ok(conn.query_row("PRAGMA user_version", [], |r| r.get(0))?)
 }
 
+/// A file beside the database: `path` with `suffix` (`-wal`, `-journal`) appended.
+fn beside(path: &Path, suffix: &str) -> std::path::PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(suffix);
+    name.into()
+}
+
+/// Bytes of the write-ahead log beside `path` (0 when there is none).
+#[must_use]
+pub fn wal_bytes(path: &Path) -> u64 {
+    std::fs::metadata(beside(path, "-wal")).map_or(0, |m| m.len())
+}
+
+/// Whether the database header says WAL mode (its read and write versions, bytes 18 and 19,
+/// are 2): then SQLite opens it only with its `-wal` and `-shm` beside it, which it must be
+/// able to create or update. Reads 20 bytes, writes nothing.
+#[must_use]
+pub fn in_wal_mode(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; 20];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .is_ok_and(|()| &head[..16] == SQLITE_MAGIC && head[18] == 2 && head[19] == 2)
+}
+
+/// The first 8 bytes of a rollback journal that holds pages to play back.
+const JOURNAL_MAGIC: [u8; 8] = [0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7];
+
+/// The rollback journal a killed writer left beside `path` (a "hot journal": non-empty, with a
+/// valid header), and its size. SQLite plays it back (restoring the last commit) when a
+/// connection that may write opens the database; a read-only one cannot. Reads 8 bytes.
+#[must_use]
+pub fn hot_journal(path: &Path) -> Option<u64> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(beside(path, "-journal")).ok()?;
+    let len = f.metadata().ok()?.len();
+    let mut head = [0u8; 8];
+    f.read_exact(&mut head).ok()?;
+    (head == JOURNAL_MAGIC).then_some(len)
+}
+
+/// What a failed first read of the database at `path` means, in words that say what to do:
+/// a hot journal left by a killed run, a database still in WAL mode in a folder where SQLite
+/// cannot open its log, a file that is not SQLite, or else the cause as SQLite gives it.
+fn open_failure(path: &Path, e: rusqlite::Error) -> anyhow::Error {
+    let db = path.display();
+    let code = e.sqlite_error().map(|f| (f.code, f.extended_code));
+    let read_only = matches!(code, Some((rusqlite::ErrorCode::ReadOnly, _)));
+    // SQLITE_READONLY_ROLLBACK: a hot journal this read-only connection cannot play back.
+    if let Some(bytes) = hot_journal(path)
+        && (read_only || code.is_some_and(|(_, x)| x == rusqlite::ffi::SQLITE_READONLY_ROLLBACK))
+    {
+        return anyhow::anyhow!(
+            "{db} was left mid-write by an interrupted run: its rollback journal {db}-journal \
+             ({bytes} bytes) must be played back before the database can be read, and this \
+             command only reads; run `pawndex migrate --db {db}` (or the `pawndex index` \
+             command again), which plays it back to the last commit"
+        );
+    }
+    let cannot_open = read_only || matches!(code, Some((rusqlite::ErrorCode::CannotOpen, _)));
+    if cannot_open && in_wal_mode(path) {
+        let wal = wal_bytes(path);
+        let log = if wal > 0 {
+            format!(" with its log {db}-wal ({wal} bytes) beside it")
+        } else {
+            String::new()
+        };
+        return anyhow::anyhow!(
+            "{db} is still in write-ahead-log mode{log} (a `pawndex index` ended while another \
+             connection had it open, or was killed), and SQLite cannot open it here: it must \
+             create or update {db}-shm beside it, which a read-only folder does not allow; run \
+             `pawndex migrate --db {db}` where the folder is writable, which folds the log in \
+             and leaves one self-contained file ({e})"
+        );
+    }
+    if matches!(code, Some((rusqlite::ErrorCode::NotADatabase, _))) {
+        return anyhow::Error::new(e)
+            .context(format!("{db} is not a SQLite database (or is damaged)"));
+    }
+    anyhow::Error::new(e).context(format!("cannot read database {db}"))
+}
+
 /// Checks that an opened file is a pawndex database this binary understands.
 fn check_pawndex(conn: &Connection, path: &Path) -> Result<i64> {
-    let version = schema_version(conn).with_context(|| {
-        format!(
-            "{} is not a SQLite database (or is damaged)",
-            path.display()
-        )
-    })?;
+    let version = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .map_err(|e| open_failure(path, e))?;
     let tables: i64 = conn.query_row(
         "SELECT count(*) FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%'",
         [],
@@ -344,7 +423,14 @@ pub fn open_read_only(path: &Path) -> Result<Connection> {
     conn.busy_timeout(std::time::Duration::from_secs(30))?;
     let version = check_pawndex(&conn, path)?;
     if version == 0 {
-        bail!("{} is empty, not a pawndex database", path.display());
+        // No table at all (`check_pawndex` refuses a SQLite file with tables of its own).
+        bail!(
+            "{} is empty: it holds no pawndex tables yet. A first `pawndex index` interrupted \
+             before it created them leaves such a file; run `pawndex index --db {} GAMES.pgn` \
+             to fill it",
+            path.display(),
+            path.display()
+        );
     }
     if version < SCHEMA_VERSION {
         bail!(
@@ -356,14 +442,37 @@ pub fn open_read_only(path: &Path) -> Result<Connection> {
     Ok(conn)
 }
 
+/// What `pawndex migrate` did ([`upgrade`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Upgraded {
+    /// The schema version found.
+    pub before: i64,
+    /// Games merged into the derived tables.
+    pub merged: i64,
+    /// The bytes of the write-ahead log folded into the database, when the database was left
+    /// in WAL mode (by a reader at the end of a run, or a kill).
+    pub folded: Option<u64>,
+    /// The bytes of the rollback journal an interrupted run left, played back.
+    pub rolled_back: Option<u64>,
+}
+
 /// Upgrades a database to the current schema, finishes any derived work an interrupted run
-/// left and merges the unmerged tail (`pawndex migrate`). Returns the schema version found
-/// before and the games merged into the derived tables.
-pub fn upgrade(path: &Path) -> Result<(i64, i64)> {
+/// left, merges the unmerged tail, plays back a journal a killed run left and folds in a log a
+/// reader kept unfolded (`pawndex migrate`).
+pub fn upgrade(path: &Path) -> Result<Upgraded> {
     if !existing_sqlite(path)? {
         bail!("database {} does not exist", path.display());
     }
     let _lock = lock_for_indexing(path)?;
+    // Under the lock no run writes: a journal is a killed run's. A connection that may write
+    // plays it back at its first read.
+    let rolled_back = hot_journal(path);
+    if rolled_back.is_some() {
+        Connection::open(path)
+            .and_then(|c| c.query_row("PRAGMA user_version", [], |r| r.get::<_, i64>(0)))
+            .map_err(|e| open_failure(path, e))?;
+    }
+    let folded = in_wal_mode(path).then(|| wal_bytes(path));
     let before = {
         let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)?;
         check_pawndex(&conn, path)?
@@ -371,7 +480,12 @@ pub fn upgrade(path: &Path) -> Result<(i64, i64)> {
     let conn = open_for_writing(path)?;
     let merged = lag(&conn)?.pending();
     Writer::new(conn, false)?.finish(true)?;
-    Ok((before, merged))
+    Ok(Upgraded {
+        before,
+        merged,
+        folded,
+        rolled_back,
+    })
 }
 
 /// Settings for a reading command's connection: nothing can be written (`query_only`), pages

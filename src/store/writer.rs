@@ -11,7 +11,7 @@ use anyhow::Result;
 use rusqlite::{Connection, ErrorCode, OptionalExtension, ffi, params};
 
 use super::bulk_tree::{self, PageWriter, Record, Tree};
-use super::checkpoint::Checkpointer;
+use super::checkpoint::{self, Checkpointer, Left};
 use super::derive;
 use crate::model::features::{SIDE_FEATURE_COUNT, SideFeatures};
 use crate::model::game::{GameRecord, GameSummary, Reject};
@@ -64,8 +64,11 @@ pub enum Step {
     Storing,
     /// Building the derived tables (one transaction, rolled back): every game is stored.
     Deriving,
-    /// Planner statistics and the checkpoint, after the derived tables were committed.
+    /// Planner statistics, after the derived tables were committed.
     Finishing,
+    /// The last checkpoint: the write-ahead log folded into the database file, and the switch
+    /// back to a rollback journal. Everything is committed (in the log, at worst).
+    Folding,
 }
 
 /// A write of `pawndex index` (or `migrate`) that failed for lack of space, or on an I/O error:
@@ -94,6 +97,7 @@ impl std::fmt::Display for WriteFailed {
             Step::Storing => "storing games",
             Step::Deriving => "building the derived tables",
             Step::Finishing => "writing planner statistics",
+            Step::Folding => "folding the write-ahead log into the database",
         };
         let n = self.games;
         let games = if n == 1 { "game" } else { "games" };
@@ -103,6 +107,10 @@ impl std::fmt::Display for WriteFailed {
             Step::Finishing => {
                 format!("all {n} {games} and the derived tables are stored and safe")
             }
+            Step::Folding => format!(
+                "all {n} {games} and the derived tables are committed and safe (what is not yet \
+                 in {db} is in its log, {db}-wal: copy or move the two together)"
+            ),
         };
         let room = if self.full {
             "free space (on the disk of the database, and in the temporary directory, where \
@@ -114,7 +122,7 @@ impl std::fmt::Display for WriteFailed {
             Step::Storing => "run the same `pawndex index` command again (the games already \
                               stored are skipped)"
                 .to_owned(),
-            Step::Deriving | Step::Finishing => format!(
+            Step::Deriving | Step::Finishing | Step::Folding => format!(
                 "run `pawndex migrate --db {db}` to finish (the same `pawndex index` command \
                  again does too)"
             ),
@@ -127,6 +135,70 @@ impl std::fmt::Display for WriteFailed {
 }
 
 impl std::error::Error for WriteFailed {}
+
+/// The end of a run (of `pawndex index` or `migrate`) that other connections kept from folding
+/// the write-ahead log into the database, or from switching it back to a rollback journal,
+/// for as long as it waited: says what is left and what to run. Every game is committed.
+#[derive(Debug)]
+pub struct Unfolded {
+    db: String,
+    left: Left,
+    /// Bytes of the log when the run gave up.
+    wal_bytes: u64,
+    waited: std::time::Duration,
+    /// The processes that held the log's shared memory when the run gave up (not known
+    /// everywhere: [`checkpoint::shm_holders`]).
+    holders: Vec<u32>,
+}
+
+impl std::fmt::Display for Unfolded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let db = &self.db;
+        let waited = self.waited.as_secs();
+        let pids = match self.holders.as_slice() {
+            [] => "pid unknown".to_owned(),
+            [one] => format!("pid {one}"),
+            many => format!(
+                "pids {}",
+                many.iter()
+                    .map(u32::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        match self.left {
+            Left::Log => write!(
+                f,
+                "the log {db}-wal holds {:.1} MiB not yet folded into {db}: a reader (another \
+                 process or connection, {pids}) kept a read transaction open for the \
+                 {waited} s this run waited. Every game is committed and readers see them all, \
+                 but {db} alone is not the whole database (copy or move it with its -wal); run \
+                 `pawndex migrate --db {db}` once the reader has finished, to fold the log in",
+                self.wal_bytes as f64 / f64::from(1 << 20)
+            ),
+            Left::WalMode => write!(
+                f,
+                "{db} holds every game, but stays in write-ahead-log mode: another connection \
+                 (another process or connection, {pids}) kept it open for the {waited} s this run \
+                 waited, so it could not switch back to a rollback journal, and a read-only \
+                 folder cannot open it; run `pawndex migrate --db {db}` once that connection \
+                 has closed"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for Unfolded {}
+
+impl Unfolded {
+    /// Whether only the journal mode is left: every page is in the database file, which stays
+    /// in WAL mode (`pawndex index` warns and exits 0; `pawndex migrate`, whose work that is,
+    /// fails).
+    #[must_use]
+    pub fn only_wal_mode(&self) -> bool {
+        self.left == Left::WalMode
+    }
+}
 
 /// Whether an error is a failed write: `Some(true)` for a full disk (SQLITE_FULL, which is also
 /// what SQLite's page limit gives, or a full temporary directory), `Some(false)` for an I/O error
@@ -1181,12 +1253,19 @@ impl Writer {
         let statistics = start.elapsed();
         phase(FinishPhase::Checkpoint);
         let checkpoints = self.checkpointer.take().map(Checkpointer::stop);
-        let r = self
-            .conn
-            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
-            .optional()
-            .map_err(anyhow::Error::from);
-        self.explain(r, Step::Finishing)?;
+        // The log folded in and the file back to a rollback journal: the finished database is
+        // one file that opens from a read-only directory or medium. Readers may be in the
+        // way: the fold waits for them, within reason, and says so.
+        let db = self.conn.path().unwrap_or("the database").to_owned();
+        let waits = checkpoint::fold_wait();
+        let r = checkpoint::fold(&self.conn, waits, |left| {
+            eprintln!(
+                "pawndex: waiting up to {} s for {} of {db}, to fold its write-ahead log in",
+                waits.of(left).as_secs(),
+                left.waiting_for()
+            );
+        });
+        let left = self.explain(r, Step::Folding)?;
         if std::env::var_os("PAWNDEX_TIMINGS").is_some() {
             eprintln!(
                 "timings: last commit {:.1} s, derived tables {:.1} s, planner statistics {:.1} s, \
@@ -1197,11 +1276,16 @@ impl Writer {
                 (start.elapsed() - statistics).as_secs_f64()
             );
         }
-        // Back to a rollback journal: the finished database is one file that opens from a
-        // read-only directory or medium. A reader still open keeps it in WAL mode (busy).
-        let _ = self
-            .conn
-            .query_row("PRAGMA journal_mode = DELETE", [], |_| Ok(()));
+        if let Some(left) = left {
+            return Err(Unfolded {
+                holders: checkpoint::shm_holders(&db),
+                wal_bytes: std::fs::metadata(format!("{db}-wal")).map_or(0, |m| m.len()),
+                db,
+                left,
+                waited: waits.of(left),
+            }
+            .into());
+        }
         Ok(())
     }
 }
@@ -1583,6 +1667,8 @@ mod tests {
                 .query_row("PRAGMA integrity_check", [], |r| r.get(0))
                 .unwrap();
             assert_eq!(check, "ok");
+            // An open connection would keep the end of the run from leaving WAL mode.
+            drop(reader);
             writer.finish(true).unwrap();
         }
     }

@@ -1,11 +1,16 @@
-//! The game rows: `games` (ids, plies, moves), one `game_summary` row and at least one run per
-//! game, `ply_numbers` covering the longest game, and ids that do not run far past the rows.
+//! The game rows: `games` (ids, plies, moves, and the hash of the tags and moves each was indexed
+//! with), one `game_summary` row and at least one run per game, `ply_numbers` covering the
+//! longest game, and ids that do not run far past the rows.
+
+use std::borrow::Cow;
 
 use anyhow::Result;
 use rusqlite::Connection;
+use rusqlite::types::ValueRef;
 
-use super::{Kind, Report, offending, show};
-use crate::model::game::MAX_PLIES;
+use super::{Kind, Report, int, offending, show};
+use crate::model::game::{MAX_PLIES, game_hash};
+use crate::model::stored::{Cursor, StoredGame};
 
 /// Game ids are at most this (the derived tables hold them as 32-bit numbers).
 const MAX_GAME_ID: i64 = u32::MAX as i64;
@@ -14,6 +19,7 @@ const MAX_GAME_ID: i64 = u32::MAX as i64;
 pub(super) fn games(conn: &Connection, f: &mut Report) -> Result<i64> {
     let games: i64 = conn.query_row("SELECT count(*) FROM games", [], |r| r.get(0))?;
     game_rows(conn, f)?;
+    hashes(conn, f)?;
     summaries_and_runs(conn, f)?;
     ply_numbers(conn, f)?;
     Ok(games)
@@ -71,6 +77,75 @@ fn game_rows(conn: &Connection, f: &mut Report) -> Result<()> {
             })
         },
     )
+}
+
+/// Games whose stored roster (Event … Result), start position or moves no longer give the
+/// `hash` computed from them when they were indexed ([`game_hash`]): a damaged byte, or a row
+/// changed by hand. One pass over `games` in rowid order, hashing in place (FNV-1a, no copy of a
+/// text or blob); only the games described are replayed, to name an illegal move.
+fn hashes(conn: &Connection, f: &mut Report) -> Result<()> {
+    let mut st = conn.prepare(
+        "SELECT id, event, site, date, round, white, black, result, fen, moves, hash, chess960
+         FROM games ORDER BY id",
+    )?;
+    let mut rows = st.query([])?;
+    while let Some(r) = rows.next()? {
+        let mut parts: [Cow<'_, [u8]>; 9] = Default::default();
+        for (i, part) in parts.iter_mut().enumerate() {
+            *part = bytes(r.get_ref(i + 1)?);
+        }
+        let [event, site, date, round, white, black, result, fen, moves] = &parts;
+        let roster = [event, site, date, round, white, black, result].map(|p| &p[..]);
+        let stored = int(r.get_ref(10)?);
+        if stored == Some(game_hash(roster, fen, moves)) {
+            continue;
+        }
+        let text = if f.shows(Kind::GameHash) {
+            let id: i64 = r.get(0)?;
+            let game = StoredGame {
+                id,
+                fen: (!fen.is_empty()).then(|| String::from_utf8_lossy(fen).into_owned()),
+                chess960: int(r.get_ref(11)?).is_some_and(|c| c != 0),
+                moves: moves.to_vec(),
+                ..StoredGame::default()
+            };
+            hash_line(id, game, stored.is_none())
+        } else {
+            String::new()
+        };
+        f.problem(Kind::GameHash, || text);
+    }
+    Ok(())
+}
+
+/// The bytes a stored value was hashed from: a text or blob as it is, NULL as nothing (a
+/// missing tag, the standard start), any other value as its text (which cannot match).
+fn bytes(v: ValueRef<'_>) -> Cow<'_, [u8]> {
+    match v {
+        ValueRef::Text(t) | ValueRef::Blob(t) => Cow::Borrowed(t),
+        ValueRef::Null => Cow::Borrowed(&[]),
+        other => Cow::Owned(show(other).into_bytes()),
+    }
+}
+
+/// What is wrong with a game whose hash does not match: an illegal stored move when its moves
+/// do not replay, else the tags, start position or moves changed since it was indexed.
+fn hash_line(id: i64, game: StoredGame, no_hash: bool) -> String {
+    if no_hash {
+        return format!("games: game {id}: hash is not an integer");
+    }
+    let plies = game.plies();
+    let replayed = Cursor::new(game).and_then(|mut c| c.seek(plies).map(|_| ()));
+    match replayed {
+        Err(e) => format!(
+            "games: {e:#}: its moves differ from those it was indexed with (games.hash does \
+             not match)"
+        ),
+        Ok(()) => format!(
+            "games: game {id}: its tags (Event, Site, Date, Round, White, Black, Result), start \
+             position or moves differ from those it was indexed with (games.hash does not match)"
+        ),
+    }
 }
 
 /// A check of offending ids: its kind, the query for them, the line for one.

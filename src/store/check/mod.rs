@@ -10,7 +10,10 @@
 //!   game. Games above both (stored by a run that did not finish) are a *note* (an unfinished
 //!   database), not a problem; games above `through` only are the unmerged tail (by design).
 //! - `games`: ids in 1..=2^32-1 (the derived tables store them as 32-bit), `plies` an integer in
-//!   0..=16,384, `moves` two bytes per ply, one `game_summary` row each and at least one run;
+//!   0..=16,384, `moves` two bytes per ply, `hash` equal to
+//!   [`game_hash`](crate::model::game::game_hash) of the stored roster, FEN and moves (the
+//!   games described are replayed to name an illegal move), one `game_summary` row each and at
+//!   least one run;
 //!   `ply_numbers` holds 0..=the longest game (the view expands runs through it).
 //! - `pawn_sets`, streamed: ids in 1..2^31, side 0 or 1, no pawn on rank 1 or 8, at most 8
 //!   pawns, and the stored features equal
