@@ -26,6 +26,13 @@ impl ApiError {
         }
     }
 
+    pub fn forbidden(message: impl Into<String>) -> ApiError {
+        ApiError {
+            status: StatusCode::FORBIDDEN,
+            message: message.into(),
+        }
+    }
+
     pub fn not_found(message: impl Into<String>) -> ApiError {
         ApiError {
             status: StatusCode::NOT_FOUND,
