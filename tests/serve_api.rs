@@ -1033,3 +1033,51 @@ fn exports_nobody_reads_leave_the_other_requests_answered() {
         assert!(!buf[..n].ends_with(b"0\r\n\r\n"), "an export ended");
     }
 }
+
+#[test]
+fn statistics_that_would_make_too_many_groups_are_refused_in_words() {
+    let (_dir, db) = random_db(10_000);
+    let server = Server::start(&db, &[]);
+    // One group per position of every game: hundreds of thousands here, gigabytes on a big
+    // database. Refused (not built whole first), naming the parameter.
+    for format in ["json", "csv", "svg"] {
+        let (status, msg) = server.error(&format!("/api/stats?by=game_id,ply&format={format}"));
+        assert_eq!(status, 400, "{msg}");
+        assert!(
+            msg.starts_with("by=game_id,ply: these columns make more than 100,000 groups"),
+            "{msg}"
+        );
+    }
+    // The same question with fewer groups is answered.
+    let rows = server.json("/api/stats?by=ply_bucket")["rows"]
+        .as_array()
+        .unwrap()
+        .len();
+    assert!(rows > 1, "{rows}");
+    // The command line: the same refusal in its words (exit 2), above its own bound.
+    let (code, out, err) = pawndex(&[
+        "stats",
+        "--db",
+        &db,
+        "--by",
+        "game_id,ply",
+        "--max-groups",
+        "1000",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(out.is_empty(), "{out}");
+    assert!(
+        err.contains("--by game_id,ply: these columns make more than 1,000 groups"),
+        "{err}"
+    );
+    let (code, _, err) = pawndex(&[
+        "stats",
+        "--db",
+        &db,
+        "--by",
+        "ply_bucket",
+        "--max-groups",
+        "1000",
+    ]);
+    assert_eq!(code, 0, "{err}");
+}

@@ -13,6 +13,10 @@ use crate::model::report::Report;
 use crate::web::error::{ApiError, Params, short};
 use crate::web::pool::Work;
 
+/// The most groups (rows, bars) one request may make: more is no table or chart one reads,
+/// and `by=game_id,ply` on a big database would take gigabytes. More is a 400 saying so.
+pub const MAX_GROUPS: usize = 100_000;
+
 /// What `/api/stats` answers with.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Format {
@@ -131,6 +135,8 @@ pub fn answer(
         crate::output::chart::check(&query.by, kind)?;
     }
     let limit = work.limit.clone();
+    let stop_at = work.limit.clone();
+    let stop = move || stop_at.passed();
     let connect = move || -> Result<StatsDb> {
         let db = StatsDb::open(path)?;
         limit.install(db.connection());
@@ -143,6 +149,10 @@ pub fn answer(
         &connect,
         crate::engine::parallel::threads(None),
         &query,
+        engine::Bounds {
+            max_groups: MAX_GROUPS,
+            stop: &stop,
+        },
     )?;
     let mut csv = Vec::new();
     crate::output::stats::write_csv(&mut csv, &query, &groups)?;
