@@ -34,16 +34,21 @@ pub(crate) use usage;
 pub struct BadValue {
     /// The command line's flag (`--structure`).
     pub flag: &'static str,
-    /// The value as given (quoted by a face as it sees fit).
+    /// The value as given (empty when `why` quotes it).
     pub value: String,
     /// What is wrong with it, naming no flag.
     pub why: String,
 }
 
 impl fmt::Display for BadValue {
-    /// The command line's words: `--flag value: why`.
+    /// The command line's words: `--flag value: why`, or `--flag: why` when the words quote
+    /// the value themselves (`value` empty).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} {}: {}", self.flag, self.value, self.why)
+        if self.value.is_empty() {
+            write!(f, "{}: {}", self.flag, self.why)
+        } else {
+            write!(f, "{} {}: {}", self.flag, self.value, self.why)
+        }
     }
 }
 

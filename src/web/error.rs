@@ -61,12 +61,12 @@ impl From<anyhow::Error> for ApiError {
     fn from(e: anyhow::Error) -> ApiError {
         // A bad value names the request's parameter (the command line's flag is its own face).
         if let Some(b) = e.downcast_ref::<BadValue>() {
-            return ApiError::bad_request(format!(
-                "{}={}: {}",
-                param_of(b.flag),
-                short(&b.value),
-                b.why
-            ));
+            let param = param_of(b.flag);
+            return ApiError::bad_request(if b.value.is_empty() {
+                format!("{param}: {}", b.why)
+            } else {
+                format!("{param}={}: {}", short(&b.value), b.why)
+            });
         }
         if let Some(u) = e.downcast_ref::<UsageError>() {
             return ApiError::bad_request(u.0.clone());

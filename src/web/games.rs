@@ -54,8 +54,15 @@ pub fn filters(p: &Params) -> Result<Filters, ApiError> {
         structure_name: p.all("structure"),
         ply: p.get("ply").map(str::to_owned),
         result: p.all("result"),
+        // Any whole number: the range is `find`'s rule (engine::find), one for both faces.
         min_elo: match p.get("min_elo") {
-            Some(_) => Some(p.number("min_elo", 0, 0, 4000)? as i64),
+            Some(v) => Some(v.trim().parse::<i64>().map_err(|_| {
+                ApiError::bad_request(format!(
+                    "min_elo={}: not a whole number (give a rating from 0 to {})",
+                    short(v),
+                    crate::engine::find::MAX_ELO
+                ))
+            })?),
             None => None,
         },
         player: p.all("player"),
