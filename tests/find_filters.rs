@@ -296,6 +296,14 @@ fn a_filter_takes_at_most_100_values() {
         let ok: Vec<&str> = args[..1 + 2 * 100].to_vec();
         db.run("find", &ok).ok(&format!("find {flag} ×100"));
     }
+    // `stats` takes the same rule for a rating.
+    let out = db.run("stats", &["--by", "phase", "--min-elo", "99999"]);
+    out.expect(2, "stats --min-elo 99999");
+    assert!(
+        out.stderr.contains("--min-elo 99999: not a rating"),
+        "{}",
+        out.stderr
+    );
     // Names with commas count as one value each.
     let mut args = vec!["--count"];
     for _ in 0..100 {

@@ -670,6 +670,10 @@ fn bad_input_is_a_400_in_words_never_a_500() {
             "/api/games?min_elo=5000".to_owned(),
             "min_elo=5000: not a rating (give one from 0 to 4000)",
         ),
+        (
+            "/api/stats?by=phase&min_elo=5000".to_owned(),
+            "min_elo=5000: not a rating (give one from 0 to 4000)",
+        ),
         // The page's words: its parameters, never the command line's flags.
         (
             "/api/games?structure=nonexist".to_owned(),

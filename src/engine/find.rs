@@ -272,6 +272,19 @@ pub const MAX_VALUES: usize = 100;
 /// The highest rating `--min-elo` takes (no player has been rated above 2900).
 pub const MAX_ELO: i64 = 4000;
 
+/// Refuses a `--min-elo` outside 0 to [`MAX_ELO`] (`find`'s and `stats`', the command's and the
+/// server's: one rule).
+pub fn check_min_elo(elo: i64) -> Result<()> {
+    if (0..=MAX_ELO).contains(&elo) {
+        return Ok(());
+    }
+    Err(crate::model::bad_value(
+        "--min-elo",
+        elo.to_string(),
+        format!("not a rating (give one from 0 to {MAX_ELO})"),
+    ))
+}
+
 /// Refuses a filter given more than [`MAX_VALUES`] values.
 fn check_value_counts(args: &Filters) -> Result<()> {
     let lists: [(&'static str, &[String]); 13] = [
@@ -449,13 +462,7 @@ fn game_filters(args: &Filters, f: &mut Search) -> Result<()> {
     }
     f.games.extend(any_of(results));
     if let Some(elo) = args.min_elo {
-        if !(0..=MAX_ELO).contains(&elo) {
-            return Err(crate::model::bad_value(
-                "--min-elo",
-                elo.to_string(),
-                format!("not a rating (give one from 0 to {MAX_ELO})"),
-            ));
-        }
+        check_min_elo(elo)?;
         f.games.push(GameCond::MinElo(elo));
     }
     let texts: [TextFilter<'_>; 5] = [

@@ -79,8 +79,15 @@ pub fn ask(p: &Params) -> Result<Ask, ApiError> {
             .map_err(|why| ApiError::bad_request(format!("ply={}: {why}", short(range))))?;
         ask.ply = Some(PlyRange { first, last });
     }
-    if p.get("min_elo").is_some() {
-        ask.min_elo = Some(p.number("min_elo", 0, 0, 4000)? as i64);
+    if let Some(v) = p.get("min_elo") {
+        // Any whole number: the range is the engine's rule, one for both faces.
+        ask.min_elo = Some(v.trim().parse::<i64>().map_err(|_| {
+            ApiError::bad_request(format!(
+                "min_elo={}: not a whole number (give a rating from 0 to {})",
+                short(v),
+                crate::engine::find::MAX_ELO
+            ))
+        })?);
     }
     if p.get("top").is_some() {
         ask.top = Some(p.number("top", 0, 1, 100_000)? as usize);
