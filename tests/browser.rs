@@ -743,7 +743,10 @@ fn board_buttons_drag_and_paste(s: &Session) {
     );
     s.wait("the pasted FEN", || fen_in_url(s) == CARLSBAD);
     s.type_into("#fen-input", "8/8/8/8/8/8/8/8/8\n");
-    s.wait("the bad FEN refused", || s.text(".msg").contains("8 ranks"));
+    s.wait("the bad FEN refused", || {
+        s.text(".msg")
+            .contains("has 9 ranks (separated by /), not 8")
+    });
     assert_eq!(fen_in_url(s), CARLSBAD);
     s.wait("the name back", || {
         s.text("#structure-name").starts_with("Carlsbad")

@@ -13,7 +13,10 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+mod common;
+
 const BIN: &str = env!("CARGO_BIN_EXE_pawndex");
+const ROOT_DIR: &str = env!("CARGO_MANIFEST_DIR");
 
 /// A Carlsbad: White a2 b2 d4 e3 f2 g2 h2, Black a7 b7 c6 d5 f7 g7 h7.
 const CARLSBAD: &str = "8/pp3ppp/2p5/3p4/3P4/4P3/PP3PPP/8";
@@ -138,17 +141,33 @@ impl Response {
 }
 
 /// One HTTP/1.1 GET, the path sent as written.
+/// A `Host` header given in `headers` replaces the server's address; `("Host", "")` leaves the
+/// header out.
 fn request(addr: &str, path: &str, headers: &[(&str, &str)]) -> Response {
-    let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
-    let mut req = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
+    let mut req = format!("GET {path} HTTP/1.1\r\nConnection: close\r\n");
+    if !headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("host")) {
+        req += &format!("Host: {addr}\r\n");
+    }
     for (n, v) in headers {
-        req += &format!("{n}: {v}\r\n");
+        if !v.is_empty() {
+            req += &format!("{n}: {v}\r\n");
+        }
     }
     req += "\r\n";
+    send(addr, &req)
+}
+
+/// One request as written, and its answer.
+fn send(addr: &str, req: &str) -> Response {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
     s.write_all(req.as_bytes()).unwrap();
     let mut raw = Vec::new();
     s.read_to_end(&mut raw).unwrap();
+    parse_response(&raw)
+}
+
+fn parse_response(raw: &[u8]) -> Response {
     let split = raw
         .windows(4)
         .position(|w| w == b"\r\n\r\n")
@@ -401,7 +420,7 @@ fn game_pages_equal_find_and_exports_stream() {
     }
     let (status, msg) = server.error("/api/games?eco=Z99");
     assert_eq!(status, 400);
-    assert!(msg.contains("--eco Z99"), "{msg}");
+    assert!(msg.starts_with("eco=Z99: "), "{msg}");
     let (_, msg) = server.error("/api/games?structure=carlsbadd");
     assert!(msg.contains("did you mean carlsbad"), "{msg}");
 }
@@ -436,10 +455,22 @@ fn info_and_catalogue_equal_the_commands() {
     let (_dir, db) = sample_db();
     let server = Server::start(&db, &[]);
     let (_, out, _) = pawndex(&["info", "--db", &db, "--format", "json"]);
-    assert_eq!(
-        server.json("/api/info"),
-        serde_json::from_str::<Value>(&out).unwrap()
-    );
+    // The same object, but the files by their names only (no absolute path to a web page).
+    let mut cli = serde_json::from_str::<Value>(&out).unwrap();
+    assert!(cli["db"].as_str().unwrap().starts_with('/'));
+    cli["db"] = "sample.db".into();
+    for s in cli["sources"].as_array_mut().unwrap() {
+        let name = s["source"].as_str().unwrap();
+        s["source"] = Path::new(name)
+            .file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .into();
+    }
+    let api = server.json("/api/info");
+    assert_eq!(api, cli);
+    assert!(!api.to_string().contains(ROOT_DIR), "{api}");
 
     let (_, out, _) = pawndex(&["structures", "--db", &db, "--format", "json"]);
     let cli: Value = serde_json::from_str(&out).unwrap();
@@ -624,7 +655,45 @@ fn bad_input_is_a_400_in_words_never_a_500() {
         ),
         ("/api/info?x=1".to_owned(), "unknown parameter"),
         ("/api/games?limit=abc".to_owned(), "not a whole number"),
-        ("/api/games?ply=9..3".to_owned(), "--ply"),
+        ("/api/games?ply=9..3".to_owned(), "ply=9..3: "),
+        // A filter takes at most 100 values (1,000 made SQL deeper than SQLite takes: a 500).
+        (
+            format!("/api/games?{}", "white=quart&".repeat(1000)),
+            "white: 1000 values given; one filter takes at most 100",
+        ),
+        (
+            format!("/api/games?{}", "player=a&".repeat(999)),
+            "player: 999 values given",
+        ),
+        (
+            "/api/structure?fen=8/8/8/8/8/8/8/8/".to_owned(),
+            "fen: \"8/8/8/8/8/8/8/8/\" is not a valid FEN: the board part \"8/8/8/8/8/8/8/8/\" ends with a /",
+        ),
+        (
+            "/api/games?date=2020.13.45".to_owned(),
+            "date=2020.13.45: \"2020.13.45\" is no date: there is no month 13",
+        ),
+        (
+            "/api/games?min_elo=5000".to_owned(),
+            "min_elo=5000: not a rating (give one from 0 to 4000)",
+        ),
+        (
+            "/api/stats?by=phase&min_elo=5000".to_owned(),
+            "min_elo=5000: not a rating (give one from 0 to 4000)",
+        ),
+        // The page's words: its parameters, never the command line's flags.
+        (
+            "/api/games?structure=nonexist".to_owned(),
+            "structure=nonexist: unknown structure",
+        ),
+        (
+            "/api/stats?by=phase&fen=xx".to_owned(),
+            "fen: \"xx\" is not a valid FEN",
+        ),
+        (
+            "/api/games?result=2-0".to_owned(),
+            "result=2-0: expected 1-0",
+        ),
         (
             "/api/games/export?format=docx".to_owned(),
             "give pgn, fen or csv",
@@ -639,6 +708,10 @@ fn bad_input_is_a_400_in_words_never_a_500() {
         assert_eq!(status, 400, "{path}: {msg}");
         assert!(msg.contains(words), "{path}: {msg}");
         assert!(msg.len() < 1000, "{path}: the message quotes too much");
+        assert!(
+            !msg.contains("--"),
+            "{path}: a flag of the command line in {msg}"
+        );
     }
     let (status, msg) = server.error("/api/nothing");
     assert_eq!(status, 404);
@@ -1103,4 +1176,250 @@ fn board_of(white: u64, black: u64) -> String {
         }
     }
     out
+}
+
+/// Stops the server and returns what it wrote on standard error.
+fn stop_and_read_stderr(mut server: Server) -> String {
+    let _ = server.child.kill();
+    let mut err = String::new();
+    if let Some(mut e) = server.child.stderr.take() {
+        let _ = e.read_to_string(&mut err);
+    }
+    err
+}
+
+#[test]
+fn only_requests_naming_this_server_are_answered() {
+    let (_dir, db) = sample_db();
+    let server = Server::start(&db, &["--allow-host", "chess.local"]);
+    let port = server.addr.rsplit(':').next().unwrap().to_owned();
+    for host in [
+        format!("127.0.0.1:{port}"),
+        format!("localhost:{port}"),
+        format!("[::1]:{port}"),
+        format!("chess.local:{port}"),
+    ] {
+        let r = server.get_with("/api/info", &[("Host", &host)]);
+        assert_eq!(r.status, 200, "{host}: {}", r.text());
+    }
+    // DNS rebinding: a page of evil.example whose name now resolves to 127.0.0.1.
+    for host in [
+        format!("evil.example:{port}"),
+        "evil.example".to_owned(),
+        "localhost".to_owned(),
+        format!("localhost:{}", port.parse::<u16>().unwrap() ^ 1),
+    ] {
+        for path in ["/api/info", "/", "/app.js"] {
+            let r = server.get_with(path, &[("Host", &host)]);
+            assert_eq!(r.status, 403, "{host} {path}: {}", r.text());
+            assert!(
+                r.text().contains("not a name of this server"),
+                "{}",
+                r.text()
+            );
+        }
+    }
+    // No Host at all (HTTP/1.0), and a request target naming another host.
+    let r = send(&server.addr, "GET /api/info HTTP/1.0\r\n\r\n");
+    assert_eq!(r.status, 403, "{}", r.text());
+    assert!(r.text().contains("names no host"), "{}", r.text());
+    let r = send(
+        &server.addr,
+        &format!(
+            "GET http://evil.example:{port}/api/info HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
+            server.addr
+        ),
+    );
+    assert_eq!(r.status, 403, "{}", r.text());
+    let err = stop_and_read_stderr(server);
+    assert!(
+        err.contains("refused a request for /api/info: the host \"evil.example")
+            && err.contains("--allow-host"),
+        "{err}"
+    );
+}
+
+#[test]
+fn unknown_paths_are_a_page_to_a_browser_and_json_to_a_client() {
+    let (_dir, db) = sample_db();
+    let server = Server::start(&db, &[]);
+    let browser = [("Accept", "text/html,application/xhtml+xml,*/*;q=0.8")];
+    // `/games` and `/similar` are no views of the page (web/app.js has none).
+    for path in ["/games", "/similar", "/nonexistent", "/game/3/x"] {
+        let r = server.get_with(path, &browser);
+        assert_eq!(r.status, 404, "{path}");
+        assert_eq!(r.header("content-type"), Some("text/html; charset=utf-8"));
+        assert!(
+            r.text().contains("Not found") && r.text().contains(path),
+            "{}",
+            r.text()
+        );
+        let (status, msg) = server.error(path);
+        assert_eq!(status, 404);
+        assert!(msg.contains("no page or file"), "{msg}");
+    }
+    let r = server.get_with("/%3Cscript%3E", &browser);
+    assert!(!r.text().contains("<script>"), "{}", r.text());
+    let r = server.get_with("/api/nothing", &browser);
+    assert_eq!(r.status, 404);
+    assert_eq!(r.header("content-type"), Some("application/json"));
+}
+
+/// A database of `n` random games (about 90 plies each) in a temporary folder.
+fn random_db(n: usize) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let pgn = dir.path().join("random.pgn");
+    std::fs::write(&pgn, common::random_pgn(37, n, 120, "random", 0)).unwrap();
+    let db = dir.path().join("random.db").display().to_string();
+    let (code, _, err) = pawndex(&["index", "-q", "--db", &db, &pgn.display().to_string()]);
+    assert_eq!(code, 0, "index: {err}");
+    (dir, db)
+}
+
+/// A socket to `addr` with a 4 KiB receive buffer (set before it connects), so that a client
+/// that does not read stalls the server's writes early.
+fn small_socket(addr: &str) -> TcpStream {
+    use std::os::fd::FromRawFd;
+    let sa: std::net::SocketAddrV4 = addr.parse().unwrap();
+    // SAFETY: plain socket calls on a descriptor this function owns until it is wrapped.
+    unsafe {
+        let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM, 0);
+        assert!(fd >= 0);
+        let size: libc::c_int = 4096;
+        let r = libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_RCVBUF,
+            (&raw const size).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        );
+        assert_eq!(r, 0);
+        let sin = libc::sockaddr_in {
+            sin_family: libc::AF_INET as libc::sa_family_t,
+            sin_port: sa.port().to_be(),
+            sin_addr: libc::in_addr {
+                s_addr: u32::from(*sa.ip()).to_be(),
+            },
+            sin_zero: [0; 8],
+        };
+        let r = libc::connect(
+            fd,
+            (&raw const sin).cast(),
+            std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
+        );
+        assert_eq!(r, 0);
+        TcpStream::from_raw_fd(fd)
+    }
+}
+
+#[test]
+fn exports_nobody_reads_leave_the_other_requests_answered() {
+    let (_dir, db) = random_db(10_000);
+    let server = Server::start(&db, &[]);
+    // Two (more than the pool's connections on a 2-core machine) exports started, their
+    // first bytes read (they are streaming: each holds what it reads with), then never read.
+    let mut stalled = Vec::new();
+    for _ in 0..2 {
+        let mut s = small_socket(&server.addr);
+        s.write_all(
+            format!(
+                "GET /api/games/export?format=pgn HTTP/1.1\r\nHost: {}\r\n\r\n",
+                server.addr
+            )
+            .as_bytes(),
+        )
+        .unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+        let mut first = [0u8; 512];
+        let n = s.read(&mut first).unwrap();
+        assert!(
+            first[..n].starts_with(b"HTTP/1.1 200"),
+            "{:?}",
+            String::from_utf8_lossy(&first[..n])
+        );
+        stalled.push(s);
+    }
+    // The interactive requests are answered (a bounded wait: before, they waited for the
+    // exports, which never end).
+    for path in [
+        "/api/info".to_owned(),
+        format!("/api/similar?fen={}&limit=3", enc(CARLSBAD)),
+    ] {
+        let mut s = TcpStream::connect(&server.addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+        s.write_all(
+            format!(
+                "GET {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
+                server.addr
+            )
+            .as_bytes(),
+        )
+        .unwrap();
+        let mut raw = Vec::new();
+        s.read_to_end(&mut raw)
+            .unwrap_or_else(|e| panic!("{path}: no answer while exports stall ({e})"));
+        assert_eq!(parse_response(&raw).status, 200, "{path}");
+    }
+    // A third export is refused while two are sent, in words.
+    let (status, msg) = {
+        let r = server.get("/api/games/export?format=pgn");
+        (r.status, String::from_utf8_lossy(&r.body).into_owned())
+    };
+    assert_eq!(status, 503, "{msg}");
+    assert!(msg.contains("exports are being sent already"), "{msg}");
+    // The exports were stalled, not finished: what their sockets hold is no whole file.
+    for s in &mut stalled {
+        s.set_nonblocking(true).unwrap();
+        let mut buf = vec![0u8; 1 << 16];
+        let n = s.read(&mut buf).unwrap_or(0);
+        assert!(!buf[..n].ends_with(b"0\r\n\r\n"), "an export ended");
+    }
+}
+
+#[test]
+fn statistics_that_would_make_too_many_groups_are_refused_in_words() {
+    let (_dir, db) = random_db(10_000);
+    let server = Server::start(&db, &[]);
+    // One group per position of every game: hundreds of thousands here, gigabytes on a big
+    // database. Refused (not built whole first), naming the parameter.
+    for format in ["json", "csv", "svg"] {
+        let (status, msg) = server.error(&format!("/api/stats?by=game_id,ply&format={format}"));
+        assert_eq!(status, 400, "{msg}");
+        assert!(
+            msg.starts_with("by=game_id,ply: these columns make more than 100,000 groups"),
+            "{msg}"
+        );
+    }
+    // The same question with fewer groups is answered.
+    let rows = server.json("/api/stats?by=ply_bucket")["rows"]
+        .as_array()
+        .unwrap()
+        .len();
+    assert!(rows > 1, "{rows}");
+    // The command line: the same refusal in its words (exit 2), above its own bound.
+    let (code, out, err) = pawndex(&[
+        "stats",
+        "--db",
+        &db,
+        "--by",
+        "game_id,ply",
+        "--max-groups",
+        "1000",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(out.is_empty(), "{out}");
+    assert!(
+        err.contains("--by game_id,ply: these columns make more than 1,000 groups"),
+        "{err}"
+    );
+    let (code, _, err) = pawndex(&[
+        "stats",
+        "--db",
+        &db,
+        "--by",
+        "ply_bucket",
+        "--max-groups",
+        "1000",
+    ]);
+    assert_eq!(code, 0, "{err}");
 }

@@ -122,7 +122,7 @@ fn an_empty_result_is_a_header_only_csv_and_says_so() {
             "--by",
             "ply",
             "--min-elo",
-            "9000",
+            "4000",
             "-o",
             file.to_str().unwrap(),
         ],

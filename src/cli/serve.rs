@@ -23,6 +23,10 @@ pub struct ServeArgs {
     /// Also open the URL in the desktop's browser
     #[arg(long)]
     pub open: bool,
+    /// Another name (or address) the server answers to, beside 127.0.0.1, localhost, [::1]
+    /// and the --bind address; repeatable. Requests naming any other host are refused (403)
+    #[arg(long, value_name = "NAME", value_parser = crate::web::host::parse_allowed)]
+    pub allow_host: Vec<String>,
 }
 
 /// Runs the server until Ctrl-C.
@@ -32,5 +36,6 @@ pub fn run(args: ServeArgs) -> Result<i32> {
         bind: args.bind,
         port: args.port,
         open: args.open,
+        allow_hosts: args.allow_host,
     })
 }

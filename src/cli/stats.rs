@@ -87,6 +87,10 @@ pub struct StatsArgs {
     /// Keep the N groups with the most positions (games with --per game)
     #[arg(long, value_name = "N")]
     pub top: Option<usize>,
+    /// The most groups the request may make (each is counted in memory, a few hundred bytes);
+    /// more is refused, naming the columns (exit status 2)
+    #[arg(long, value_name = "N", default_value_t = engine::MAX_GROUPS_COMMAND)]
+    pub max_groups: usize,
     /// Database to read (opened read-only)
     #[arg(long, default_value = DEFAULT_DB, value_name = "PATH")]
     pub db: PathBuf,
@@ -170,7 +174,11 @@ fn run_stats(args: StatsArgs) -> Result<i32> {
     let db = connect()?;
     crate::cli::query::warn_if_unfinished(db.connection(), &args.db)?;
     let threads = args.threads.count();
-    let groups = engine::run(&db, &connect, threads, &query)?;
+    let bounds = engine::Bounds {
+        max_groups: args.max_groups,
+        stop: &|| false,
+    };
+    let groups = engine::run(&db, &connect, threads, &query, bounds)?;
 
     match &args.output {
         Some(path) => {

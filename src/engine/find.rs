@@ -264,8 +264,81 @@ fn values<'a>(flag: &str, given: &'a [String]) -> Result<Vec<&'a str>> {
     Ok(out)
 }
 
+/// The most values one filter takes (`--player A --player B`, `--result 1-0,0-1`: any of
+/// them). Each is a condition of one SQL expression; a thousand made one deeper than SQLite
+/// allows. More is refused, naming the filter.
+pub const MAX_VALUES: usize = 100;
+
+/// The highest rating `--min-elo` takes (no player has been rated above 2900).
+pub const MAX_ELO: i64 = 4000;
+
+/// Refuses a `--min-elo` outside 0 to [`MAX_ELO`] (`find`'s and `stats`', the command's and the
+/// server's: one rule).
+pub fn check_min_elo(elo: i64) -> Result<()> {
+    if (0..=MAX_ELO).contains(&elo) {
+        return Ok(());
+    }
+    Err(crate::model::bad_value(
+        "--min-elo",
+        elo.to_string(),
+        format!("not a rating (give one from 0 to {MAX_ELO})"),
+    ))
+}
+
+/// Refuses a filter given more than [`MAX_VALUES`] values.
+fn check_value_counts(args: &Filters) -> Result<()> {
+    let lists: [(&'static str, &[String]); 13] = [
+        ("--white", &args.white),
+        ("--black", &args.black),
+        ("--pawns", &args.pawns),
+        ("--no-pawns", &args.no_pawns),
+        ("--structure-name", &args.structure_name),
+        ("--result", &args.result),
+        ("--player", &args.player),
+        ("--white-player", &args.white_player),
+        ("--black-player", &args.black_player),
+        ("--event", &args.event),
+        ("--site", &args.site),
+        ("--eco", &args.eco),
+        ("--date", &args.date),
+    ];
+    for (flag, given) in lists {
+        // A name may hold commas and spaces ("Kasparov, Garry"): the text filters count the
+        // values given; the others, the items of each value.
+        let text = matches!(
+            flag,
+            "--player" | "--white-player" | "--black-player" | "--event" | "--site"
+        );
+        let n: usize = given
+            .iter()
+            .map(|v| {
+                if text {
+                    1
+                } else {
+                    v.split([',', ' '])
+                        .filter(|t| !t.trim().is_empty())
+                        .count()
+                        .max(1)
+                }
+            })
+            .sum();
+        if n > MAX_VALUES {
+            return Err(crate::model::bad_value(
+                flag,
+                "",
+                format!(
+                    "{n} values given; one filter takes at most {MAX_VALUES} (a game matches \
+                     if any of them holds)"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// The search the filters describe (`find`'s, and `GET /api/games`'s).
 pub fn search(args: &Filters) -> Result<Search> {
+    check_value_counts(args)?;
     let mut f = Search::default();
     for t in &args.white {
         feature(&mut f, Color::White, t)?;
@@ -287,7 +360,7 @@ pub fn search(args: &Filters) -> Result<Search> {
     }
     if let Some(range) = &args.ply {
         f.plies = crate::model::ply_range(range)
-            .map_err(|why| anyhow::Error::new(UsageError(format!("--ply {range}: {why}"))))?;
+            .map_err(|why| crate::model::bad_value("--ply", range.as_str(), why))?;
     }
     game_filters(args, &mut f)?;
     Ok(f)
@@ -379,12 +452,17 @@ fn game_filters(args: &Filters, f: &mut Search) -> Result<()> {
     let mut results = Vec::new();
     for r in values("--result", &args.result)? {
         if !RESULTS.contains(&r) {
-            usage!("--result {r}: expected 1-0, 0-1, 1/2-1/2 or * (several: 1-0,0-1)");
+            return Err(crate::model::bad_value(
+                "--result",
+                r,
+                "expected 1-0, 0-1, 1/2-1/2 or * (several: 1-0,0-1)",
+            ));
         }
         results.push(GameCond::Result(r.to_string()));
     }
     f.games.extend(any_of(results));
     if let Some(elo) = args.min_elo {
+        check_min_elo(elo)?;
         f.games.push(GameCond::MinElo(elo));
     }
     let texts: [TextFilter<'_>; 5] = [
@@ -406,15 +484,15 @@ fn game_filters(args: &Filters, f: &mut Search) -> Result<()> {
     }
     let mut ecos = Vec::new();
     for codes in values("--eco", &args.eco)? {
-        let (from, to) = eco_range(codes)
-            .map_err(|why| anyhow::Error::new(UsageError(format!("--eco {codes}: {why}"))))?;
+        let (from, to) =
+            eco_range(codes).map_err(|why| crate::model::bad_value("--eco", codes, why))?;
         ecos.push(GameCond::Eco(from, to));
     }
     f.games.extend(any_of(ecos));
     let mut dates = Vec::new();
     for range in values("--date", &args.date)? {
-        let (from, to) = date_range(range)
-            .map_err(|why| anyhow::Error::new(UsageError(format!("--date {range}: {why}"))))?;
+        let (from, to) =
+            date_range(range).map_err(|why| crate::model::bad_value("--date", range, why))?;
         dates.push(GameCond::Date(from, to));
     }
     f.games.extend(any_of(dates));
@@ -503,7 +581,7 @@ pub fn resolve_names(conn: &rusqlite::Connection, search: &mut Search) -> Result
 /// ([`match_structure`]); refuses a name the database does not know (a usage error listing the
 /// keys it knows, with the closest ones), or a reversed form of a structure that has none.
 pub fn resolve_structure_names(
-    flag: &str,
+    flag: &'static str,
     known: &[StructureName],
     forms: &mut Vec<StructureForm>,
 ) -> Result<()> {
@@ -523,10 +601,14 @@ pub fn resolve_structure_names(
             } else {
                 keys.join(", ")
             };
-            usage!(
-                "{flag} {label}: unknown structure{closest}\n  known structures: {list} \
-                 (KEY~ for the colour-reversed form)"
-            );
+            return Err(crate::model::bad_value(
+                flag,
+                label,
+                format!(
+                    "unknown structure{closest}\n  known structures: {list} (KEY~ for the \
+                     colour-reversed form)"
+                ),
+            ));
         };
         if form.reversed && !name.reversed {
             usage!(
@@ -598,6 +680,26 @@ pub(crate) fn eco_range(codes: &str) -> std::result::Result<(String, String), St
     Ok((from, to))
 }
 
+/// What is impossible in a date's parts (year, month, day as digits): a month other than
+/// 01-12, a day the month does not have (2020.02.30; 2020.02.29 is one).
+fn impossible_date(parts: &[&str]) -> Option<String> {
+    let num = |i: usize| parts.get(i).and_then(|p| p.parse::<u32>().ok());
+    let (year, month) = (num(0)?, num(1)?);
+    if !(1..=12).contains(&month) {
+        return Some(format!("there is no month {month:02} (01 to 12)"));
+    }
+    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+    let days = match month {
+        2 if leap => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    };
+    let day = num(2)?;
+    (!(1..=days).contains(&day))
+        .then(|| format!("month {month:02} of {year} has days 01 to {days}, not {day:02}"))
+}
+
 /// A date range as its bounds in PGN form (`2020`, `2020.05`, `2020.05.17`; `-` or `/` may
 /// separate the parts).
 pub(crate) fn date_range(
@@ -619,6 +721,9 @@ pub(crate) fn date_range(
             return Err(format!(
                 "\"{d}\" is not a date (YYYY, YYYY.MM or YYYY.MM.DD)"
             ));
+        }
+        if let Some(why) = impossible_date(&parts) {
+            return Err(format!("\"{d}\" is no date: {why}"));
         }
         Ok(Some(parts.join(".")))
     };

@@ -6,13 +6,19 @@ use anyhow::Result;
 use shakmaty::Board;
 use shakmaty::fen::Fen;
 
-use crate::model::usage;
+use crate::model::bad_value;
 
 /// Pawn bitboards (white, black) of a FEN or a FEN board part (`--structure` of `find` and
 /// `similar`). A fault is named where it is (the rank and character of a bad board), and a
 /// pawn on rank 1 or 8, which no position has, is refused.
 pub fn structure_of(text: &str) -> Result<(u64, u64)> {
     let t = text.trim();
+    let bad = |why: String| Err(bad_value("--structure", "", format!("\"{text}\" {why}")));
+    // The board part is checked first: a FEN parser may let through what is no board of 8
+    // ranks (`8/8/8/8/8/8/8/8/`, a ninth empty rank).
+    if let Some(why) = board_fault(t.split_whitespace().next().unwrap_or("")) {
+        return bad(format!("is not a valid FEN: {why}"));
+    }
     let board = match Fen::from_ascii(t.as_bytes()) {
         Ok(fen) => fen.as_setup().board.clone(),
         Err(full) => match Board::from_ascii_board_fen(t.as_bytes()) {
@@ -20,7 +26,7 @@ pub fn structure_of(text: &str) -> Result<(u64, u64)> {
             Err(_) => {
                 let why = board_fault(t.split_whitespace().next().unwrap_or(""))
                     .unwrap_or_else(|| full.to_string());
-                usage!("--structure: \"{text}\" is not a valid FEN: {why}")
+                return bad(format!("is not a valid FEN: {why}"));
             }
         },
     };
@@ -37,23 +43,23 @@ pub fn structure_of(text: &str) -> Result<(u64, u64)> {
                     .map(move |f| format!("{}{}", char::from(b'a' + f as u8), rank + 1))
             })
             .collect();
-        usage!(
-            "--structure: \"{text}\" has {} {} (pawns never stand on rank 1 or 8)",
+        return bad(format!(
+            "has {} {} (pawns never stand on rank 1 or 8)",
             if on.len() == 1 {
                 "a pawn on"
             } else {
                 "pawns on"
             },
             on.join(" ")
-        );
+        ));
     }
     let (white, black) = ((pawns & board.white()).0, (pawns & board.black()).0);
     for (side, set) in [("White", white), ("Black", black)] {
         if set.count_ones() > 8 {
-            usage!(
-                "--structure: \"{text}\" has {} {side} pawns (a side has at most 8)",
+            return bad(format!(
+                "has {} {side} pawns (a side has at most 8)",
                 set.count_ones()
-            );
+            ));
         }
     }
     Ok((white, black))
@@ -63,6 +69,11 @@ pub fn structure_of(text: &str) -> Result<(u64, u64)> {
 /// character that is no piece or digit, or with other than 8 squares. `None` when none is
 /// found (the fault is elsewhere).
 fn board_fault(board: &str) -> Option<String> {
+    if board.len() > 1 && board.ends_with('/') {
+        return Some(format!(
+            "the board part \"{board}\" ends with a / (its 8 ranks are separated by 7)"
+        ));
+    }
     let ranks: Vec<&str> = board.split('/').collect();
     if ranks.len() != 8 {
         return Some(format!(

@@ -27,5 +27,5 @@ pub mod tally;
 mod usage;
 
 pub use scope::{Per, ply_range};
-pub use usage::UsageError;
 pub(crate) use usage::usage;
+pub use usage::{BadValue, UsageError, bad_value};

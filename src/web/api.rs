@@ -149,11 +149,24 @@ pub async fn info(Extract(state): Shared, q: Pairs) -> Answer {
     let v = state
         .pool
         .run(move |conn| {
-            let info = crate::store::info::snapshot(conn, &path)?;
+            let mut info = crate::store::info::snapshot(conn, &path)?;
+            // File names only: where the files lie on this machine is no business of a page.
+            info.db = file_name(&info.db);
+            for s in &mut info.sources {
+                s.name = file_name(std::path::Path::new(&s.name))
+                    .display()
+                    .to_string();
+            }
             Ok(crate::output::info::to_json(&info))
         })
         .await?;
     json(v)
+}
+
+/// The last part of a path (the whole of it when it has none, like `-` for standard input).
+fn file_name(path: &std::path::Path) -> std::path::PathBuf {
+    path.file_name()
+        .map_or_else(|| path.to_path_buf(), std::path::PathBuf::from)
 }
 
 /// `GET /api/catalogue?top=N`: the array of `structures --top N --format json` as rows.

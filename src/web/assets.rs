@@ -86,10 +86,13 @@ impl Assets {
         self.0.get(path)
     }
 
-    /// The response for `path`, gzipped when the request accepts it; a JSON 404 when no file
-    /// has this path.
+    /// The response for `path`, gzipped when the request accepts it; a 404 when no file has
+    /// this path: a page to a browser (a request that accepts `text/html`), else JSON.
     pub fn respond(&self, path: &str, request: &HeaderMap) -> Response {
         let Some(asset) = self.get(path) else {
+            if accepts_html(request) {
+                return not_found_page(path);
+            }
             return crate::web::error::ApiError::not_found(format!(
                 "no page or file at /{}",
                 crate::web::error::short(path)
@@ -118,15 +121,51 @@ impl Assets {
     }
 }
 
+/// Whether the request is a browser's for a page (`Accept` names `text/html`).
+fn accepts_html(request: &HeaderMap) -> bool {
+    request
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .any(|v| v.split(',').any(|t| t.trim().starts_with("text/html")))
+}
+
+/// The page of a 404: what is missing and a link to the explorer (the path escaped).
+fn not_found_page(path: &str) -> Response {
+    let shown: String = crate::web::error::short(path)
+        .chars()
+        .map(|c| match c {
+            '&' => "&amp;".to_owned(),
+            '<' => "&lt;".to_owned(),
+            '>' => "&gt;".to_owned(),
+            '"' => "&quot;".to_owned(),
+            '\'' => "&#39;".to_owned(),
+            c => c.to_string(),
+        })
+        .collect();
+    let page = format!(
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <title>Not found · pawndex</title><link rel=\"stylesheet\" href=\"/style.css\">\
+         </head>\n<body><main><div class=\"page\"><h1>Not found</h1><p>There is no page at \
+         /{shown}. <a href=\"/\">Open the explorer.</a></p></div></main></body></html>\n"
+    );
+    (
+        StatusCode::NOT_FOUND,
+        [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
+        page,
+    )
+        .into_response()
+}
+
 /// The embedded file a request path names: the page for `/` and the application's own routes
-/// (`/game/…`, `/structures`, `/stats`, `/info`), else the path itself without its `/`.
+/// (`/game/ID`, `/structures`, `/stats`, `/info`: the views of `web/app.js`), else the path itself without its `/`.
 #[must_use]
 pub fn file_for(path: &str) -> &str {
     let p = path.trim_start_matches('/');
-    let app_route = p.is_empty()
-        || p.starts_with("game/")
-        || p == "game"
-        || matches!(p, "structures" | "stats" | "info" | "games" | "similar");
+    let game = p
+        .strip_prefix("game/")
+        .is_some_and(|id| !id.is_empty() && !id.contains('/'));
+    let app_route = p.is_empty() || game || matches!(p, "structures" | "stats" | "info");
     if app_route { INDEX } else { p }
 }
 
@@ -139,6 +178,8 @@ mod tests {
         assert_eq!(file_for("/"), INDEX);
         assert_eq!(file_for("/game/12"), INDEX);
         assert_eq!(file_for("/structures"), INDEX);
+        assert_eq!(file_for("/games"), "games");
+        assert_eq!(file_for("/game/12/x"), "game/12/x");
         assert_eq!(file_for("/app.js"), "app.js");
         assert_eq!(file_for("/../Cargo.toml"), "../Cargo.toml");
     }

@@ -6,7 +6,7 @@ use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 
-use crate::model::UsageError;
+use crate::model::{BadValue, UsageError};
 
 /// The longest parameter value the server reads (a FEN is under 100 bytes).
 pub const MAX_PARAM: usize = 4096;
@@ -22,6 +22,13 @@ impl ApiError {
     pub fn bad_request(message: impl Into<String>) -> ApiError {
         ApiError {
             status: StatusCode::BAD_REQUEST,
+            message: message.into(),
+        }
+    }
+
+    pub fn forbidden(message: impl Into<String>) -> ApiError {
+        ApiError {
+            status: StatusCode::FORBIDDEN,
             message: message.into(),
         }
     }
@@ -52,6 +59,15 @@ impl From<anyhow::Error> for ApiError {
     /// A usage error (a bad value: the command line's words) is a 400; a query stopped by the
     /// time limit a 503; anything else (a damaged database) a 500 with its words.
     fn from(e: anyhow::Error) -> ApiError {
+        // A bad value names the request's parameter (the command line's flag is its own face).
+        if let Some(b) = e.downcast_ref::<BadValue>() {
+            let param = param_of(b.flag);
+            return ApiError::bad_request(if b.value.is_empty() {
+                format!("{param}: {}", b.why)
+            } else {
+                format!("{param}={}: {}", short(&b.value), b.why)
+            });
+        }
         if let Some(u) = e.downcast_ref::<UsageError>() {
             return ApiError::bad_request(u.0.clone());
         }
@@ -80,6 +96,17 @@ impl IntoResponse for ApiError {
             Json(serde_json::json!({ "error": self.message })),
         )
             .into_response()
+    }
+}
+
+/// The parameter of the API that a command line flag is: `--structure` (a FEN) is `fen`,
+/// `--structure-name` is `structure`, any other `--a-b` is `a_b`.
+#[must_use]
+pub fn param_of(flag: &str) -> String {
+    match flag {
+        "--structure" => "fen".to_owned(),
+        "--structure-name" => "structure".to_owned(),
+        f => f.trim_start_matches('-').replace('-', "_"),
     }
 }
 

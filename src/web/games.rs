@@ -4,6 +4,7 @@
 
 use std::io::Write;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use axum::body::Body;
@@ -16,7 +17,7 @@ use crate::engine::find::{Filters, resolve_names, search};
 use crate::output::table::Format;
 use crate::store::search::{GameCond, Rows, Search};
 use crate::web::error::{ApiError, Params, short};
-use crate::web::pool::Pool;
+use crate::web::pool::{Limit, Pool};
 
 /// The filters' parameter names: each is the `find` option of the same name (`fen` is
 /// `--structure`, `structure` is `--structure-name`).
@@ -53,8 +54,15 @@ pub fn filters(p: &Params) -> Result<Filters, ApiError> {
         structure_name: p.all("structure"),
         ply: p.get("ply").map(str::to_owned),
         result: p.all("result"),
+        // Any whole number: the range is `find`'s rule (engine::find), one for both faces.
         min_elo: match p.get("min_elo") {
-            Some(_) => Some(p.number("min_elo", 0, 0, 4000)? as i64),
+            Some(v) => Some(v.trim().parse::<i64>().map_err(|_| {
+                ApiError::bad_request(format!(
+                    "min_elo={}: not a whole number (give a rating from 0 to {})",
+                    short(v),
+                    crate::engine::find::MAX_ELO
+                ))
+            })?),
             None => None,
         },
         player: p.all("player"),
@@ -142,10 +150,16 @@ fn windows(
     Ok(buf)
 }
 
-/// Sends what is written, in chunks, to the response body; fails once the client is gone.
+/// How long an export waits for its client to take the next chunk before it gives up.
+const SEND_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Sends what is written, in chunks, to the response body; fails once the client is gone, when
+/// it has taken nothing for [`SEND_TIMEOUT`], or past the export's time limit.
 struct ToBody {
     tx: mpsc::Sender<Vec<u8>>,
     buf: Vec<u8>,
+    limit: Limit,
+    runtime: tokio::runtime::Handle,
 }
 
 impl Write for ToBody {
@@ -161,10 +175,24 @@ impl Write for ToBody {
         if self.buf.is_empty() {
             return Ok(());
         }
+        if self.limit.passed() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                "the export ran past its time limit",
+            ));
+        }
         let chunk = std::mem::take(&mut self.buf);
-        self.tx
-            .blocking_send(chunk)
-            .map_err(|_| std::io::Error::from(std::io::ErrorKind::BrokenPipe))
+        let sent = self
+            .runtime
+            .block_on(tokio::time::timeout(SEND_TIMEOUT, self.tx.send(chunk)));
+        match sent {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(_)) => Err(std::io::Error::from(std::io::ErrorKind::BrokenPipe)),
+            Err(_) => Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                "the client took nothing for 30 s",
+            )),
+        }
     }
 }
 
@@ -182,17 +210,26 @@ pub async fn export(pool: &Arc<Pool>, p: &Params) -> Result<Response, ApiError> 
             )));
         }
     };
-    // A mistake in the filters is a 400, before any byte of the file.
+    // Too many exports at once, or a mistake in the filters: a 503 or a 400, before any
+    // byte of the file.
+    let slot = pool.export_slot()?;
     let search = pool.run(move |conn| resolved(conn, &filters)).await?;
     let (tx, mut rx) = mpsc::channel::<Vec<u8>>(8);
     let pool = Arc::clone(pool);
+    // Whether the file was sent whole: else the body ends in an error, and the client sees a
+    // broken transfer rather than a file cut short that looks complete.
+    let whole = Arc::new(AtomicBool::new(false));
+    let sent_whole = Arc::clone(&whole);
+    let runtime = tokio::runtime::Handle::current();
     tokio::spawn(async move {
         let _ = pool
-            .run_for(EXPORT_TIME, move |conn| {
+            .run_export(slot, EXPORT_TIME, move |conn| {
                 let mut stmt = search.rows_statement(conn, Rows::Games)?;
                 let mut out = ToBody {
                     tx,
                     buf: Vec::new(),
+                    limit: conn.limit.clone(),
+                    runtime,
                 };
                 crate::output::table::write_results(
                     conn,
@@ -203,13 +240,23 @@ pub async fn export(pool: &Arc<Pool>, p: &Params) -> Result<Response, ApiError> 
                     &mut out,
                 )?;
                 out.flush()?;
+                sent_whole.store(true, Ordering::SeqCst);
                 Ok(())
             })
             .await;
     });
+    let mut ended = false;
     let stream = futures_util::stream::poll_fn(move |cx| {
-        rx.poll_recv(cx)
-            .map(|chunk| chunk.map(Ok::<_, std::io::Error>))
+        rx.poll_recv(cx).map(|chunk| match chunk {
+            Some(c) => Some(Ok(c)),
+            None if ended || whole.load(Ordering::SeqCst) => None,
+            None => {
+                ended = true;
+                Some(Err(std::io::Error::other(
+                    "the export stopped before its end",
+                )))
+            }
+        })
     });
     let mut response = (StatusCode::OK, Body::from_stream(stream)).into_response();
     let h = response.headers_mut();

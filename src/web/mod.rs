@@ -7,6 +7,7 @@ mod api;
 mod assets;
 mod error;
 mod games;
+pub mod host;
 mod pool;
 mod state;
 mod stats;
@@ -21,7 +22,7 @@ use axum::Router;
 use axum::extract::{Request, State as Extract};
 use axum::http::{HeaderValue, header};
 use axum::middleware;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
 use crate::web::state::State;
@@ -33,6 +34,9 @@ pub struct Options {
     pub bind: IpAddr,
     pub port: u16,
     pub open: bool,
+    /// More names the server answers to (`--allow-host`), beside the loopback names and the
+    /// bound address.
+    pub allow_hosts: Vec<String>,
 }
 
 /// The connections a server keeps: the one thread policy's count (every core, at most 8), at
@@ -101,7 +105,8 @@ pub fn serve(options: Options) -> Result<i32> {
             open_browser(&url);
         }
         state.warm_up();
-        axum::serve(listener, router(state))
+        let hosts = Arc::new(host::Hosts::new(addr, &options.allow_hosts));
+        axum::serve(listener, router(state, hosts))
             .with_graceful_shutdown(async {
                 let _ = tokio::signal::ctrl_c().await;
             })
@@ -131,7 +136,7 @@ fn open_browser(url: &str) {
 }
 
 /// Every route: the API, then the embedded files (and the application's page for its routes).
-fn router(state: Arc<State>) -> Router {
+fn router(state: Arc<State>, hosts: Arc<host::Hosts>) -> Router {
     Router::new()
         .route("/api/structure", get(api::structure))
         .route("/api/similar", get(api::similar))
@@ -145,8 +150,43 @@ fn router(state: Arc<State>) -> Router {
         .route("/api", get(api::unknown))
         .route("/api/{*rest}", get(api::unknown))
         .fallback(static_file)
+        .layer(middleware::from_fn_with_state(hosts, only_our_names))
         .layer(middleware::map_response(security_headers))
         .with_state(state)
+}
+
+/// Refuses (403, and a line on standard error) a request whose `Host` (or request target) is
+/// not a name of this server, or that gives none: see [`host`].
+async fn only_our_names(
+    Extract(hosts): Extract<Arc<host::Hosts>>,
+    request: Request,
+    next: middleware::Next,
+) -> Response {
+    let header = request
+        .headers()
+        .get(header::HOST)
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+    let target = request.uri().authority().map(|a| a.as_str().to_owned());
+    let given: Vec<&String> = header.iter().chain(target.iter()).collect();
+    if !given.is_empty() && given.iter().all(|h| hosts.accepts(h)) {
+        return next.run(request).await;
+    }
+    let named = given
+        .iter()
+        .find(|h| !hosts.accepts(h))
+        .map(|h| format!("{:?}", error::short(h)));
+    let why = match &named {
+        Some(h) => format!("the host {h} is not a name of this server"),
+        None => "the request names no host (no Host header)".to_owned(),
+    };
+    eprintln!(
+        "pawndex: refused a request for {}: {why}; pawndex serve --allow-host NAME accepts          another name",
+        error::short(request.uri().path())
+    );
+    error::ApiError::forbidden(format!(
+        "{why}: this server answers to 127.0.0.1, localhost and [::1] with its port, the          address it listens on and the names given with --allow-host"
+    ))
+    .into_response()
 }
 
 /// The page or file a path names (see [`assets::file_for`]).

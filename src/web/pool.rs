@@ -9,18 +9,25 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, InterruptHandle};
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::web::error::ApiError;
 
 /// How long one request's database work may take.
 pub const TIME_LIMIT: Duration = Duration::from_secs(10);
 
-/// The connections, opened as they are first needed, at most `size` at work at once.
+/// How many exports may stream at once. They have their own slots, apart from the
+/// interactive requests' (an export writes as fast as its client reads, and a client that stops
+/// reading must not hold a connection that a page is waiting for).
+pub const EXPORTS: usize = 2;
+
+/// The connections, opened as they are first needed, at most `size` at work at once for the
+/// interactive requests, and at most [`EXPORTS`] more for exports.
 pub struct Pool {
     path: PathBuf,
     idle: Mutex<Vec<Connection>>,
     slots: Arc<Semaphore>,
+    export_slots: Arc<Semaphore>,
 }
 
 /// Interrupts the work of a request whose future is dropped before the work ended.
@@ -52,6 +59,7 @@ impl Pool {
             path,
             idle: Mutex::new(vec![first]),
             slots: Arc::new(Semaphore::new(size.max(1))),
+            export_slots: Arc::new(Semaphore::new(EXPORTS)),
         })
     }
 
@@ -84,7 +92,7 @@ impl Pool {
         self.run_for(TIME_LIMIT, work).await
     }
 
-    /// [`Pool::run`] under another time limit (a streamed export).
+    /// [`Pool::run`] under another time limit.
     pub async fn run_for<T, F>(self: &Arc<Self>, time: Duration, work: F) -> Result<T, ApiError>
     where
         T: Send + 'static,
@@ -94,6 +102,45 @@ impl Pool {
             .acquire_owned()
             .await
             .map_err(|_| ApiError::unavailable("the server is shutting down"))?;
+        self.run_with(permit, time, work).await
+    }
+
+    /// A slot of the exports', or a 503 when [`EXPORTS`] exports are streaming already.
+    pub fn export_slot(&self) -> Result<OwnedSemaphorePermit, ApiError> {
+        Arc::clone(&self.export_slots)
+            .try_acquire_owned()
+            .map_err(|_| {
+                ApiError::unavailable(format!(
+                    "{EXPORTS} exports are being sent already; try again when one has ended"
+                ))
+            })
+    }
+
+    /// `work` on a connection of its own under `permit` (a slot of [`Pool::export_slot`]), as
+    /// [`Pool::run_for`] runs it.
+    pub async fn run_export<T, F>(
+        self: &Arc<Self>,
+        permit: OwnedSemaphorePermit,
+        time: Duration,
+        work: F,
+    ) -> Result<T, ApiError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Work<'_>) -> anyhow::Result<T> + Send + 'static,
+    {
+        self.run_with(permit, time, work).await
+    }
+
+    async fn run_with<T, F>(
+        self: &Arc<Self>,
+        permit: OwnedSemaphorePermit,
+        time: Duration,
+        work: F,
+    ) -> Result<T, ApiError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Work<'_>) -> anyhow::Result<T> + Send + 'static,
+    {
         let mut cancel = Cancel {
             cancelled: Arc::new(AtomicBool::new(false)),
             handle: Arc::new(Mutex::new(None)),

@@ -13,6 +13,10 @@ use crate::model::report::Report;
 use crate::web::error::{ApiError, Params, short};
 use crate::web::pool::Work;
 
+/// The most groups (rows, bars) one request may make: more is no table or chart one reads,
+/// and `by=game_id,ply` on a big database would take gigabytes. More is a 400 saying so.
+pub const MAX_GROUPS: usize = 100_000;
+
 /// What `/api/stats` answers with.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Format {
@@ -75,8 +79,15 @@ pub fn ask(p: &Params) -> Result<Ask, ApiError> {
             .map_err(|why| ApiError::bad_request(format!("ply={}: {why}", short(range))))?;
         ask.ply = Some(PlyRange { first, last });
     }
-    if p.get("min_elo").is_some() {
-        ask.min_elo = Some(p.number("min_elo", 0, 0, 4000)? as i64);
+    if let Some(v) = p.get("min_elo") {
+        // Any whole number: the range is the engine's rule, one for both faces.
+        ask.min_elo = Some(v.trim().parse::<i64>().map_err(|_| {
+            ApiError::bad_request(format!(
+                "min_elo={}: not a whole number (give a rating from 0 to {})",
+                short(v),
+                crate::engine::find::MAX_ELO
+            ))
+        })?);
     }
     if p.get("top").is_some() {
         ask.top = Some(p.number("top", 0, 1, 100_000)? as usize);
@@ -131,6 +142,8 @@ pub fn answer(
         crate::output::chart::check(&query.by, kind)?;
     }
     let limit = work.limit.clone();
+    let stop_at = work.limit.clone();
+    let stop = move || stop_at.passed();
     let connect = move || -> Result<StatsDb> {
         let db = StatsDb::open(path)?;
         limit.install(db.connection());
@@ -143,6 +156,10 @@ pub fn answer(
         &connect,
         crate::engine::parallel::threads(None),
         &query,
+        engine::Bounds {
+            max_groups: MAX_GROUPS,
+            stop: &stop,
+        },
     )?;
     let mut csv = Vec::new();
     crate::output::stats::write_csv(&mut csv, &query, &groups)?;

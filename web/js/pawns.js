@@ -5,32 +5,39 @@ export const FILES = 'abcdefgh';
 
 export class InputError extends Error {}
 
-/** Read the board part of a FEN (or a whole FEN); keeps only the pawns. */
+/** Read the board part of a FEN (or a whole FEN); keeps only the pawns. A mistake is worded as
+ * the server words it (model/fen.rs), so the FEN box and an error answer say the same. */
 export function parseBoard(text) {
-  const board = String(text).trim().split(/\s+/)[0];
+  const given = String(text).trim();
+  const board = given.split(/\s+/)[0];
+  const bad = (why) => new InputError(`"${short(given)}" is not a valid FEN: ${why}`);
+  if (board.length > 1 && board.endsWith('/')) throw bad(`the board part "${short(board)}" ends with a / (its 8 ranks are separated by 7)`);
   const ranks = board.split('/');
-  if (ranks.length !== 8) throw new InputError(`"${short(board)}" is not a FEN board: it needs 8 ranks separated by "/", it has ${ranks.length}`);
+  if (ranks.length !== 8) throw bad(`the board part "${short(board)}" has ${ranks.length} ranks (separated by /), not 8`);
   const pawns = new Map();
   ranks.forEach((row, i) => {
     const rank = 8 - i;
-    const width = [...row].reduce((n, ch) => n + (/[1-8]/.test(ch) ? Number(ch) : 1), 0);
-    if (width !== 8) throw new InputError(`rank ${rank} of the FEN ("${short(row)}") covers ${width} squares, not 8`);
+    [...row].forEach((ch, at) => {
+      if (!/[1-8pnbrqkPNBRQK~]/.test(ch)) throw bad(`rank ${rank} ("${short(row)}") has '${ch}' at character ${at + 1}, which is no piece (PNBRQK for White, pnbrqk for Black) and no digit 1-8`);
+    });
+    const width = [...row].reduce((n, ch) => n + (/[1-8]/.test(ch) ? Number(ch) : ch === '~' ? 0 : 1), 0);
+    if (width !== 8) throw bad(`rank ${rank} ("${short(row)}") covers ${width} squares, not 8`);
     let file = 0;
     for (const ch of row) {
       if (/[1-8]/.test(ch)) file += Number(ch);
       else if (/[pnbrqkPNBRQK]/.test(ch)) {
         const sq = FILES[file] + rank;
         if (ch === 'P' || ch === 'p') {
-          if (rank === 1 || rank === 8) throw new InputError(`a pawn cannot stand on ${sq} (rank ${rank})`);
+          if (rank === 1 || rank === 8) throw new InputError(`"${short(given)}" has a pawn on ${sq} (pawns never stand on rank 1 or 8)`);
           pawns.set(sq, ch === 'P' ? 'w' : 'b');
         }
         file += 1;
-      } else throw new InputError(`rank ${rank} of the FEN holds "${ch}", which is not a piece or a number`);
+      }
     }
   });
   for (const side of ['w', 'b']) {
     const n = [...pawns.values()].filter((c) => c === side).length;
-    if (n > 8) throw new InputError(`${side === 'w' ? 'White' : 'Black'} has ${n} pawns: at most 8`);
+    if (n > 8) throw new InputError(`"${short(given)}" has ${n} ${side === 'w' ? 'White' : 'Black'} pawns (a side has at most 8)`);
   }
   return pawns;
 }

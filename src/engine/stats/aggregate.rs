@@ -6,10 +6,10 @@ use std::collections::{HashMap, HashSet};
 
 use anyhow::Result;
 
-use super::StatsDb;
 use super::games::{GameInfo, Games, from_changes, scan_changes};
 use super::keys::{Interner, StructureKeys};
 use super::plan::{Part, Per, Plan};
+use super::{Bounds, StatsDb};
 use crate::engine::parallel;
 use crate::model::columns::{self, Column, OPENING_LAST_PLY, Phase};
 use crate::model::hash::IntMap;
@@ -30,6 +30,11 @@ struct Acc {
 
 /// Groups the runs of one slice of the games.
 pub(super) struct Aggregator<'a> {
+    bounds: Bounds<'a>,
+    /// Stops the slice's scan (more groups than the bounds allow, or `stop`).
+    interrupt: Option<rusqlite::InterruptHandle>,
+    end: Option<Grouped>,
+    seen: u32,
     plan: &'a Plan,
     structures: &'a StructureKeys,
     games: &'a Games,
@@ -41,8 +46,18 @@ pub(super) struct Aggregator<'a> {
 }
 
 impl<'a> Aggregator<'a> {
-    pub(super) fn new(plan: &'a Plan, structures: &'a StructureKeys, games: &'a Games) -> Self {
+    pub(super) fn new(
+        plan: &'a Plan,
+        structures: &'a StructureKeys,
+        games: &'a Games,
+        bounds: Bounds<'a>,
+        interrupt: Option<rusqlite::InterruptHandle>,
+    ) -> Self {
         Aggregator {
+            bounds,
+            interrupt,
+            end: None,
+            seen: 0,
             plan,
             structures,
             games,
@@ -54,7 +69,23 @@ impl<'a> Aggregator<'a> {
         }
     }
 
+    /// Ends the slice's grouping: the scan is interrupted and its runs are passed over.
+    fn end(&mut self, why: Grouped) {
+        self.end = Some(why);
+        if let Some(h) = &self.interrupt {
+            h.interrupt();
+        }
+    }
+
     pub(super) fn add_run(&mut self, run: &RunRow) {
+        if self.end.is_some() {
+            return;
+        }
+        self.seen = self.seen.wrapping_add(1);
+        if self.seen.is_multiple_of(4096) && (self.bounds.stop)() {
+            self.end(Grouped::Stopped);
+            return;
+        }
         let Some(game) = self.games.get(run.game_id) else {
             return;
         };
@@ -113,6 +144,10 @@ impl<'a> Aggregator<'a> {
             Some((k, i)) if k == key => i,
             _ => {
                 let next = self.groups.len() as u32;
+                if self.groups.len() >= self.bounds.max_groups && !self.index.contains_key(&key) {
+                    self.end(Grouped::TooMany);
+                    return;
+                }
                 let i = *self.index.entry(key).or_insert(next);
                 if i == next {
                     self.groups.push((key, Acc::default()));
@@ -256,46 +291,74 @@ pub(super) fn scan_positions(
     db.positions(&scan, slice, visit)
 }
 
+/// What the grouping ended with.
+pub(super) enum Grouped {
+    Groups(Vec<Group>),
+    /// More groups than the bounds allow (they were not all built).
+    TooMany,
+    /// Stopped by the bounds' `stop`.
+    Stopped,
+}
+
 /// Groups the runs of every slice of games in parallel, merges the slices' groups and turns
-/// each key into the cells of the requested columns.
+/// each key into the cells of the requested columns; within `bounds`.
 pub(super) fn group_runs(
     plan: &Plan,
     structures: &StructureKeys,
     games: &Games,
     parts: &[(i64, i64)],
     connect: &(dyn Fn() -> Result<StatsDb> + Sync),
-) -> Result<Vec<Group>> {
+    bounds: Bounds<'_>,
+) -> Result<Grouped> {
     let changes = from_changes(plan);
     let per_slice = parallel::fan_out(parts.iter().copied(), |slice| {
         let db = connect()?;
-        let mut agg = Aggregator::new(plan, structures, games);
-        if changes {
-            scan_changes(&db, games, slice, |run| agg.add_run(run))?;
+        let interrupt = Some(db.connection().get_interrupt_handle());
+        let mut agg = Aggregator::new(plan, structures, games, bounds, interrupt);
+        let scanned = if changes {
+            scan_changes(&db, games, slice, |run| agg.add_run(run))
         } else {
-            scan_positions(&db, plan, slice, |run| agg.add_run(run))?;
+            scan_positions(&db, plan, slice, |run| agg.add_run(run))
+        };
+        // A slice ended by the bounds says why (its scan failed as interrupted).
+        if let Some(end) = agg.end.take() {
+            return Ok(Err(end));
         }
-        Ok(agg.finish())
+        scanned?;
+        Ok(Ok(agg.finish()))
     })?;
     let mut merged: HashMap<FullKey, Totals> = HashMap::new();
     for groups in per_slice {
+        let groups = match groups {
+            Ok(g) => g,
+            Err(end) => return Ok(end),
+        };
         for (key, totals) in groups {
+            if (bounds.stop)() {
+                return Ok(Grouped::Stopped);
+            }
             merged.entry(key).or_default().merge(&totals);
+            if merged.len() > bounds.max_groups {
+                return Ok(Grouped::TooMany);
+            }
         }
     }
-    Ok(merged
-        .into_iter()
-        .map(|((s, g, r), totals)| {
-            let values = structures.values(plan, s);
-            let keys = plan
-                .parts
-                .iter()
-                .map(|part| match *part {
-                    Part::Structure(i) => values[i].clone(),
-                    Part::Game(i) => games.tuples[g as usize][i].clone(),
-                    Part::Run(i) => plan.run_cell(i, r[i]),
-                })
-                .collect();
-            Group { keys, totals }
-        })
-        .collect())
+    Ok(Grouped::Groups(
+        merged
+            .into_iter()
+            .map(|((s, g, r), totals)| {
+                let values = structures.values(plan, s);
+                let keys = plan
+                    .parts
+                    .iter()
+                    .map(|part| match *part {
+                        Part::Structure(i) => values[i].clone(),
+                        Part::Game(i) => games.tuples[g as usize][i].clone(),
+                        Part::Run(i) => plan.run_cell(i, r[i]),
+                    })
+                    .collect();
+                Group { keys, totals }
+            })
+            .collect(),
+    ))
 }

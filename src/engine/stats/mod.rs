@@ -33,9 +33,79 @@ use totals::{from_set_totals, top_sets};
 /// Opens another read-only connection to the same database.
 pub type Connect<'a> = &'a (dyn Fn() -> Result<StatsDb> + Sync);
 
+/// The most groups `pawndex stats` builds by default (`--max-groups`; each takes a few hundred
+/// bytes while it is counted: about 0.6 GB): more is refused with the reason (exit status 2).
+pub const MAX_GROUPS_COMMAND: usize = 1_000_000;
+
+/// What one request may spend: at most `max_groups` groups (more is refused with the reason,
+/// before they are all built), and it stops as soon as `stop` says so (the server's deadline, a
+/// client gone), checked between runs in the grouping loops, not only inside SQLite.
+#[derive(Clone, Copy)]
+pub struct Bounds<'a> {
+    pub max_groups: usize,
+    pub stop: &'a (dyn Fn() -> bool + Sync),
+}
+
+/// The refusal of a request that makes more than `max` groups.
+fn too_many_groups(q: &Query, max: usize) -> anyhow::Error {
+    let by: Vec<String> = q.by.iter().map(|c| c.name()).collect();
+    crate::model::bad_value(
+        "--by",
+        by.join(","),
+        format!(
+            "these columns make more than {} groups, and a request may make at most that many \
+             (each is counted in memory): group by fewer or coarser columns, or narrow the \
+             positions down",
+            thousands(max)
+        ),
+    )
+}
+
+/// `1000000` as `1,000,000`.
+fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The error of work stopped by [`Bounds::stop`]: SQLite's "interrupted", as a statement
+/// stopped by the same limit fails (the server answers both alike).
+fn stopped() -> anyhow::Error {
+    anyhow::Error::new(rusqlite::Error::SqliteFailure(
+        rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_INTERRUPT),
+        Some("stopped between runs".into()),
+    ))
+}
+
 /// Runs a statistics request. `connect` opens another read-only connection to the same
-/// database (the scans run in `threads` parallel slices of the games).
-pub fn run(db: &StatsDb, connect: Connect<'_>, threads: usize, q: &Query) -> Result<Vec<Group>> {
+/// database (the scans run in `threads` parallel slices of the games), within `bounds`.
+pub fn run(
+    db: &StatsDb,
+    connect: Connect<'_>,
+    threads: usize,
+    q: &Query,
+    bounds: Bounds<'_>,
+) -> Result<Vec<Group>> {
+    let groups = run_within(db, connect, threads, q, bounds)?;
+    if q.top.is_none() && groups.len() > bounds.max_groups {
+        return Err(too_many_groups(q, bounds.max_groups));
+    }
+    Ok(groups)
+}
+
+fn run_within(
+    db: &StatsDb,
+    connect: Connect<'_>,
+    threads: usize,
+    q: &Query,
+    bounds: Bounds<'_>,
+) -> Result<Vec<Group>> {
     if let Some(groups) = from_set_totals(db, q)? {
         return Ok(finish_groups(groups, q));
     }
@@ -81,6 +151,8 @@ pub fn run(db: &StatsDb, connect: Connect<'_>, threads: usize, q: &Query) -> Res
         max_set: snapshot.max_set,
         connect,
         connect_for: &connect_for,
+        bounds,
+        query: q,
     };
     if let (true, Some(n)) = (whole_structures, q.top)
         && let Some(groups) = narrow_to_top(&scans, &mut structures, top_first, n, q, t0)?
@@ -102,17 +174,25 @@ struct Scans<'a> {
     /// A plain connection (the pawn-set scans), and one for the positions scans.
     connect: Connect<'a>,
     connect_for: Connect<'a>,
+    bounds: Bounds<'a>,
+    query: &'a Query,
 }
 
 impl Scans<'_> {
     fn group(&self, structures: &StructureKeys) -> Result<Vec<Group>> {
-        group_runs(
+        let out = group_runs(
             self.plan,
             structures,
             self.games,
             &self.parts,
             self.connect_for,
-        )
+            self.bounds,
+        )?;
+        match out {
+            aggregate::Grouped::Groups(groups) => Ok(groups),
+            aggregate::Grouped::TooMany => Err(too_many_groups(self.query, self.bounds.max_groups)),
+            aggregate::Grouped::Stopped => Err(stopped()),
+        }
     }
 }
 
@@ -193,6 +273,13 @@ fn finish_groups(mut out: Vec<Group>, q: &Query) -> Vec<Group> {
 mod tests {
     use super::keys::in_bits;
     use crate::store::stats::small;
+
+    #[test]
+    fn thousands_are_separated() {
+        assert_eq!(super::thousands(1_000_000), "1,000,000");
+        assert_eq!(super::thousands(100), "100");
+        assert_eq!(super::thousands(1000), "1,000");
+    }
 
     #[test]
     fn bit_lookups_never_panic_on_damaged_ids() {

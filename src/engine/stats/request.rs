@@ -92,6 +92,9 @@ pub fn query(ask: &Ask) -> Result<(Query, ChartKind, String)> {
     if let Some(p) = ask.ply {
         query.plies = query.plies.intersect(p);
     }
+    if let Some(elo) = ask.min_elo {
+        crate::engine::find::check_min_elo(elo)?;
+    }
     query.min_elo = ask.min_elo;
     if ask.top.is_some() {
         query.top = ask.top;
