@@ -169,7 +169,7 @@ fn a_reader_that_stays_leaves_the_log_unfolded_and_says_so() {
         "{stderr}"
     );
     assert!(
-        stderr.contains("3000 games read"),
+        stderr.contains("3,000 games read"),
         "the summary first: {stderr}"
     );
     let wal_bytes = std::fs::metadata(wal(&db)).unwrap().len();

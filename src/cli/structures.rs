@@ -38,7 +38,8 @@ Columns:
                  from entering it to leaving it (or to the game's end), on average
   eco            the most common ECO codes of its games, with their share of its games
   turns_into     the forms the game changes to when it leaves, with counts (none = no name)
-  leaving_moves  the moves that leave it, with counts and White's score in those games
+  leaving_moves  the moves that leave it, with counts and White's score in those games;
+                 Black's moves written …exd5 (JSON gives each move's side)
 The last line on stderr gives the share of all positions that have a name, and of plies
 20..60.
 
