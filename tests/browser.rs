@@ -3,6 +3,7 @@
 //! examples/sample.pgn. Without chromium and chromedriver the test prints a loud SKIP, and fails
 //! when CI=true. Saves screenshots of the main views to docs/serve-*.png.
 
+mod common;
 #[path = "browser/webdriver.rs"]
 mod webdriver;
 
@@ -17,15 +18,6 @@ const BIN: &str = env!("CARGO_BIN_EXE_pawndex");
 const CARLSBAD: &str = "8/pp3ppp/2p5/3p4/3P4/4P3/PP3PPP/8";
 const WHITE_PAWNS: [&str; 7] = ["a2", "b2", "d4", "e3", "f2", "g2", "h2"];
 const BLACK_PAWNS: [&str; 7] = ["a7", "b7", "c6", "d5", "f7", "g7", "h7"];
-/// Isolani games (the Panov of issue 37, after 7... Nxd5) that Black leaves by piece captures
-/// on d4 and by ...b6, White by d5 (the same games as tests/serve_api.rs).
-const ISOLANI_PGN: &str = "\
-[Event \"I1\"]\n[Result \"0-1\"]\n\n1. e4 c6 2. d4 d5 3. exd5 cxd5 4. c4 Nf6 5. Nc3 e6 6. Nf3 Be7 7. cxd5 Nxd5 8. Bd3 Nc6 9. O-O O-O 10. Re1 Nxd4 11. Nxd4 Nxc3 12. bxc3 Qxd4 0-1\n\n\
-[Event \"I2\"]\n[Result \"1-0\"]\n\n1. e4 c6 2. d4 d5 3. exd5 cxd5 4. c4 Nf6 5. Nc3 e6 6. Nf3 Be7 7. cxd5 Nxd5 8. Bd3 Nc6 9. O-O O-O 10. Re1 Bf6 11. Be4 Bxd4 12. Nxd4 Nxd4 1-0\n\n\
-[Event \"I3\"]\n[Result \"1-0\"]\n\n1. e4 c6 2. d4 d5 3. exd5 cxd5 4. c4 Nf6 5. Nc3 e6 6. Nf3 Be7 7. cxd5 Nxd5 8. Bd3 Nc6 9. O-O O-O 10. Re1 Nf6 11. Bg5 Qxd4 12. Nxd4 Nxd4 1-0\n\n\
-[Event \"I4\"]\n[Result \"1/2-1/2\"]\n\n1. e4 c6 2. d4 d5 3. exd5 cxd5 4. c4 Nf6 5. Nc3 e6 6. Nf3 Be7 7. cxd5 Nxd5 8. Bd3 Nc6 9. O-O O-O 10. Re1 Nf6 11. Bg5 b6 12. Rc1 Bb7 1/2-1/2\n\n\
-[Event \"I5\"]\n[Result \"1-0\"]\n\n1. e4 c6 2. d4 d5 3. exd5 cxd5 4. c4 Nf6 5. Nc3 e6 6. Nf3 Be7 7. cxd5 Nxd5 8. Bd3 Nc6 9. O-O O-O 10. Re1 Nf6 11. d5 exd5 12. Nxd5 Nxd5 1-0\n\n\
-[Event \"I6\"]\n[Result \"0-1\"]\n\n1. e4 c6 2. d4 d5 3. exd5 cxd5 4. c4 Nf6 5. Nc3 e6 6. Nf3 Be7 7. cxd5 Nxd5 8. Bd3 Nc6 9. O-O O-O 10. Re1 Nf6 11. Bg5 Qb6 12. Bxf6 Bxf6 13. Be4 Rd8 14. Qd2 Rxd4 0-1\n";
 
 /// A child process killed when the test ends, passed or not.
 struct Kill(Child);
@@ -1055,7 +1047,7 @@ fn breaks_say_who_plays_them(s: &Session, dir: &Path) {
     let dir = dir.join("isolani");
     std::fs::create_dir_all(&dir).unwrap();
     let pgn = dir.join("isolani.pgn");
-    std::fs::write(&pgn, ISOLANI_PGN).unwrap();
+    std::fs::write(&pgn, common::ISOLANI_PGN).unwrap();
     let (_server, base) = serve_with(&dir, &[&pgn]);
     let fen = "8/pp3ppp/4p3/8/3P4/8/PP3PPP/8";
     s.goto(&format!(

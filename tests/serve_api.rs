@@ -15,6 +15,8 @@ use serde_json::Value;
 
 mod common;
 
+use common::{ISOLANI_FEN, ISOLANI_PGN};
+
 const BIN: &str = env!("CARGO_BIN_EXE_pawndex");
 const ROOT_DIR: &str = env!("CARGO_MANIFEST_DIR");
 
@@ -884,17 +886,6 @@ fn serving_while_index_appends() {
     let page = server.json("/api/games?limit=50");
     assert_eq!(page["rows"].as_array().unwrap().len(), 12);
 }
-
-/// Isolani games (a Panov, the position of issue 37 after 7... Nxd5) that Black leaves by piece
-/// captures on d4 (Nxd4, Bxd4, Qxd4, Rxd4) or by a pawn move, and White by d5.
-const ISOLANI_FEN: &str = "8/pp3ppp/4p3/8/3P4/8/PP3PPP/8";
-const ISOLANI_PGN: &str = "\
-[Event \"I1\"]\n[Result \"0-1\"]\n\n1. e4 c6 2. d4 d5 3. exd5 cxd5 4. c4 Nf6 5. Nc3 e6 6. Nf3 Be7 7. cxd5 Nxd5 8. Bd3 Nc6 9. O-O O-O 10. Re1 Nxd4 11. Nxd4 Nxc3 12. bxc3 Qxd4 0-1\n\n\
-[Event \"I2\"]\n[Result \"1-0\"]\n\n1. e4 c6 2. d4 d5 3. exd5 cxd5 4. c4 Nf6 5. Nc3 e6 6. Nf3 Be7 7. cxd5 Nxd5 8. Bd3 Nc6 9. O-O O-O 10. Re1 Bf6 11. Be4 Bxd4 12. Nxd4 Nxd4 1-0\n\n\
-[Event \"I3\"]\n[Result \"1-0\"]\n\n1. e4 c6 2. d4 d5 3. exd5 cxd5 4. c4 Nf6 5. Nc3 e6 6. Nf3 Be7 7. cxd5 Nxd5 8. Bd3 Nc6 9. O-O O-O 10. Re1 Nf6 11. Bg5 Qxd4 12. Nxd4 Nxd4 1-0\n\n\
-[Event \"I4\"]\n[Result \"1/2-1/2\"]\n\n1. e4 c6 2. d4 d5 3. exd5 cxd5 4. c4 Nf6 5. Nc3 e6 6. Nf3 Be7 7. cxd5 Nxd5 8. Bd3 Nc6 9. O-O O-O 10. Re1 Nf6 11. Bg5 b6 12. Rc1 Bb7 1/2-1/2\n\n\
-[Event \"I5\"]\n[Result \"1-0\"]\n\n1. e4 c6 2. d4 d5 3. exd5 cxd5 4. c4 Nf6 5. Nc3 e6 6. Nf3 Be7 7. cxd5 Nxd5 8. Bd3 Nc6 9. O-O O-O 10. Re1 Nf6 11. d5 exd5 12. Nxd5 Nxd5 1-0\n\n\
-[Event \"I6\"]\n[Result \"0-1\"]\n\n1. e4 c6 2. d4 d5 3. exd5 cxd5 4. c4 Nf6 5. Nc3 e6 6. Nf3 Be7 7. cxd5 Nxd5 8. Bd3 Nc6 9. O-O O-O 10. Re1 Nf6 11. Bg5 Qb6 12. Bxf6 Bxf6 13. Be4 Rd8 14. Qd2 Rxd4 0-1\n";
 
 /// Each game of a PGN text (tags, then SAN moves without comments or variations) replayed with
 /// shakmaty, apart from pawndex's reader and replay: per ply from 1, the position before the

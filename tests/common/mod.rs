@@ -1424,3 +1424,15 @@ pub fn random_pgn(seed: u64, n: usize, max_plies: usize, prefix: &str, bad_every
     }
     pgn
 }
+
+/// The Isolani of issue 37 (a Panov, after 7... Nxd5), as pawns.
+pub const ISOLANI_FEN: &str = "8/pp3ppp/4p3/8/3P4/8/PP3PPP/8";
+/// Isolani games that Black leaves by piece captures on d4 (Nxd4, Bxd4, Qxd4, Rxd4) or by a
+/// pawn move (...b6), and White by d5 (tests/serve_api.rs, tests/browser.rs).
+pub const ISOLANI_PGN: &str = "\
+[Event \"I1\"]\n[Result \"0-1\"]\n\n1. e4 c6 2. d4 d5 3. exd5 cxd5 4. c4 Nf6 5. Nc3 e6 6. Nf3 Be7 7. cxd5 Nxd5 8. Bd3 Nc6 9. O-O O-O 10. Re1 Nxd4 11. Nxd4 Nxc3 12. bxc3 Qxd4 0-1\n\n\
+[Event \"I2\"]\n[Result \"1-0\"]\n\n1. e4 c6 2. d4 d5 3. exd5 cxd5 4. c4 Nf6 5. Nc3 e6 6. Nf3 Be7 7. cxd5 Nxd5 8. Bd3 Nc6 9. O-O O-O 10. Re1 Bf6 11. Be4 Bxd4 12. Nxd4 Nxd4 1-0\n\n\
+[Event \"I3\"]\n[Result \"1-0\"]\n\n1. e4 c6 2. d4 d5 3. exd5 cxd5 4. c4 Nf6 5. Nc3 e6 6. Nf3 Be7 7. cxd5 Nxd5 8. Bd3 Nc6 9. O-O O-O 10. Re1 Nf6 11. Bg5 Qxd4 12. Nxd4 Nxd4 1-0\n\n\
+[Event \"I4\"]\n[Result \"1/2-1/2\"]\n\n1. e4 c6 2. d4 d5 3. exd5 cxd5 4. c4 Nf6 5. Nc3 e6 6. Nf3 Be7 7. cxd5 Nxd5 8. Bd3 Nc6 9. O-O O-O 10. Re1 Nf6 11. Bg5 b6 12. Rc1 Bb7 1/2-1/2\n\n\
+[Event \"I5\"]\n[Result \"1-0\"]\n\n1. e4 c6 2. d4 d5 3. exd5 cxd5 4. c4 Nf6 5. Nc3 e6 6. Nf3 Be7 7. cxd5 Nxd5 8. Bd3 Nc6 9. O-O O-O 10. Re1 Nf6 11. d5 exd5 12. Nxd5 Nxd5 1-0\n\n\
+[Event \"I6\"]\n[Result \"0-1\"]\n\n1. e4 c6 2. d4 d5 3. exd5 cxd5 4. c4 Nf6 5. Nc3 e6 6. Nf3 Be7 7. cxd5 Nxd5 8. Bd3 Nc6 9. O-O O-O 10. Re1 Nf6 11. Bg5 Qb6 12. Bxf6 Bxf6 13. Be4 Rd8 14. Qd2 Rxd4 0-1\n";
