@@ -24,6 +24,7 @@ pub use crate::model::tally::{Group, PlyRange, Query};
 pub use crate::store::stats::StatsDb;
 
 use crate::engine::parallel;
+use crate::model::numbers::thousands;
 use aggregate::{StructureCounter, group_runs, scan_positions};
 use games::Games;
 use keys::StructureKeys;
@@ -56,22 +57,9 @@ fn too_many_groups(q: &Query, max: usize) -> anyhow::Error {
             "these columns make more than {} groups, and a request may make at most that many \
              (each is counted in memory): group by fewer or coarser columns, or narrow the \
              positions down",
-            thousands(max)
+            thousands(max as u64)
         ),
     )
-}
-
-/// `1000000` as `1,000,000`.
-fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// The error of work stopped by [`Bounds::stop`]: SQLite's "interrupted", as a statement
@@ -273,13 +261,6 @@ fn finish_groups(mut out: Vec<Group>, q: &Query) -> Vec<Group> {
 mod tests {
     use super::keys::in_bits;
     use crate::store::stats::small;
-
-    #[test]
-    fn thousands_are_separated() {
-        assert_eq!(super::thousands(1_000_000), "1,000,000");
-        assert_eq!(super::thousands(100), "100");
-        assert_eq!(super::thousands(1000), "1,000");
-    }
 
     #[test]
     fn bit_lookups_never_panic_on_damaged_ids() {
