@@ -1279,7 +1279,7 @@ impl Writer {
         if let Some(left) = left {
             return Err(Unfolded {
                 holders: checkpoint::shm_holders(&db),
-                wal_bytes: std::fs::metadata(format!("{db}-wal")).map_or(0, |m| m.len()),
+                wal_bytes: super::wal_bytes(std::path::Path::new(&db)),
                 db,
                 left,
                 waited: waits.of(left),
