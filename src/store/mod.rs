@@ -68,6 +68,33 @@ fn max_pages() -> Option<i64> {
     std::env::var("PAWNDEX_MAX_PAGES").ok()?.trim().parse().ok()
 }
 
+/// The page size of a new database: 8 KiB, or `PAWNDEX_PAGE_SIZE` (a power of two from 512 to
+/// 65,536; for the tests that build the same games at several page sizes). Any other value is
+/// refused: a knob that silently did nothing would make such a test pass for the wrong reason.
+fn new_page_size() -> Result<i64> {
+    let Ok(text) = std::env::var("PAWNDEX_PAGE_SIZE") else {
+        return Ok(8192);
+    };
+    match text.trim().parse::<i64>() {
+        Ok(n) if (512..=65536).contains(&n) && n.count_ones() == 1 => Ok(n),
+        _ => anyhow::bail!(
+            "PAWNDEX_PAGE_SIZE={text}: a page size is a power of two from 512 to 65536"
+        ),
+    }
+}
+
+/// Whether a run keeps a rollback journal throughout (`PAWNDEX_JOURNAL=delete`), instead of
+/// writing through a write-ahead log and switching back at its end: for the tests that build
+/// the same games in both journal modes.
+fn rollback_journal() -> Result<bool> {
+    match std::env::var("PAWNDEX_JOURNAL") {
+        Err(_) => Ok(false),
+        Ok(v) if v.eq_ignore_ascii_case("delete") => Ok(true),
+        Ok(v) if v.eq_ignore_ascii_case("wal") => Ok(false),
+        Ok(v) => anyhow::bail!("PAWNDEX_JOURNAL={v}: the journal modes are wal and delete"),
+    }
+}
+
 /// Numbered migrations, applied in order; `PRAGMA user_version` holds how many ran.
 /// Append only: never edit or remove one that has shipped.
 pub const MIGRATIONS: &[&str] = &[
@@ -331,6 +358,8 @@ fn existing_sqlite(path: &Path) -> Result<bool> {
 /// that is not a pawndex database is refused before anything is written to it.
 pub fn open_for_writing(path: &Path) -> Result<Connection> {
     let existed = existing_sqlite(path)?;
+    // The knobs are read before the file is created: a bad value leaves nothing behind.
+    let (page_size, rollback) = (new_page_size()?, rollback_journal()?);
     let mut conn = Connection::open(path)
         .with_context(|| format!("cannot open database {}", path.display()))?;
     conn.busy_timeout(std::time::Duration::from_secs(30))?;
@@ -346,12 +375,13 @@ pub fn open_for_writing(path: &Path) -> Result<Connection> {
         }
     } else {
         // Only takes effect on an empty file; larger pages suit the bulk, append-mostly load.
-        conn.pragma_update(None, "page_size", 8192)?;
+        conn.pragma_update(None, "page_size", page_size)?;
     }
     // WAL while writing: readers keep a consistent snapshot while a run writes. The run's
     // last step switches the file back to a rollback journal, so a finished database is one
     // self-contained file (see `Writer::finish`).
-    conn.pragma_update(None, "journal_mode", "WAL")
+    let mode = if rollback { "DELETE" } else { "WAL" };
+    conn.pragma_update(None, "journal_mode", mode)
         .with_context(|| format!("cannot write to database {}", path.display()))?;
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     conn.pragma_update(None, "cache_size", -256_000)?;
