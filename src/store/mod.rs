@@ -267,6 +267,9 @@ pub fn migrate(conn: &mut Connection, path: &Path) -> Result<()> {
 /// A directory or a file that is not SQLite is refused before anything is created.
 pub fn lock_for_indexing(path: &Path) -> Result<std::fs::File> {
     existing_sqlite(path)?;
+    // The knobs of `open_for_writing`, checked before the lock creates the file.
+    new_page_size()?;
+    rollback_journal()?;
     let file = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
