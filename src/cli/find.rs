@@ -12,7 +12,7 @@ use crate::cli::query;
 use crate::engine::find::{Filters, resolve_names};
 use crate::model::Per;
 use crate::output::table::OutputArgs;
-use crate::store::search::{Form, Rows, Search, Sql};
+use crate::store::read::search::{Form, Rows, Search, Sql};
 
 #[derive(Args, Debug)]
 #[command(
@@ -200,7 +200,7 @@ mod tests {
     use super::*;
     use crate::engine::find::{date_range, eco_range, side_squares};
     use crate::model::fen::structure_of;
-    use crate::store::search::{Feature, GameCond, Op, RunCond, SetCond, Side};
+    use crate::store::read::search::{Feature, GameCond, Op, RunCond, SetCond, Side};
     use clap::Parser;
     use shakmaty::Color;
 

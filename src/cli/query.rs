@@ -15,14 +15,14 @@ use rusqlite::{Connection, Statement};
 
 use crate::engine::queries::{closest_names, named, named_queries, named_search};
 use crate::output::table::{self as output, OutputArgs};
-use crate::store::dialect::{self, Dialect};
-use crate::store::params::{bind_params, parse_params};
+use crate::store::read::params::{bind_params, parse_params};
+use crate::store::sql::dialect::{self, Dialect};
 
 use crate::cli::common::{self as command, EXIT_ERROR, EXIT_INTERRUPTED};
 pub(crate) use crate::model::usage;
 use crate::store;
-use crate::store::search::{Form, Rows, Search, StructureName};
-use crate::store::sql_lex;
+use crate::store::read::search::{Form, Rows, Search, StructureName};
+use crate::store::sql::lex;
 
 #[derive(Args, Debug)]
 #[command(group(
@@ -107,10 +107,10 @@ pub(crate) fn exit_status(result: Result<i32>) -> Result<i32> {
 /// The one statement of `sql`, without its `;`: a usage error when another statement follows
 /// (only comments, spaces and empty statements may).
 pub fn only_statement(sql: &str) -> Result<&str> {
-    let tokens = sql_lex::tokens(sql);
+    let tokens = lex::tokens(sql);
     let Some(end) = tokens
         .iter()
-        .find(|t| t.kind == sql_lex::Kind::Semicolon)
+        .find(|t| t.kind == lex::Kind::Semicolon)
         .map(|t| t.start)
     else {
         return Ok(sql.trim_end());
@@ -397,7 +397,7 @@ fn list(db: &Path) -> Result<i32> {
 /// dataset written by `pawndex index --parquet` was.
 fn known_structures(db: &Path) -> Vec<StructureName> {
     if let Ok(conn) = crate::store::open_for_reading(db)
-        && let Ok(names) = store::search::structure_names(&conn)
+        && let Ok(names) = store::read::search::structure_names(&conn)
     {
         return names;
     }
@@ -639,7 +639,7 @@ fn run_inner(args: QueryArgs) -> Result<i32> {
 mod tests {
     use super::*;
     use crate::engine::queries::named_file_text;
-    use crate::store::params::parse_value;
+    use crate::store::read::params::parse_value;
 
     #[test]
     fn every_named_query_has_a_description_and_a_search() {

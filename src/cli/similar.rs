@@ -21,7 +21,7 @@ use crate::cli::common::{self as command};
 use crate::model::similar::{Options, Pawns};
 use crate::model::usage;
 use crate::output::table::Format;
-use crate::store::similar as db;
+use crate::store::read::similar as db;
 
 #[derive(Args, Debug)]
 #[command(
@@ -159,7 +159,7 @@ pub fn run(args: SimilarArgs) -> Result<i32> {
         colour_reversed: args.colour_reversed,
     };
     if args.sql {
-        let sql = crate::store::similar_sql::statement(
+        let sql = crate::store::read::similar_sql::statement(
             target,
             options,
             args.limit,

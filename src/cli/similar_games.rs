@@ -15,7 +15,7 @@ use anyhow::Result;
 use crate::engine::similar::listed_games;
 use crate::model::similar::{Similar, pawn_board};
 use crate::output::table::{self as output, Format};
-use crate::store::similar as db;
+use crate::store::read::similar as db;
 
 /// Writes the games of the ranked structures `found` in `format`; returns the records written
 /// (games, or positions with `--format fen`).

@@ -1,6 +1,6 @@
 //! `pawndex stats`: counts and White's score grouped by feature columns, as CSV and charts.
 //!
-//! [`columns`] names the columns and holds their rules, [`crate::store::stats`] the reads and
+//! [`columns`] names the columns and holds their rules, [`crate::store::read::stats`] the reads and
 //! every SQL text, [`engine`] the grouping, [`report`] the built-in reports and [`chart`] the
 //! pictures.
 

@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use super::layout::Target;
 use super::tables::{ChangeRow, GameRow, RejectRow, RunRow};
 use super::writer::{DatasetWriter, Written};
-use crate::store::dump;
+use crate::store::read::dump;
 
 /// A value of the database that must fit a narrower column.
 fn narrow<T: TryFrom<i64>>(v: i64, what: &str) -> Result<T> {

@@ -1,5 +1,5 @@
 //! Counting a search's positions (`query --count`, `find --count`): the store decides the plan
-//! and reads ([`store::count`]); the runs it asks for are read here on [`parallel::threads`]
+//! and reads ([`store::read::count`]); the runs it asks for are read here on [`parallel::threads`]
 //! connections, the candidate games cut into slices or the game ids into ranges, through the
 //! one fan-out of [`parallel`].
 
@@ -9,8 +9,8 @@ use anyhow::Result;
 use rusqlite::Connection;
 
 use crate::engine::parallel;
-use crate::store::count::{self, Counting};
-use crate::store::search::Search;
+use crate::store::read::count::{self, Counting};
+use crate::store::read::search::Search;
 
 /// Candidate games below this many are read on the caller's connection alone.
 const FEW_GAMES: usize = 4096;

@@ -81,7 +81,7 @@ fn exact_games(
     conn: &rusqlite::Connection,
     pawns: Pawns,
 ) -> Result<(Option<Similar>, HashMap<String, u64>)> {
-    use crate::store::similar::{pair_runs, set_id};
+    use crate::store::read::similar::{pair_runs, set_id};
     let (Some(w), Some(b)) = (set_id(conn, 0, pawns.white)?, set_id(conn, 1, pawns.black)?) else {
         return Ok((None, HashMap::new()));
     };
@@ -127,13 +127,13 @@ pub fn form_row<'a>(rows: &'a [Row], key: &str, reversed: bool) -> Option<&'a Ro
 /// The `structures` report of every form of the database's catalogue, lists `top` long (what
 /// `pawndex structures --top N --format json` prints, before `--min-games`).
 pub fn structures_report(conn: &rusqlite::Connection, top: usize) -> Result<Vec<Row>> {
-    let names = crate::store::structure_report::names(conn)?;
+    let names = crate::store::read::structure_report::names(conn)?;
     Ok(crate::engine::structures::report(conn, &names, |_| true, top)?.rows)
 }
 
 /// A game by id, replayed: `None` when no game has this id.
 pub fn game(conn: &rusqlite::Connection, id: i64) -> Result<Option<GameView>> {
-    let Some(game) = crate::store::games::load_game(conn, id)? else {
+    let Some(game) = crate::store::schema::games::load_game(conn, id)? else {
         return Ok(None);
     };
     let catalogue = Catalogue::active();
@@ -182,7 +182,7 @@ pub fn breaks(
     pawns: Pawns,
     stop: &dyn Fn() -> bool,
 ) -> Result<Vec<Break>> {
-    use crate::store::similar::{pair_runs, set_id};
+    use crate::store::read::similar::{pair_runs, set_id};
     let (Some(w), Some(b)) = (set_id(conn, 0, pawns.white)?, set_id(conn, 1, pawns.black)?) else {
         return Ok(Vec::new());
     };
@@ -199,7 +199,7 @@ pub fn breaks(
         if stop() {
             return Err(interrupted());
         }
-        let Some(g) = crate::store::games::load_game(conn, game)? else {
+        let Some(g) = crate::store::schema::games::load_game(conn, game)? else {
             continue;
         };
         let Ok(last_ply) = u32::try_from(last_ply) else {

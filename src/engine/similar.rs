@@ -19,7 +19,7 @@ use anyhow::Result;
 use crate::engine::parallel;
 use crate::engine::similar_sets::{SideSets, rank_all};
 use crate::model::similar::{self, Options, PartTable, Pawns, Similar, Variant};
-use crate::store::similar as db;
+use crate::store::read::similar as db;
 
 /// Counts of one (White set, Black set) pair.
 #[derive(Default, Clone, Copy)]
@@ -229,7 +229,7 @@ impl<'c> Ranker<'c> {
         });
         // A slot per pawn-set id: the ids are checked against the rows first (a wild id in the
         // file must not size the tables).
-        let size = crate::store::ids::pawn_set_table(conn)?;
+        let size = crate::store::read::ids::pawn_set_table(conn)?;
         Ok(Ranker {
             conn,
             extra,
@@ -272,7 +272,8 @@ impl<'c> Ranker<'c> {
         }
         let wings = self.request.options.ignore_wings;
         // PAWNDEX_PLAN=scan reads every set (and every run), for tests.
-        let forced = crate::store::forced_plan() == Some(crate::store::ForcedPlan::Scan);
+        let forced =
+            crate::store::read::forced_plan() == Some(crate::store::read::ForcedPlan::Scan);
         if !forced
             && self.white.look_up(
                 self.conn,

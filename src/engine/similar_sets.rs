@@ -8,7 +8,7 @@ use anyhow::Result;
 
 use crate::engine::parallel;
 use crate::model::similar::{self, PartTable};
-use crate::store::similar as db;
+use crate::store::read::similar as db;
 
 /// Per pawn set of one side: its pawns and its part of the distance for each form of the
 /// target, for every set of the database or for those within a radius.

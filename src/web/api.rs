@@ -149,7 +149,7 @@ pub async fn info(Extract(state): Shared, q: Pairs) -> Answer {
     let v = state
         .pool
         .run(move |conn| {
-            let mut info = crate::store::info::snapshot(conn, &path)?;
+            let mut info = crate::store::read::info::snapshot(conn, &path)?;
             // File names only: where the files lie on this machine is no business of a page.
             info.db = file_name(&info.db);
             for s in &mut info.sources {

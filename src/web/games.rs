@@ -15,7 +15,7 @@ use tokio::sync::mpsc;
 
 use crate::engine::find::{Filters, resolve_names, search};
 use crate::output::table::Format;
-use crate::store::search::{GameCond, Rows, Search};
+use crate::store::read::search::{GameCond, Rows, Search};
 use crate::web::error::{ApiError, Params, short};
 use crate::web::pool::{Limit, Pool};
 
@@ -119,7 +119,7 @@ fn windows(
     after: i64,
     limit: u64,
 ) -> anyhow::Result<Vec<u8>> {
-    let last = crate::store::games::last_game_id(conn)?;
+    let last = crate::store::schema::games::last_game_id(conn)?;
     let mut buf = Vec::new();
     // A search with pawn or structure conditions reads lists of candidate games first (cheap
     // for a few games, costly to repeat): one window to the end.

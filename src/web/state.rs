@@ -9,7 +9,7 @@ use anyhow::Result;
 use rusqlite::Connection;
 
 use crate::model::structure_report::Row;
-use crate::store::structure_report::CommonForm;
+use crate::store::read::structure_report::CommonForm;
 use crate::web::assets::Assets;
 use crate::web::pool::Pool;
 
@@ -52,7 +52,7 @@ impl State {
 
     /// The `structures` report (lists [`REPORT_TOP`] long) of the database as `conn` sees it.
     pub fn report(&self, conn: &Connection) -> Result<Arc<Vec<Row>>> {
-        let version = crate::store::games::last_game_id(conn)?;
+        let version = crate::store::schema::games::last_game_id(conn)?;
         if let Ok(kept) = self.report.lock()
             && let Some((v, rows)) = kept.as_ref()
             && *v == version
@@ -69,14 +69,14 @@ impl State {
     /// Each named form's most common exact pawns (what the catalogue's links open), as `conn`
     /// sees the database.
     pub fn common_forms(&self, conn: &Connection) -> Result<Arc<Vec<CommonForm>>> {
-        let version = crate::store::games::last_game_id(conn)?;
+        let version = crate::store::schema::games::last_game_id(conn)?;
         if let Ok(kept) = self.forms.lock()
             && let Some((v, forms)) = kept.as_ref()
             && *v == version
         {
             return Ok(Arc::clone(forms));
         }
-        let forms = Arc::new(crate::store::structure_report::common_forms(conn)?);
+        let forms = Arc::new(crate::store::read::structure_report::common_forms(conn)?);
         if let Ok(mut kept) = self.forms.lock() {
             *kept = Some((version, Arc::clone(&forms)));
         }
@@ -91,7 +91,7 @@ impl State {
         key: String,
         compute: impl FnOnce() -> Result<(&'static str, Vec<u8>)>,
     ) -> Result<Kept> {
-        let version = crate::store::games::last_game_id(conn)?;
+        let version = crate::store::schema::games::last_game_id(conn)?;
         if let Ok(kept) = self.stats.lock()
             && let Some((v, answer)) = kept.get(&key)
             && *v == version

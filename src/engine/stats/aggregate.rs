@@ -15,7 +15,7 @@ use crate::model::columns::{self, Column, OPENING_LAST_PLY, Phase};
 use crate::model::hash::IntMap;
 use crate::model::outcome::Outcome;
 use crate::model::tally::{Group, Totals};
-use crate::store::stats::{PositionsScan, RunRow};
+use crate::store::read::stats::{PositionsScan, RunRow};
 
 /// Structure key, game key, run key (numbered per slice).
 type Key = (u64, u32, u32);

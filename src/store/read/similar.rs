@@ -6,7 +6,7 @@
 use anyhow::{Context, Result};
 use rusqlite::{CachedStatement, Connection, OptionalExtension};
 
-use super::decode_games;
+use crate::store::decode_games;
 
 /// One run of a game: its plies (both included) and its two pawn sets.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]

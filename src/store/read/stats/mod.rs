@@ -22,7 +22,7 @@ use rusqlite::Connection;
 
 use crate::model::columns::PieceMasks;
 use crate::store::derive::{Lag, SetAggregate};
-use crate::store::search::StructureName;
+use crate::store::read::search::StructureName;
 
 pub use filter::{FilterSource, inspect};
 pub use scans::{PositionsScan, RunRow, small};
@@ -74,7 +74,7 @@ impl StatsDb {
 
     /// The command's snapshot of ids. The tables indexed by these ids are sized by them: an
     /// error naming `pawndex check` when the ids run far past the rows (see
-    /// [`crate::store::ids`]).
+    /// [`crate::store::read::ids`]).
     pub fn snapshot_ids(&self) -> Result<Snapshot> {
         let (games, max_set, rows) = self.in_snapshot(|| {
             let c = &self.conn;
@@ -85,8 +85,8 @@ impl StatsDb {
                 c.query_row(sql::ROW_COUNTS, [], |r| Ok((r.get(0)?, r.get(1)?)))?;
             Ok((range, max_set, rows))
         })?;
-        crate::store::ids::table_size("game", games.0, games.1, rows.0)?;
-        crate::store::ids::table_size("pawn set", 1, max_set, rows.1)?;
+        crate::store::read::ids::table_size("game", games.0, games.1, rows.0)?;
+        crate::store::read::ids::table_size("pawn set", 1, max_set, rows.1)?;
         Ok(Snapshot { games, max_set })
     }
 
@@ -97,7 +97,7 @@ impl StatsDb {
 
     /// The named structures the database knows.
     pub fn structure_names(&self) -> Result<Vec<StructureName>> {
-        crate::store::search::structure_names(&self.conn)
+        crate::store::read::search::structure_names(&self.conn)
     }
 
     /// How far the derived tables lag behind the stored games.

@@ -70,7 +70,7 @@ fn games(conn: &Connection, mut each: impl FnMut(&GameRow) -> Result<()>) -> Res
     while let Some(r) = rows.next()? {
         let row = GameRow {
             id: r.get(0)?,
-            header: crate::store::games::header(r, 1)?,
+            header: crate::store::schema::games::header(r, 1)?,
             plies: r.get(11)?,
             source: r.get(12)?,
             offset: r.get(13)?,
