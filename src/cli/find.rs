@@ -4,9 +4,9 @@
 
 use std::io::{self, Write};
 
+use crate::store::read::params::Value;
 use anyhow::Result;
 use clap::Args;
-use rusqlite::types::Value;
 
 use crate::cli::query;
 use crate::engine::find::{Filters, resolve_names};

@@ -170,9 +170,10 @@ fn run_stats(args: StatsArgs) -> Result<i32> {
         ));
     }
 
-    let connect = || engine::StatsDb::open(&args.db);
+    let limit = crate::store::read::Limit::none();
+    let connect = || engine::StatsDb::open(&args.db, &limit);
     let db = connect()?;
-    crate::cli::query::warn_if_unfinished(db.connection(), &args.db)?;
+    crate::cli::query::warn_if_unfinished(&db.lag()?, &args.db);
     let threads = args.threads.count();
     let bounds = engine::Bounds {
         max_groups: args.max_groups,

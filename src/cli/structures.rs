@@ -93,8 +93,8 @@ fn run_report(args: StructuresArgs) -> Result<i32> {
         }
         None => None,
     };
-    let conn = crate::store::open_for_reading(&args.db)?;
-    crate::cli::query::warn_if_unfinished(&conn, &args.db)?;
+    let conn = crate::store::read::Snapshot::open(&args.db, &crate::store::read::Limit::none())?;
+    crate::cli::query::warn_if_unfinished(&crate::store::lag(&conn)?, &args.db);
     let names = structure_report::names(&conn)?;
     let mut wanted = Vec::new();
     if !args.family.is_empty() {

@@ -9,6 +9,7 @@ use crate::model::features::Kind;
 use crate::model::fen::structure_of;
 use crate::model::outcome::side_name;
 use crate::model::{UsageError, usage};
+use crate::store::read::Snapshot;
 use crate::store::read::search::{
     Feature, GameCond, Op, RunCond, Search, SetCond, Side, StructureForm, StructureName,
 };
@@ -569,7 +570,7 @@ pub fn closest_structures<'a>(typed: &str, known: &'a [StructureName]) -> Vec<&'
 
 /// Resolves the structure names of `search` against the catalogue of the database `conn` reads
 /// ([`resolve_structure_names`], for `--structure-name`); nothing to read without one.
-pub fn resolve_names(conn: &rusqlite::Connection, search: &mut Search) -> Result<()> {
+pub fn resolve_names(conn: &Snapshot, search: &mut Search) -> Result<()> {
     if !search.structures.is_empty() {
         let known = crate::store::read::search::structure_names(conn)?;
         resolve_structure_names("--structure-name", &known, &mut search.structures)?;

@@ -1,8 +1,8 @@
 //! The named queries: the `.sql` files of `queries/` (embedded in the binary), their
 //! descriptions, the typed search each one is written from, and close names for a typo.
 
+use crate::store::read::params::Value;
 use anyhow::{Result, bail};
-use rusqlite::types::Value;
 
 use crate::model::usage;
 use crate::store::read::search::{Feature, Op, RunCond, Search, SetCond};

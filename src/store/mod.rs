@@ -24,11 +24,10 @@ pub mod sql;
 mod upgrade;
 mod writer;
 
-pub use derive::{SetAggregate, TAIL_MAX_GAMES, decode_games, lag, tail_sets};
+pub use derive::{Lag, SetAggregate, TAIL_MAX_GAMES, decode_games, lag, tail_sets};
 pub use read::open_for_reading;
 pub use schema::{
-    SCHEMA_VERSION, indexing_now, is_sqlite_file, lock_for_indexing, open_for_writing,
-    open_read_only, wal_bytes,
+    SCHEMA_VERSION, indexing_now, is_sqlite_file, lock_for_indexing, open_for_writing, wal_bytes,
 };
 pub use upgrade::upgrade;
 pub use writer::{Unfolded, WriteFailed, Writer};

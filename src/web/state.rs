@@ -5,8 +5,8 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use crate::store::read::Snapshot;
 use anyhow::Result;
-use rusqlite::Connection;
 
 use crate::model::structure_report::Row;
 use crate::store::read::structure_report::CommonForm;
@@ -51,7 +51,7 @@ impl State {
     }
 
     /// The `structures` report (lists [`REPORT_TOP`] long) of the database as `conn` sees it.
-    pub fn report(&self, conn: &Connection) -> Result<Arc<Vec<Row>>> {
+    pub fn report(&self, conn: &Snapshot) -> Result<Arc<Vec<Row>>> {
         let version = crate::store::schema::games::last_game_id(conn)?;
         if let Ok(kept) = self.report.lock()
             && let Some((v, rows)) = kept.as_ref()
@@ -68,7 +68,7 @@ impl State {
 
     /// Each named form's most common exact pawns (what the catalogue's links open), as `conn`
     /// sees the database.
-    pub fn common_forms(&self, conn: &Connection) -> Result<Arc<Vec<CommonForm>>> {
+    pub fn common_forms(&self, conn: &Snapshot) -> Result<Arc<Vec<CommonForm>>> {
         let version = crate::store::schema::games::last_game_id(conn)?;
         if let Ok(kept) = self.forms.lock()
             && let Some((v, forms)) = kept.as_ref()
@@ -87,7 +87,7 @@ impl State {
     /// `compute`'s, kept.
     pub fn stats(
         &self,
-        conn: &Connection,
+        conn: &Snapshot,
         key: String,
         compute: impl FnOnce() -> Result<(&'static str, Vec<u8>)>,
     ) -> Result<Kept> {

@@ -65,10 +65,7 @@ fn too_many_groups(q: &Query, max: usize) -> anyhow::Error {
 /// The error of work stopped by [`Bounds::stop`]: SQLite's "interrupted", as a statement
 /// stopped by the same limit fails (the server answers both alike).
 fn stopped() -> anyhow::Error {
-    anyhow::Error::new(rusqlite::Error::SqliteFailure(
-        rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_INTERRUPT),
-        Some("stopped between runs".into()),
-    ))
+    crate::store::read::interrupted("stopped between runs")
 }
 
 /// Runs a statistics request. `connect` opens another read-only connection to the same

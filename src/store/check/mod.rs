@@ -74,6 +74,7 @@ use rusqlite::{Connection, Row};
 pub use report::{Finding, Kind, Report};
 
 use crate::model::structure::Catalogue;
+use crate::store::read::{Limit, Reader, Snapshot};
 
 /// The note for an unfinished database: `pending` games stored by a run that did not finish
 /// (above `derived.finished` and `derived.through`). Games of the unmerged tail (above
@@ -100,20 +101,17 @@ pub fn unfinished_note(pending: i64, db: &Path) -> String {
 pub fn run(path: &Path) -> Result<Report> {
     // The catalogue in force (a bad PAWNDEX_STRUCTURES folder stops here).
     Catalogue::load_active()?;
-    let conn = super::open_read_only(path)?;
-    conn.pragma_update(None, "query_only", true)?;
+    let reader = Reader::open_as_found(path)?;
+    reader.pragma_update(None, "query_only", true)?;
     // 8 MiB of SQLite pages: the reads are passes in key order and look-ups of pawn sets, as
     // fast as with 64 MiB on the masters, and the memory stays with the check's own bounds.
-    conn.pragma_update(None, "cache_size", -8_192)?;
-    check(&conn, path)
+    reader.pragma_update(None, "cache_size", -8_192)?;
+    check(&reader.snapshot(&Limit::none())?, path)
 }
 
-/// Checks an open database (in one read transaction). `db` names it in messages.
-pub fn check(conn: &Connection, db: &Path) -> Result<Report> {
-    conn.execute_batch("BEGIN")?;
-    let result = check_snapshot(conn, db);
-    let _ = conn.execute_batch("COMMIT");
-    result
+/// Checks a database in one read transaction. `db` names it in messages.
+pub fn check(conn: &Snapshot, db: &Path) -> Result<Report> {
+    check_snapshot(conn, db)
 }
 
 fn check_snapshot(conn: &Connection, db: &Path) -> Result<Report> {

@@ -1,6 +1,6 @@
 //! What a database holds, for `pawndex info`: games, plies, sources, rejects by reason, schema
 //! version, size and whether the last run finished. Read-only (opened like every read command,
-//! see [`crate::store::open_read_only`]) and in one read transaction.
+//! see [`crate::store::schema::open_read_only`]) and in one read transaction.
 //!
 //! Cheap on a large database: the runs are never scanned. One pass over `games` (in rowid order,
 //! counting runs of equal sources, no sort) gives the games and plies of each source; `rejects`
@@ -111,16 +111,13 @@ impl Info {
 
 /// Opens `db` read-only and reads what it holds.
 pub fn read(db: &Path) -> Result<Info> {
-    let conn = crate::store::schema::open_read_only(db)?;
-    super::tune_for_reading(&conn)?;
-    conn.execute_batch("BEGIN")?;
-    let info = snapshot(&conn, db);
-    let _ = conn.execute_batch("COMMIT");
-    info
+    let reader = super::Reader::open_as_found(db)?;
+    super::tune_for_reading(&reader)?;
+    snapshot(&reader.snapshot(&super::Limit::none())?, db)
 }
 
 /// [`read`] inside the caller's read transaction.
-pub fn snapshot(conn: &Connection, db: &Path) -> Result<Info> {
+pub fn snapshot(conn: &super::Snapshot, db: &Path) -> Result<Info> {
     let one = |sql: &str| -> Result<i64> {
         Ok(conn
             .query_row(sql, [], |r| r.get::<_, Option<i64>>(0))?

@@ -5,11 +5,15 @@ pub mod dump;
 pub mod ids;
 pub mod info;
 pub mod params;
+pub mod query;
 pub mod search;
 pub mod similar;
 pub mod similar_sql;
+mod snapshot;
 pub mod stats;
 pub mod structure_report;
+
+pub use snapshot::{Interrupter, Limit, Reader, Snapshot, interrupted, is_corrupt, is_interrupted};
 
 use std::path::Path;
 

@@ -584,13 +584,13 @@ impl Search {
         &self,
         conn: &'c Connection,
         rows: Rows,
-    ) -> Result<rusqlite::Statement<'c>> {
+    ) -> Result<super::query::Prepared<'c>> {
         let (form, games) = self.rows_form(conn)?;
         let mut sql = self.rows_sql(form, rows);
         sql.params.extend(games);
         let mut stmt = conn.prepare(&sql.text)?;
         super::params::bind_params(&mut stmt, &sql.params)?;
-        Ok(stmt)
+        Ok(super::query::Prepared::new(stmt))
     }
 
     /// How to count this search's positions (see [`CountPlan`]).

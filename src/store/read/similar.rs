@@ -352,7 +352,7 @@ pub fn listed_rows<'c>(
     conn: &'c Connection,
     rows: ListedRows,
     list: &str,
-) -> Result<rusqlite::Statement<'c>> {
+) -> Result<super::query::Prepared<'c>> {
     let sql = match rows {
         ListedRows::Games => SIMILAR_GAME_ROWS_SQL,
         ListedRows::Export => SIMILAR_EXPORT_ROWS_SQL,
@@ -360,5 +360,5 @@ pub fn listed_rows<'c>(
     let mut st = conn.prepare(sql)?;
     st.raw_bind_parameter(1, list)
         .context("binding the game list")?;
-    Ok(st)
+    Ok(super::query::Prepared::new(st))
 }
