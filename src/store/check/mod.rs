@@ -1,10 +1,11 @@
 //! `pawndex check`: verifies a database without changing it, and returns what it found as a
 //! [`Report`] (the command prints it).
 //!
-//! The file is opened read-only ([`super::open_read_only`], which refuses anything that is not
-//! a pawndex database) and every check runs in one read transaction, so they all see one
-//! snapshot, even while `pawndex index` writes. First SQLite's own `PRAGMA integrity_check`
-//! (pages, records, indexes; up to 100 messages), then pawndex's invariants:
+//! The file is opened read-only ([`super::schema::open_read_only`], which refuses anything
+//! that is not a pawndex database) and every check runs in one read transaction (a
+//! [`Snapshot`]), so they all see one snapshot, even while `pawndex index` writes. First
+//! SQLite's own `PRAGMA integrity_check` (pages, records, indexes; up to 100 messages), then
+//! pawndex's invariants:
 //!
 //! - `derived`: one row; `through` and `finished` non-negative integers, not past the last
 //!   game. Games above both (stored by a run that did not finish) are a *note* (an unfinished
@@ -19,7 +20,7 @@
 //!   pawns, and the stored features equal
 //!   [`SideFeatures`](crate::model::features::SideFeatures) of the pawns.
 //! - ids: pawndex numbers games and pawn sets from 1 without gaps; ids running far past the
-//!   rows (more than twice as many ids as rows, plus 65,536: [`super::ids::dense`]) are a
+//!   rows (more than twice as many ids as rows, plus 65,536: [`super::read::ids::dense`]) are a
 //!   problem, which `similar` and `stats` refuse to read.
 //! - `runs`, streamed in key order with their game and both pawn sets: the game exists;
 //!   `0 <= first_ply <= last_ply <= plies`; per game the runs tile `0..=plies` exactly; both
