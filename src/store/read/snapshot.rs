@@ -103,9 +103,9 @@ impl Reader {
         Ok(snapshot)
     }
 
-    /// Opens the database at `path` read-only as it is found ([`crate::store::schema::open_read_only`]:
-    /// a pawndex database this binary reads), not tuned and with its ids not checked: for
-    /// `check` and `info`, which report what they find.
+    /// Opens the database at `path` read-only as it is found
+    /// ([`crate::store::schema::open_read_only`]: a pawndex database this binary reads), not
+    /// tuned and with its ids not checked: for `check` and `info`, which report what they find.
     pub fn open_as_found(path: &Path) -> Result<Reader> {
         Ok(Reader {
             conn: crate::store::schema::open_read_only(path)?,
