@@ -8,6 +8,9 @@
 //! each other, `web` (the server of `pawndex serve`) uses them but not `cli`, and nothing uses
 //! `cli`. Every `crate::LAYER` path in a layer's code counts (in a
 //! `use` line or inline), comments and `#[cfg(test)] mod tests` excepted.
+//!
+//! And the store is the only owner of SQLite: no layer above it names `rusqlite` or begins a
+//! transaction itself; they read through the store's `Snapshot`.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -126,6 +129,143 @@ fn violations(src: &Path) -> Vec<String> {
         }
     }
     found
+}
+
+/// A layer's code lines with their numbers in the file: comment lines and trailing `//`
+/// comments left out, and nothing from a trailing `#[cfg(test)] mod tests` on.
+fn numbered_code(text: &str) -> Vec<(usize, &str)> {
+    let mut out = Vec::new();
+    let mut lines = text.lines().enumerate().peekable();
+    while let Some((n, line)) = lines.next() {
+        let t = line.trim_start();
+        if t == "#[cfg(test)]"
+            && lines
+                .peek()
+                .is_some_and(|(_, next)| next.trim_start().starts_with("mod tests"))
+        {
+            break;
+        }
+        if t.starts_with("//") {
+            continue;
+        }
+        out.push((n + 1, line.split(" //").next().unwrap_or(line)));
+    }
+    out
+}
+
+/// Whether `line` begins a transaction: SQL text that starts with BEGIN (in any case), the
+/// word BEGIN, or rusqlite's transaction methods.
+fn begins_transaction(line: &str) -> bool {
+    let sql_begin = line.match_indices('"').any(|(at, _)| {
+        line[at + 1..]
+            .trim_start()
+            .get(..5)
+            .is_some_and(|w| w.eq_ignore_ascii_case("BEGIN"))
+    });
+    let word_begin = line
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .any(|w| w == "BEGIN");
+    let method = [
+        ".transaction(",
+        ".unchecked_transaction(",
+        ".transaction_with_behavior(",
+    ]
+    .iter()
+    .any(|m| line.contains(m));
+    sql_begin || word_begin || method
+}
+
+/// Every place above the store that names `rusqlite` or begins a transaction: "file:line: ...".
+fn sqlite_above_the_store(src: &Path) -> Vec<String> {
+    let store = height("store").unwrap();
+    let mut found = Vec::new();
+    for (layer, h) in LAYERS {
+        if *h <= store {
+            continue;
+        }
+        let mut files = Vec::new();
+        rust_files(&src.join(layer), &mut files);
+        files.sort();
+        for file in files {
+            let text = fs::read_to_string(&file).unwrap();
+            let name = file.strip_prefix(src).unwrap().display().to_string();
+            for (n, line) in numbered_code(&text) {
+                if line.contains("rusqlite") {
+                    found.push(format!("{name}:{n}: {layer} names rusqlite"));
+                }
+                if begins_transaction(line) {
+                    found.push(format!("{name}:{n}: {layer} begins a transaction"));
+                }
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn only_the_store_speaks_to_sqlite() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let found = sqlite_above_the_store(&src);
+    assert!(
+        found.is_empty(),
+        "SQLite above the store (read through store::read::Snapshot, whose reads run in one \
+         transaction; classify errors with store::read::is_interrupted and is_corrupt):\n{}",
+        found.join("\n")
+    );
+}
+
+/// The check itself: rusqlite named, or a transaction begun, above the store is found, with
+/// its file and line; the store itself, comments and tests are not.
+#[test]
+fn the_check_finds_sqlite_above_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path();
+    for (layer, _) in LAYERS {
+        fs::create_dir_all(src.join(layer)).unwrap();
+    }
+    let cases = [
+        (
+            "engine/a.rs",
+            "//! x\nfn f(c: &rusqlite::Connection) {}\n",
+            "engine/a.rs:2: engine names rusqlite",
+        ),
+        (
+            "web/a.rs",
+            "use rusqlite::Connection;\n",
+            "web/a.rs:1: web names rusqlite",
+        ),
+        (
+            "cli/a.rs",
+            "fn f() {\n    conn.execute_batch(\"BEGIN\")?;\n}\n",
+            "cli/a.rs:2: cli begins a transaction",
+        ),
+        (
+            "output/a.rs",
+            "fn f() { conn.execute_batch(\"begin immediate\"); }\n",
+            "output/a.rs:1: output begins a transaction",
+        ),
+        (
+            "dataset/a.rs",
+            "fn f() { let tx = conn.unchecked_transaction()?; }\n",
+            "dataset/a.rs:1: dataset begins a transaction",
+        ),
+    ];
+    for (file, text, want) in cases {
+        fs::write(src.join(file), text).unwrap();
+        let found = sqlite_above_the_store(src);
+        assert!(found.iter().any(|v| v == want), "{file}: {found:?}");
+        fs::remove_file(src.join(file)).unwrap();
+    }
+    // Allowed: the store, comments, the tests module, a word that only looks alike.
+    fs::write(
+        src.join("store/a.rs"),
+        "use rusqlite::Connection;\nfn f() { c.execute_batch(\"BEGIN\"); }\n",
+    )
+    .unwrap();
+    let fine = "//! see rusqlite\nfn begin() {} // rusqlite BEGIN\nfn f() { page.begin(); }\n\
+                #[cfg(test)]\nmod tests {\n    use rusqlite::Connection;\n}\n";
+    fs::write(src.join("engine/a.rs"), fine).unwrap();
+    assert_eq!(sqlite_above_the_store(src), Vec::<String>::new());
 }
 
 #[test]

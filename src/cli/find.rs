@@ -4,15 +4,15 @@
 
 use std::io::{self, Write};
 
+use crate::store::read::params::Value;
 use anyhow::Result;
 use clap::Args;
-use rusqlite::types::Value;
 
 use crate::cli::query;
 use crate::engine::find::{Filters, resolve_names};
 use crate::model::Per;
 use crate::output::table::OutputArgs;
-use crate::store::search::{Form, Rows, Search, Sql};
+use crate::store::read::search::{Form, Rows, Search, Sql};
 
 #[derive(Args, Debug)]
 #[command(
@@ -200,7 +200,7 @@ mod tests {
     use super::*;
     use crate::engine::find::{date_range, eco_range, side_squares};
     use crate::model::fen::structure_of;
-    use crate::store::search::{Feature, GameCond, Op, RunCond, SetCond, Side};
+    use crate::store::read::search::{Feature, GameCond, Op, RunCond, SetCond, Side};
     use clap::Parser;
     use shakmaty::Color;
 

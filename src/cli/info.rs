@@ -1,5 +1,5 @@
 //! `pawndex info`: what a database holds, as a table for people or JSON for scripts. The
-//! numbers are read by [`crate::store::info`]; this module only lays them out.
+//! numbers are read by [`crate::store::read::info`]; this module only lays them out.
 
 use std::io::{self, Write};
 use std::path::PathBuf;
@@ -9,7 +9,7 @@ use clap::Args;
 
 use crate::model::numbers::thousands;
 use crate::output::table::{Format, formats};
-use crate::store::info::{Info, State};
+use crate::store::read::info::{Info, State};
 
 /// Options of `pawndex info`.
 #[derive(Args, Debug)]
@@ -24,7 +24,7 @@ pub struct InfoArgs {
 
 /// Runs `pawndex info`: the answer on standard output, exit status 0.
 pub fn run(args: InfoArgs) -> Result<i32> {
-    let info = crate::store::info::read(&args.db)?;
+    let info = crate::store::read::info::read(&args.db)?;
     let text = match args.format {
         Format::Json => format!("{:#}\n", crate::output::info::to_json(&info)),
         _ => table(&info),

@@ -237,11 +237,5 @@ fn damaged(db: Option<&Path>, writes_db: bool) -> String {
 
 /// Whether SQLite found a damaged page somewhere in the error's chain.
 fn is_corrupt(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| {
-        matches!(
-            c.downcast_ref::<rusqlite::Error>(),
-            Some(rusqlite::Error::SqliteFailure(f, _))
-                if f.code == rusqlite::ErrorCode::DatabaseCorrupt
-        )
-    })
+    crate::store::read::is_corrupt(e)
 }

@@ -5,24 +5,23 @@
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use clap::Args;
-use rusqlite::types::Value;
-use rusqlite::{Connection, Statement};
 
 use crate::engine::queries::{closest_names, named, named_queries, named_search};
 use crate::output::table::{self as output, OutputArgs};
-use crate::store::dialect::{self, Dialect};
-use crate::store::params::{bind_params, parse_params};
+use crate::store::read::params::{Value, parse_params};
+use crate::store::read::query::{self as adhoc, prepare};
+use crate::store::read::{Limit, Snapshot};
+use crate::store::sql::dialect::{self, Dialect};
 
 use crate::cli::common::{self as command, EXIT_ERROR, EXIT_INTERRUPTED};
 pub(crate) use crate::model::usage;
 use crate::store;
-use crate::store::search::{Form, Rows, Search, StructureName};
-use crate::store::sql_lex;
+use crate::store::read::search::{Form, Rows, Search, StructureName};
+use crate::store::sql::lex;
 
 #[derive(Args, Debug)]
 #[command(group(
@@ -86,12 +85,12 @@ pub struct QueryArgs {
 /// output pipe ends quietly with 0, other errors go up to the caller (status 1).
 pub(crate) fn exit_status(result: Result<i32>) -> Result<i32> {
     if let (Err(_), Some(limits)) = (&result, LIMITS.get()) {
-        if limits.interrupted.load(Ordering::SeqCst) {
+        if limits.limit.cancelled() {
             eprintln!("pawndex: interrupted");
             return Ok(EXIT_INTERRUPTED);
         }
-        if let (Some(t), Some(d)) = (limits.timeout, limits.deadline)
-            && Instant::now() >= d
+        if let Some(t) = limits.timeout
+            && limits.limit.timed_out()
         {
             eprintln!("pawndex: error: the query was stopped after --timeout {t} s");
             return Ok(EXIT_ERROR);
@@ -107,10 +106,10 @@ pub(crate) fn exit_status(result: Result<i32>) -> Result<i32> {
 /// The one statement of `sql`, without its `;`: a usage error when another statement follows
 /// (only comments, spaces and empty statements may).
 pub fn only_statement(sql: &str) -> Result<&str> {
-    let tokens = sql_lex::tokens(sql);
+    let tokens = lex::tokens(sql);
     let Some(end) = tokens
         .iter()
-        .find(|t| t.kind == sql_lex::Kind::Semicolon)
+        .find(|t| t.kind == lex::Kind::Semicolon)
         .map(|t| t.start)
     else {
         return Ok(sql.trim_end());
@@ -140,97 +139,36 @@ pub fn only_statement(sql: &str) -> Result<&str> {
 // Running SQL
 // ---------------------------------------------------------------------------------------------
 
-/// When a query must stop: at a deadline (`--timeout`) or on Ctrl-C. SQLite's progress
-/// handler on every connection [`open`] makes asks it, so a runaway join stops within
-/// milliseconds wherever it is (counting threads included).
+/// When a query must stop: at a deadline (`--timeout`) or on Ctrl-C. The store's [`Limit`]
+/// stops the statements of every connection of the command's snapshot within milliseconds
+/// wherever they are (counting threads included).
 struct Limits {
     timeout: Option<f64>,
-    deadline: Option<Instant>,
-    interrupted: AtomicBool,
+    limit: Limit,
 }
 
 static LIMITS: OnceLock<Limits> = OnceLock::new();
-
-impl Limits {
-    fn exceeded(&self) -> bool {
-        self.interrupted.load(Ordering::Relaxed)
-            || self.deadline.is_some_and(|d| Instant::now() >= d)
-    }
-}
 
 /// Arms `--timeout` and Ctrl-C for this process's query (a second Ctrl-C exits at once).
 pub(crate) fn arm_limits(timeout: Option<f64>) {
     let limits = LIMITS.get_or_init(|| Limits {
         timeout,
-        deadline: timeout.map(|t| Instant::now() + Duration::from_secs_f64(t)),
-        interrupted: AtomicBool::new(false),
+        limit: Limit::within(timeout.map(Duration::from_secs_f64)),
     });
     let _ = ctrlc::set_handler(move || {
-        if limits.interrupted.swap(true, Ordering::SeqCst) {
+        if limits.limit.cancelled() {
             std::process::exit(EXIT_INTERRUPTED);
         }
+        limits.limit.cancel();
     });
 }
 
-/// Opens the database read-only, tuned for reading (memory-mapped I/O, a larger page cache).
-pub fn open(db: &Path) -> Result<Connection> {
-    let conn = crate::store::open_for_reading(db)?;
-    if let Some(limits) = LIMITS.get() {
-        conn.progress_handler(1000, Some(move || limits.exceeded()));
-    }
-    Ok(conn)
-}
-
-/// Formats an SQL error with SQLite's message and the SQL, the failing token marked.
-fn sql_error(e: &rusqlite::Error, sql: &str) -> anyhow::Error {
-    // A damaged database is not a mistake in the SQL: the error stays SQLite's, for the
-    // message about the damage.
-    if let rusqlite::Error::SqliteFailure(f, msg) = e
-        && f.code == rusqlite::ErrorCode::DatabaseCorrupt
-    {
-        return rusqlite::Error::SqliteFailure(*f, msg.clone()).into();
-    }
-    let (message, offset) = match e {
-        rusqlite::Error::SqlInputError { msg, offset, .. } => {
-            (msg.clone(), usize::try_from(*offset).ok())
-        }
-        rusqlite::Error::SqliteFailure(_, Some(msg)) => (msg.clone(), None),
-        e => (e.to_string(), None),
-    };
-    let mut msg = format!("SQL error: {message}\nin this SQL:\n");
-    let mut at = 0usize;
-    for line in sql.trim_end().lines() {
-        msg.push_str("  ");
-        msg.push_str(line);
-        msg.push('\n');
-        if let Some(o) = offset
-            && o >= at
-            && o <= at + line.len()
-        {
-            let col = line[..o - at].chars().count();
-            msg.push_str(&format!("  {}^\n", " ".repeat(col)));
-        }
-        at += line.len() + 1;
-    }
-    anyhow::anyhow!(msg.trim_end().to_string())
-}
-
-/// Prepares one read-only statement, with a clear error for SQL mistakes and for writes.
-pub fn prepare<'c>(conn: &'c Connection, sql: &str) -> Result<Statement<'c>> {
-    let stmt = conn.prepare(sql).map_err(|e| match e {
-        rusqlite::Error::MultipleStatement => anyhow::anyhow!(
-            "SQL error: more than one statement; pawndex query runs one statement at a time"
-        ),
-        e => sql_error(&e, sql),
-    })?;
-    if !stmt.readonly() {
-        bail!(
-            "refusing to run a statement that changes the database: pawndex query only reads \
-             (the database is opened read-only)\nin this SQL:\n  {}",
-            sql.trim()
-        );
-    }
-    Ok(stmt)
+/// Opens the database read-only, tuned for reading (memory-mapped I/O, a larger page cache),
+/// in one snapshot under the limits armed ([`arm_limits`]).
+pub fn open(db: &Path) -> Result<Snapshot> {
+    let none = Limit::none();
+    let limit = LIMITS.get().map_or(&none, |l| &l.limit);
+    Snapshot::open(db, limit)
 }
 
 /// What `pawndex query` runs: a typed search (named queries and `find`), or SQL text.
@@ -245,10 +183,9 @@ pub enum Plan {
 /// Runs a query (or counts its rows) and writes the results to stdout.
 pub(crate) fn execute(plan: &Plan, params: &[(String, Value)], output: &OutputArgs) -> Result<i32> {
     arm_limits(output.timeout);
-    let conn = open(&output.db)?;
     // One snapshot for every statement of this command (a concurrent index only appends).
-    conn.execute_batch("BEGIN")?;
-    warn_if_unfinished(&conn, &output.db)?;
+    let conn = open(&output.db)?;
+    warn_if_unfinished(&store::lag(&conn)?, &output.db);
     let stdout = io::stdout();
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
     let (sql, params): (String, Vec<(String, Value)>) = match plan {
@@ -258,12 +195,10 @@ pub(crate) fn execute(plan: &Plan, params: &[(String, Value)], output: &OutputAr
                     let (form, games) = search.rows_form(&conn)?;
                     let mut c = search.count_sql(form, true);
                     c.params.extend(games);
-                    count_with_sql(&conn, &c.text, &c.params)?
+                    adhoc::count(&conn, &c.text, &c.params)?
                 } else {
-                    let db = output.db.clone();
                     crate::engine::count::positions(
                         &conn,
-                        &move || open(&db),
                         search,
                         crate::engine::parallel::threads(None),
                     )?
@@ -283,7 +218,7 @@ pub(crate) fn execute(plan: &Plan, params: &[(String, Value)], output: &OutputAr
                     "SELECT count(*) AS positions FROM (\n{}\n)",
                     only_statement(sql)?
                 );
-                let n = count_with_sql(&conn, &count_sql, params)?;
+                let n = adhoc::count(&conn, &count_sql, params)?;
                 writeln!(out, "{n}")?;
                 out.flush()?;
                 return Ok(0);
@@ -292,7 +227,7 @@ pub(crate) fn execute(plan: &Plan, params: &[(String, Value)], output: &OutputAr
         }
     };
     let mut stmt = prepare(&conn, &sql)?;
-    bind_params(&mut stmt, &params)?;
+    stmt.bind(&params)?;
     output::write_results(
         &conn,
         &mut stmt,
@@ -301,17 +236,13 @@ pub(crate) fn execute(plan: &Plan, params: &[(String, Value)], output: &OutputAr
         crate::engine::parallel::threads(None),
         &mut out,
     )
-    .map_err(|e| match e.downcast::<rusqlite::Error>() {
-        Ok(e) => sql_error(&e, &sql),
-        Err(e) => e,
-    })?;
+    .map_err(|e| adhoc::explain(e, &sql))?;
     out.flush()?;
     Ok(0)
 }
 
 /// Says in one line when the last `pawndex index` did not finish (answers stay right).
-pub(crate) fn warn_if_unfinished(conn: &Connection, db: &Path) -> Result<()> {
-    let lag = store::lag(conn)?;
+pub(crate) fn warn_if_unfinished(lag: &store::Lag, db: &Path) {
     if lag.unfinished() > 0 && store::indexing_now(db) {
         // The index adds them when it finishes; `pawndex migrate` would wait for its lock.
         eprintln!(
@@ -329,20 +260,6 @@ pub(crate) fn warn_if_unfinished(conn: &Connection, db: &Path) -> Result<()> {
             db.display()
         );
     }
-    Ok(())
-}
-
-/// Runs a query whose first column of its first row is a count.
-fn count_with_sql(conn: &Connection, sql: &str, params: &[(String, Value)]) -> Result<u64> {
-    let mut stmt = prepare(conn, sql)?;
-    bind_params(&mut stmt, params)?;
-    let mut rows = stmt.raw_query();
-    let row = rows
-        .next()
-        .map_err(|e| sql_error(&e, sql))?
-        .context("the count query returned no row")?;
-    let n: i64 = row.get(0)?;
-    Ok(n as u64)
 }
 
 /// `--list`: the feature patterns (named queries), then the catalogue structures, each kind
@@ -396,8 +313,8 @@ fn list(db: &Path) -> Result<i32> {
 /// else the catalogue in force (`structures/`, or the PAWNDEX_STRUCTURES folder), as a
 /// dataset written by `pawndex index --parquet` was.
 fn known_structures(db: &Path) -> Vec<StructureName> {
-    if let Ok(conn) = crate::store::open_for_reading(db)
-        && let Ok(names) = store::search::structure_names(&conn)
+    if let Ok(conn) = Snapshot::open(db, &Limit::none())
+        && let Ok(names) = store::read::search::structure_names(&conn)
     {
         return names;
     }
@@ -639,7 +556,7 @@ fn run_inner(args: QueryArgs) -> Result<i32> {
 mod tests {
     use super::*;
     use crate::engine::queries::named_file_text;
-    use crate::store::params::parse_value;
+    use crate::store::read::params::parse_value;
 
     #[test]
     fn every_named_query_has_a_description_and_a_search() {

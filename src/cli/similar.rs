@@ -21,7 +21,8 @@ use crate::cli::common::{self as command};
 use crate::model::similar::{Options, Pawns};
 use crate::model::usage;
 use crate::output::table::Format;
-use crate::store::similar as db;
+use crate::store::read::similar as db;
+use crate::store::read::{Limit, Snapshot};
 
 #[derive(Args, Debug)]
 #[command(
@@ -89,7 +90,7 @@ pub struct SimilarArgs {
     pub threads: crate::cli::common::ThreadsArg,
 }
 
-fn target_of(conn: &rusqlite::Connection, args: &SimilarArgs) -> Result<Pawns> {
+fn target_of(conn: &Snapshot, args: &SimilarArgs) -> Result<Pawns> {
     if let Some(fen) = &args.structure {
         let (white, black) = crate::model::fen::structure_of(fen)?;
         return Ok(Pawns { white, black });
@@ -149,9 +150,8 @@ pub fn run(args: SimilarArgs) -> Result<i32> {
     if args.games_limit == Some(0) {
         usage!("--games-limit: give at least 1");
     }
-    let conn = crate::store::open_for_reading(&args.db)?;
     // One snapshot for every statement (a concurrent index only appends).
-    conn.execute_batch("BEGIN")?;
+    let conn = Snapshot::open(&args.db, &Limit::none())?;
     let target = target_of(&conn, &args)?;
     let options = Options {
         ignore_wings: args.ignore_wings,
@@ -159,7 +159,7 @@ pub fn run(args: SimilarArgs) -> Result<i32> {
         colour_reversed: args.colour_reversed,
     };
     if args.sql {
-        let sql = crate::store::similar_sql::statement(
+        let sql = crate::store::read::similar_sql::statement(
             target,
             options,
             args.limit,
@@ -169,10 +169,8 @@ pub fn run(args: SimilarArgs) -> Result<i32> {
         io::stdout().lock().write_all(sql.as_bytes())?;
         return Ok(command::EXIT_OK);
     }
-    let connect = || crate::store::open_for_reading(&args.db);
     let found = crate::engine::similar::rank(
         &conn,
-        Some(&connect),
         args.threads.count(),
         crate::engine::similar::Request {
             target,

@@ -15,12 +15,13 @@ use anyhow::Result;
 use crate::engine::similar::listed_games;
 use crate::model::similar::{Similar, pawn_board};
 use crate::output::table::{self as output, Format};
-use crate::store::similar as db;
+use crate::store::read::Snapshot;
+use crate::store::read::similar as db;
 
 /// Writes the games of the ranked structures `found` in `format`; returns the records written
 /// (games, or positions with `--format fen`).
 pub fn write(
-    conn: &rusqlite::Connection,
+    conn: &Snapshot,
     found: &[Similar],
     format: Format,
     limit: Option<u64>,

@@ -1,6 +1,6 @@
 //! `pawndex stats`: counts and White's score grouped by feature columns, as CSV and charts.
 //!
-//! [`columns`] names the columns and holds their rules, [`crate::store::stats`] the reads and
+//! [`columns`] names the columns and holds their rules, [`crate::store::read::stats`] the reads and
 //! every SQL text, [`engine`] the grouping, [`report`] the built-in reports and [`chart`] the
 //! pictures.
 
@@ -170,9 +170,10 @@ fn run_stats(args: StatsArgs) -> Result<i32> {
         ));
     }
 
-    let connect = || engine::StatsDb::open(&args.db);
+    let limit = crate::store::read::Limit::none();
+    let connect = || engine::StatsDb::open(&args.db, &limit);
     let db = connect()?;
-    crate::cli::query::warn_if_unfinished(db.connection(), &args.db)?;
+    crate::cli::query::warn_if_unfinished(&db.lag()?, &args.db);
     let threads = args.threads.count();
     let bounds = engine::Bounds {
         max_groups: args.max_groups,

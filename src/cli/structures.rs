@@ -3,7 +3,7 @@
 //! and the moves that leave it.
 //!
 //! Everything comes from one ordered pass over `structure_changes` joined to `games`
-//! ([`crate::store::structure_report`]): a *stay* in a form runs from a change into it to the
+//! ([`crate::store::read::structure_report`]): a *stay* in a form runs from a change into it to the
 //! game's next change (exclusive) or to the game's last position, so the positions in a form are
 //! the sum of its stays. The report never reads `runs`.
 
@@ -21,7 +21,7 @@ use crate::output::chart;
 use crate::output::structures::{summary, write_csv, write_json, write_table};
 use crate::output::table::{Format, formats};
 use crate::store::DEFAULT_DB;
-use crate::store::structure_report;
+use crate::store::read::structure_report;
 
 /// The end of `--help`: the columns and examples.
 const AFTER_HELP: &str = "\
@@ -93,8 +93,8 @@ fn run_report(args: StructuresArgs) -> Result<i32> {
         }
         None => None,
     };
-    let conn = crate::store::open_for_reading(&args.db)?;
-    crate::cli::query::warn_if_unfinished(&conn, &args.db)?;
+    let conn = crate::store::read::Snapshot::open(&args.db, &crate::store::read::Limit::none())?;
+    crate::cli::query::warn_if_unfinished(&crate::store::lag(&conn)?, &args.db);
     let names = structure_report::names(&conn)?;
     let mut wanted = Vec::new();
     if !args.family.is_empty() {

@@ -8,7 +8,8 @@ use anyhow::{Context, Result};
 use super::layout::Target;
 use super::tables::{ChangeRow, GameRow, RejectRow, RunRow};
 use super::writer::{DatasetWriter, Written};
-use crate::store::dump;
+use crate::store::read::dump;
+use crate::store::read::{Limit, Snapshot};
 
 /// A value of the database that must fit a narrower column.
 fn narrow<T: TryFrom<i64>>(v: i64, what: &str) -> Result<T> {
@@ -17,7 +18,7 @@ fn narrow<T: TryFrom<i64>>(v: i64, what: &str) -> Result<T> {
 
 /// Writes the database at `db` into the dataset `target`.
 pub fn export(db: &Path, target: &Target, max_file_bytes: u64) -> Result<Written> {
-    let snap = dump::Snapshot::open(db)?;
+    let snap = Snapshot::open(db, &Limit::none())?;
     let inputs = [db.display().to_string()];
     let mut w = DatasetWriter::new(target.claim(&inputs)?, false, max_file_bytes)?;
     // What the export was reading, for the message when it fails.
@@ -51,8 +52,8 @@ pub fn export(db: &Path, target: &Target, max_file_bytes: u64) -> Result<Written
 }
 
 /// Copies every game row.
-fn copy_games(snap: &dump::Snapshot, w: &mut DatasetWriter) -> Result<()> {
-    snap.games(|g| {
+fn copy_games(snap: &Snapshot, w: &mut DatasetWriter) -> Result<()> {
+    dump::games(snap, |g| {
         let id = w.id_for(g.id)?;
         w.push_game_row(&GameRow {
             id,
@@ -70,8 +71,8 @@ fn copy_games(snap: &dump::Snapshot, w: &mut DatasetWriter) -> Result<()> {
 }
 
 /// Copies every run.
-fn copy_runs(snap: &dump::Snapshot, w: &mut DatasetWriter) -> Result<()> {
-    snap.runs(|r| {
+fn copy_runs(snap: &Snapshot, w: &mut DatasetWriter) -> Result<()> {
+    dump::runs(snap, |r| {
         let row = RunRow {
             game_id: w.id_for(r.game_id)?,
             first_ply: narrow(r.first_ply, "first_ply")?,
@@ -91,8 +92,8 @@ fn copy_runs(snap: &dump::Snapshot, w: &mut DatasetWriter) -> Result<()> {
 }
 
 /// Copies every structure change.
-fn copy_changes(snap: &dump::Snapshot, w: &mut DatasetWriter) -> Result<()> {
-    snap.changes(|c| {
+fn copy_changes(snap: &Snapshot, w: &mut DatasetWriter) -> Result<()> {
+    dump::changes(snap, |c| {
         let row = ChangeRow {
             game_id: w.id_for(c.game_id)?,
             ply: narrow(c.ply, "ply")?,
@@ -108,8 +109,8 @@ fn copy_changes(snap: &dump::Snapshot, w: &mut DatasetWriter) -> Result<()> {
 }
 
 /// Copies every reject.
-fn copy_rejects(snap: &dump::Snapshot, w: &mut DatasetWriter) -> Result<()> {
-    snap.rejects(|r| {
+fn copy_rejects(snap: &Snapshot, w: &mut DatasetWriter) -> Result<()> {
+    dump::rejects(snap, |r| {
         let id = w.id_for(r.id)?;
         w.push_reject_row(&RejectRow {
             id,

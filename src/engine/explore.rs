@@ -16,6 +16,7 @@ use crate::model::similar::{Pawns, Similar};
 use crate::model::structure::Catalogue;
 use crate::model::structure_near::nearest;
 use crate::model::structure_report::{EcoShare, Row};
+use crate::store::read::Snapshot;
 
 /// How many near forms a card lists when no form matches.
 pub const NEAREST: usize = 3;
@@ -50,7 +51,7 @@ pub const TOP_OPENINGS: usize = 5;
 
 /// The card of a structure: its names, nearest forms, features, exact counts and the most
 /// common openings of the games with exactly these pawns.
-pub fn card(conn: &rusqlite::Connection, pawns: Pawns) -> Result<Card> {
+pub fn card(conn: &Snapshot, pawns: Pawns) -> Result<Card> {
     let (exact, ecos) = exact_games(conn, pawns)?;
     let exact_eco = match &exact {
         Some(found) => crate::engine::structures::top(
@@ -77,11 +78,8 @@ pub fn card(conn: &rusqlite::Connection, pawns: Pawns) -> Result<Card> {
 /// Exactly these pawns as `similar --max-distance 0` lists them (None: no position has them),
 /// and how many of the games that reach them have each ECO code: the runs of the pair of pawn
 /// sets, through the game lists of both sets.
-fn exact_games(
-    conn: &rusqlite::Connection,
-    pawns: Pawns,
-) -> Result<(Option<Similar>, HashMap<String, u64>)> {
-    use crate::store::similar::{pair_runs, set_id};
+fn exact_games(conn: &Snapshot, pawns: Pawns) -> Result<(Option<Similar>, HashMap<String, u64>)> {
+    use crate::store::read::similar::{pair_runs, set_id};
     let (Some(w), Some(b)) = (set_id(conn, 0, pawns.white)?, set_id(conn, 1, pawns.black)?) else {
         return Ok((None, HashMap::new()));
     };
@@ -126,14 +124,14 @@ pub fn form_row<'a>(rows: &'a [Row], key: &str, reversed: bool) -> Option<&'a Ro
 
 /// The `structures` report of every form of the database's catalogue, lists `top` long (what
 /// `pawndex structures --top N --format json` prints, before `--min-games`).
-pub fn structures_report(conn: &rusqlite::Connection, top: usize) -> Result<Vec<Row>> {
-    let names = crate::store::structure_report::names(conn)?;
+pub fn structures_report(conn: &Snapshot, top: usize) -> Result<Vec<Row>> {
+    let names = crate::store::read::structure_report::names(conn)?;
     Ok(crate::engine::structures::report(conn, &names, |_| true, top)?.rows)
 }
 
 /// A game by id, replayed: `None` when no game has this id.
-pub fn game(conn: &rusqlite::Connection, id: i64) -> Result<Option<GameView>> {
-    let Some(game) = crate::store::games::load_game(conn, id)? else {
+pub fn game(conn: &Snapshot, id: i64) -> Result<Option<GameView>> {
+    let Some(game) = crate::store::schema::games::load_game(conn, id)? else {
         return Ok(None);
     };
     let catalogue = Catalogue::active();
@@ -166,23 +164,15 @@ pub fn game(conn: &rusqlite::Connection, id: i64) -> Result<Option<GameView>> {
     Ok(Some(GameView { game, plies }))
 }
 
-/// The SQLite error of an interrupted statement, for work stopped between statements.
+/// The error of an interrupted statement, for work stopped between statements.
 fn interrupted() -> anyhow::Error {
-    rusqlite::Error::SqliteFailure(
-        rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_INTERRUPT),
-        Some("interrupted".into()),
-    )
-    .into()
+    crate::store::read::interrupted("interrupted")
 }
 
 /// The moves by which games leave exactly these pawns (each game's last ply with them, then
 /// its next move), most played first; `stop` is asked between games (a time limit).
-pub fn breaks(
-    conn: &rusqlite::Connection,
-    pawns: Pawns,
-    stop: &dyn Fn() -> bool,
-) -> Result<Vec<Break>> {
-    use crate::store::similar::{pair_runs, set_id};
+pub fn breaks(conn: &Snapshot, pawns: Pawns, stop: &dyn Fn() -> bool) -> Result<Vec<Break>> {
+    use crate::store::read::similar::{pair_runs, set_id};
     let (Some(w), Some(b)) = (set_id(conn, 0, pawns.white)?, set_id(conn, 1, pawns.black)?) else {
         return Ok(Vec::new());
     };
@@ -199,7 +189,7 @@ pub fn breaks(
         if stop() {
             return Err(interrupted());
         }
-        let Some(g) = crate::store::games::load_game(conn, game)? else {
+        let Some(g) = crate::store::schema::games::load_game(conn, game)? else {
             continue;
         };
         let Ok(last_ply) = u32::try_from(last_ply) else {

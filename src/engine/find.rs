@@ -9,7 +9,8 @@ use crate::model::features::Kind;
 use crate::model::fen::structure_of;
 use crate::model::outcome::side_name;
 use crate::model::{UsageError, usage};
-use crate::store::search::{
+use crate::store::read::Snapshot;
+use crate::store::read::search::{
     Feature, GameCond, Op, RunCond, Search, SetCond, Side, StructureForm, StructureName,
 };
 
@@ -384,7 +385,7 @@ fn pawn_squares(args: &Filters, f: &mut Search) -> Result<([u64; 2], [u64; 2])> 
     if both != 0 {
         usage!(
             "--pawns: {} is required for White and for Black (a square holds one pawn)",
-            crate::store::search::squares(both)
+            crate::store::read::search::squares(both)
         );
     }
     for color in [Color::White, Color::Black] {
@@ -430,14 +431,14 @@ fn exact_structure(f: &mut Search, fen: &str, required: [u64; 2], absent: [u64; 
             usage!(
                 "--structure and --pawns contradict each other: the structure has no {side} \
                  pawn on {}",
-                crate::store::search::squares(req & !pawns)
+                crate::store::read::search::squares(req & !pawns)
             );
         }
         if abs & pawns != 0 {
             usage!(
                 "--structure and --no-pawns contradict each other: the structure has {side} \
                  pawns on {}",
-                crate::store::search::squares(abs & pawns)
+                crate::store::read::search::squares(abs & pawns)
             );
         }
     }
@@ -569,9 +570,9 @@ pub fn closest_structures<'a>(typed: &str, known: &'a [StructureName]) -> Vec<&'
 
 /// Resolves the structure names of `search` against the catalogue of the database `conn` reads
 /// ([`resolve_structure_names`], for `--structure-name`); nothing to read without one.
-pub fn resolve_names(conn: &rusqlite::Connection, search: &mut Search) -> Result<()> {
+pub fn resolve_names(conn: &Snapshot, search: &mut Search) -> Result<()> {
     if !search.structures.is_empty() {
-        let known = crate::store::search::structure_names(conn)?;
+        let known = crate::store::read::search::structure_names(conn)?;
         resolve_structure_names("--structure-name", &known, &mut search.structures)?;
     }
     Ok(())

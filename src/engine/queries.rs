@@ -1,11 +1,11 @@
 //! The named queries: the `.sql` files of `queries/` (embedded in the binary), their
 //! descriptions, the typed search each one is written from, and close names for a typo.
 
+use crate::store::read::params::Value;
 use anyhow::{Result, bail};
-use rusqlite::types::Value;
 
 use crate::model::usage;
-use crate::store::search::{Feature, Op, RunCond, Search, SetCond};
+use crate::store::read::search::{Feature, Op, RunCond, Search, SetCond};
 
 macro_rules! named_queries {
     ($($name:literal),* $(,)?) => {
@@ -183,14 +183,14 @@ fn exact_params(params: &[(String, Value)]) -> Result<(u64, u64)> {
         usage!(
             "--param white_pawns and black_pawns: both have a pawn on {} (a square \
              holds one pawn)",
-            crate::store::search::squares(w & b)
+            crate::store::read::search::squares(w & b)
         );
     }
     for (side, v) in [("white_pawns", w), ("black_pawns", b)] {
         if v & 0xFF00_0000_0000_00FF != 0 {
             usage!(
                 "--param {side}: a pawn on {} (pawns never stand on rank 1 or 8)",
-                crate::store::search::squares(v & 0xFF00_0000_0000_00FF)
+                crate::store::read::search::squares(v & 0xFF00_0000_0000_00FF)
             );
         }
         if v.count_ones() > 8 {
@@ -226,8 +226,8 @@ pub fn named_file_text(q: &NamedQuery) -> String {
         "{comment}{};\n",
         search
             .rows_sql(
-                crate::store::search::Form::Scan,
-                crate::store::search::Rows::Positions
+                crate::store::read::search::Form::Scan,
+                crate::store::read::search::Rows::Positions
             )
             .text
     )

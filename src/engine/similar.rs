@@ -19,7 +19,8 @@ use anyhow::Result;
 use crate::engine::parallel;
 use crate::engine::similar_sets::{SideSets, rank_all};
 use crate::model::similar::{self, Options, PartTable, Pawns, Similar, Variant};
-use crate::store::similar as db;
+use crate::store::read::Snapshot;
+use crate::store::read::similar as db;
 
 /// Counts of one (White set, Black set) pair.
 #[derive(Default, Clone, Copy)]
@@ -61,7 +62,7 @@ pub fn points(result: Option<&str>) -> Option<u64> {
 type GameRuns = (Option<u64>, Vec<(i64, i64, u32)>);
 
 /// Reads the runs of `games`, game by game.
-fn read_games(conn: &rusqlite::Connection, games: &[i64]) -> Result<Vec<(i64, GameRuns)>> {
+fn read_games(conn: &Snapshot, games: &[i64]) -> Result<Vec<(i64, GameRuns)>> {
     let mut reader = db::Reader::new(conn)?;
     let mut runs = Vec::new();
     let mut out = Vec::with_capacity(games.len());
@@ -82,10 +83,10 @@ fn read_games(conn: &rusqlite::Connection, games: &[i64]) -> Result<Vec<(i64, Ga
 /// Runs `work` on each part of `items` (one part per connection) at once, the first part on
 /// the caller's connection; the results in part order.
 fn in_parallel<I: Sync, T: Send>(
-    conn: &rusqlite::Connection,
-    extra: &mut [rusqlite::Connection],
+    conn: &Snapshot,
+    extra: &mut [Snapshot],
     items: &[I],
-    work: impl Fn(&rusqlite::Connection, &[I]) -> Result<T> + Sync,
+    work: impl Fn(&Snapshot, &[I]) -> Result<T> + Sync,
 ) -> Result<Vec<T>> {
     let n = extra.len() + 1;
     let size = items.len().div_ceil(n).max(1);
@@ -112,25 +113,15 @@ pub struct Request {
     pub min_games: u64,
 }
 
-/// Opens one more reading connection to the database of a ranking's first connection.
-pub type Connect<'a> = &'a dyn Fn() -> Result<rusqlite::Connection>;
-
-/// The ranked structures for a target (the command's work, without the output). `connect`,
-/// when given, opens more connections to the database of `conn`, which read at once,
-/// `threads` in all. They read only rows that never change once written (pawn sets, the runs
+/// The ranked structures for a target (the command's work, without the output). The reads
+/// run on `threads` connections at once: `conn` and more taken from it ([`Snapshot::fork`],
+/// under its limit). They read only rows that never change once written (pawn sets, the runs
 /// of the games `conn`'s snapshot holds), so their possibly later snapshots agree with
 /// `conn`'s.
-pub fn rank(
-    conn: &rusqlite::Connection,
-    connect: Option<Connect<'_>>,
-    threads: usize,
-    request: Request,
-) -> Result<Vec<Similar>> {
+pub fn rank(conn: &Snapshot, threads: usize, request: Request) -> Result<Vec<Similar>> {
     let mut extra = Vec::new();
-    if let Some(connect) = connect {
-        for _ in 1..threads {
-            extra.push(connect()?);
-        }
+    for _ in 1..threads {
+        extra.push(conn.fork()?);
     }
     let mut r = Ranker::new(conn, extra, request)?;
     r.find_closest()?;
@@ -198,8 +189,8 @@ pub fn rank(
 /// The state of one ranking: the connections, the target's forms and their part tables, and
 /// each side's known sets.
 struct Ranker<'c> {
-    conn: &'c rusqlite::Connection,
-    extra: Vec<rusqlite::Connection>,
+    conn: &'c Snapshot,
+    extra: Vec<Snapshot>,
     request: Request,
     /// Per side, the bitboard of each form of the target, and its part table.
     targets: [Vec<u64>; 2],
@@ -211,11 +202,7 @@ struct Ranker<'c> {
 }
 
 impl<'c> Ranker<'c> {
-    fn new(
-        conn: &'c rusqlite::Connection,
-        extra: Vec<rusqlite::Connection>,
-        request: Request,
-    ) -> Result<Self> {
+    fn new(conn: &'c Snapshot, extra: Vec<Snapshot>, request: Request) -> Result<Self> {
         let variants: Vec<Variant> = request.options.variants();
         let forms: Vec<Pawns> = variants.iter().map(|v| v.apply(request.target)).collect();
         let targets = [
@@ -229,7 +216,7 @@ impl<'c> Ranker<'c> {
         });
         // A slot per pawn-set id: the ids are checked against the rows first (a wild id in the
         // file must not size the tables).
-        let size = crate::store::ids::pawn_set_table(conn)?;
+        let size = crate::store::read::ids::pawn_set_table(conn)?;
         Ok(Ranker {
             conn,
             extra,
@@ -272,7 +259,8 @@ impl<'c> Ranker<'c> {
         }
         let wings = self.request.options.ignore_wings;
         // PAWNDEX_PLAN=scan reads every set (and every run), for tests.
-        let forced = crate::store::forced_plan() == Some(crate::store::ForcedPlan::Scan);
+        let forced =
+            crate::store::read::forced_plan() == Some(crate::store::read::ForcedPlan::Scan);
         if !forced
             && self.white.look_up(
                 self.conn,
@@ -537,7 +525,7 @@ pub struct ListedGame {
 /// The games of the ranked structures `found` (closest first, then by id, at most `limit`),
 /// with the runs of every listed structure in them (by game and first ply).
 pub fn listed_games(
-    conn: &rusqlite::Connection,
+    conn: &Snapshot,
     found: &[Similar],
     limit: Option<u64>,
 ) -> Result<(Vec<ListedGame>, Vec<db::PairRun>)> {

@@ -8,7 +8,8 @@ use anyhow::Result;
 
 use crate::engine::parallel;
 use crate::model::similar::{self, PartTable};
-use crate::store::similar as db;
+use crate::store::read::Snapshot;
+use crate::store::read::similar as db;
 
 /// Per pawn set of one side: its pawns and its part of the distance for each form of the
 /// target, for every set of the database or for those within a radius.
@@ -91,7 +92,7 @@ impl SideSets {
     /// (see [`similar::neighbours`]); false, with nothing changed, when they are too many.
     pub fn look_up(
         &mut self,
-        conn: &rusqlite::Connection,
+        conn: &Snapshot,
         radius: u32,
         targets: &[u64],
         tables: &[PartTable],
@@ -139,7 +140,7 @@ pub struct Chunk<'a> {
 /// Reads the pawn sets of `chunk`'s range (up to `hi`), computes their parts against each
 /// form and returns each side's (least part, id).
 pub fn rank_chunk(
-    conn: &rusqlite::Connection,
+    conn: &Snapshot,
     hi: i64,
     chunk: Chunk<'_>,
     tables: &[Vec<PartTable>; 2],
@@ -192,8 +193,8 @@ pub fn sort_by_part(ranked: Vec<(u32, i64)>) -> Vec<(u32, i64)> {
 /// Reads every pawn set of the database into `white` and `black` with its parts, all
 /// connections at once (each a range of ids): both sides then know every set.
 pub fn rank_all(
-    conn: &rusqlite::Connection,
-    extra: &mut [rusqlite::Connection],
+    conn: &Snapshot,
+    extra: &mut [Snapshot],
     white: &mut SideSets,
     black: &mut SideSets,
     tables: &[Vec<PartTable>; 2],

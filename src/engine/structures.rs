@@ -1,7 +1,7 @@
 //! The report of `pawndex structures`: per named structure form (normal and colour-reversed
 //! apart), how often it occurs, how games in it end, how long they stay in it, its openings,
 //! what it turns into and the moves that leave it, gathered in one pass over the games and one
-//! over the structure changes (read by [`crate::store::structure_report`]).
+//! over the structure changes (read by [`crate::store::read::structure_report`]).
 
 use std::collections::HashMap;
 
@@ -10,7 +10,8 @@ use anyhow::Result;
 use crate::model::structure_report::{
     EcoShare, Form, Move, Next, Results, Row, Side, Totals, WINDOW, black_to_move, side_of_ply,
 };
-use crate::store::structure_report::{self, Change, GameRow, StructureName};
+use crate::store::read::Snapshot;
+use crate::store::read::structure_report::{self, Change, GameRow, StructureName};
 
 /// A move that leaves a form.
 #[derive(Clone, Debug, Default)]
@@ -106,7 +107,7 @@ impl Gathered {
 }
 
 /// Reads every game and every change once: the totals, and the tallies per form.
-pub fn gather(conn: &rusqlite::Connection) -> Result<(Totals, Gathered)> {
+pub fn gather(conn: &Snapshot) -> Result<(Totals, Gathered)> {
     let mut totals = Totals::default();
     let mut out = Gathered::new();
     structure_report::for_each_game(conn, |g, changes| {
@@ -242,7 +243,7 @@ pub struct Report {
 /// Gathers the `structures` report of the catalogue `names` (the database's) over `conn`: one
 /// pass over the games and their structure changes, for the command and the server alike.
 pub fn report(
-    conn: &rusqlite::Connection,
+    conn: &Snapshot,
     names: &[StructureName],
     keep: impl Fn(&Form) -> bool,
     top: usize,

@@ -1,6 +1,6 @@
 //! The columns `pawndex stats` groups by: the `ply_features` columns and the derived ones, with
 //! the Rust rule that computes each value. The SQL twin of every rule (used only inside
-//! `--where`) is in [`crate::store::stats`]; the tests check that both agree.
+//! `--where`) is in [`crate::store::read::stats`]; the tests check that both agree.
 
 use std::fmt;
 use std::sync::OnceLock;

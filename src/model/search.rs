@@ -1,6 +1,7 @@
 //! A position search as data: conditions on each side's pawn set, on runs and on games, a ply
-//! range and named structures. The store compiles it to SQL (`store::search`) and to DuckDB's and
-//! Spark's SQL (`store::dialect`); `find`, the named queries and `stats` build it.
+//! range and named structures. The store compiles it to SQL (`store::read::search`) and to
+//! DuckDB's and Spark's SQL (`store::sql::dialect`); `find`, the named queries and `stats`
+//! build it.
 
 pub use crate::model::features::Feature;
 

@@ -7,7 +7,7 @@ use anyhow::Result;
 use shakmaty::{Color, Position};
 
 pub use crate::model::stored::{Cursor, StoredGame};
-pub use crate::store::games::load_game;
+pub use crate::store::schema::games::load_game;
 
 /// Escapes a PGN tag value (backslash and quote); line breaks, which a tag cannot hold, become
 /// spaces.

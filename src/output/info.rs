@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use crate::store::info::{Info, State};
+use crate::store::read::info::{Info, State};
 
 /// The JSON object of `--format json` (numbers as numbers, no separators).
 pub fn to_json(info: &Info) -> serde_json::Value {

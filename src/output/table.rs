@@ -7,10 +7,10 @@ use std::path::PathBuf;
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::thread;
 
+use crate::store::read::Snapshot;
+use crate::store::read::query::{Cell, Prepared, Record};
 use anyhow::{Context, Result, anyhow, bail};
 use clap::{Args, ValueEnum};
-use rusqlite::types::ValueRef;
-use rusqlite::{Connection, Row, Statement};
 
 use crate::output::export::{self, Cursor, StoredGame};
 
@@ -75,7 +75,7 @@ const TABLE_SAMPLE_ROWS: usize = 1000;
 /// Receives result rows one at a time.
 trait Sink {
     /// Handles one row; returns whether it produced an output record (for `--limit`).
-    fn row(&mut self, row: &Row<'_>) -> Result<bool>;
+    fn row(&mut self, row: &Record<'_, '_>) -> Result<bool>;
     fn finish(&mut self) -> Result<()>;
 }
 
@@ -83,14 +83,14 @@ trait Sink {
 /// number of records written. PGN is formatted on `threads` threads (the caller's thread
 /// policy), in order.
 pub fn write_results(
-    conn: &Connection,
-    stmt: &mut Statement<'_>,
+    conn: &Snapshot,
+    stmt: &mut Prepared<'_>,
     format: Format,
     limit: Option<u64>,
     threads: usize,
     out: &mut dyn Write,
 ) -> Result<u64> {
-    let columns: Vec<String> = stmt.column_names().iter().map(|s| s.to_string()).collect();
+    let columns = stmt.columns();
     let mut sink: Box<dyn Sink + '_> = match format {
         Format::Table => Box::new(TableSink::new(columns, out)),
         Format::Csv => Box::new(CsvSink::new(&columns, out)?),
@@ -100,15 +100,12 @@ pub fn write_results(
     };
     let mut written = 0u64;
     if limit != Some(0) {
-        let mut rows = stmt.raw_query();
-        while let Some(row) = rows.next()? {
+        stmt.each(|row| {
             if sink.row(row)? {
                 written += 1;
-                if Some(written) == limit {
-                    break;
-                }
             }
-        }
+            Ok(Some(written) != limit)
+        })?;
     }
     sink.finish()?;
     Ok(written)
@@ -130,13 +127,13 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 /// A value as text (NULL is empty; a blob is an SQL hex literal).
-fn text(v: ValueRef<'_>) -> String {
+fn text(v: Cell<'_>) -> String {
     match v {
-        ValueRef::Null => String::new(),
-        ValueRef::Integer(i) => i.to_string(),
-        ValueRef::Real(f) => f.to_string(),
-        ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned(),
-        ValueRef::Blob(b) => hex(b),
+        Cell::Null => String::new(),
+        Cell::Integer(i) => i.to_string(),
+        Cell::Real(f) => f.to_string(),
+        Cell::Text(t) => String::from_utf8_lossy(t).into_owned(),
+        Cell::Blob(b) => hex(b),
     }
 }
 
@@ -204,12 +201,11 @@ impl<'a> TableSink<'a> {
 }
 
 impl Sink for TableSink<'_> {
-    fn row(&mut self, row: &Row<'_>) -> Result<bool> {
+    fn row(&mut self, row: &Record<'_, '_>) -> Result<bool> {
         let mut cells = Vec::with_capacity(self.columns.len());
         for i in 0..self.columns.len() {
-            let v = row.get_ref(i)?;
-            if self.widths.is_none()
-                && !matches!(v, ValueRef::Null | ValueRef::Integer(_) | ValueRef::Real(_))
+            let v = row.get(i)?;
+            if self.widths.is_none() && !matches!(v, Cell::Null | Cell::Integer(_) | Cell::Real(_))
             {
                 self.numeric[i] = false;
             }
@@ -285,9 +281,9 @@ impl<'a> CsvSink<'a> {
 }
 
 impl Sink for CsvSink<'_> {
-    fn row(&mut self, row: &Row<'_>) -> Result<bool> {
+    fn row(&mut self, row: &Record<'_, '_>) -> Result<bool> {
         for (i, cell) in self.record.iter_mut().enumerate() {
-            *cell = text(row.get_ref(i)?);
+            *cell = text(row.get(i)?);
         }
         self.writer.write_record(&self.record)?;
         Ok(true)
@@ -330,7 +326,7 @@ impl<'a> JsonSink<'a> {
 }
 
 impl Sink for JsonSink<'_> {
-    fn row(&mut self, row: &Row<'_>) -> Result<bool> {
+    fn row(&mut self, row: &Record<'_, '_>) -> Result<bool> {
         self.line.clear();
         self.line.push('{');
         for (i, key) in self.keys.iter().enumerate() {
@@ -339,12 +335,12 @@ impl Sink for JsonSink<'_> {
             }
             self.line.push_str(key);
             self.line.push(':');
-            let value = match row.get_ref(i)? {
-                ValueRef::Null => serde_json::Value::Null,
-                ValueRef::Integer(v) => v.into(),
-                ValueRef::Real(v) => v.into(),
-                ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned().into(),
-                ValueRef::Blob(b) => hex(b).into(),
+            let value = match row.get(i)? {
+                Cell::Null => serde_json::Value::Null,
+                Cell::Integer(v) => v.into(),
+                Cell::Real(v) => v.into(),
+                Cell::Text(t) => String::from_utf8_lossy(t).into_owned().into(),
+                Cell::Blob(b) => hex(b).into(),
             };
             self.line.push_str(&value.to_string());
         }
@@ -360,9 +356,9 @@ impl Sink for JsonSink<'_> {
 }
 
 /// Reads the integer of a `game_id` or `ply` column.
-fn integer(row: &Row<'_>, i: usize, name: &str) -> Result<i64> {
-    match row.get_ref(i)? {
-        ValueRef::Integer(v) => Ok(v),
+fn integer(row: &Record<'_, '_>, i: usize, name: &str) -> Result<i64> {
+    match row.get(i)? {
+        Cell::Integer(v) => Ok(v),
         other => bail!("column {name} holds {other:?}, not an integer"),
     }
 }
@@ -473,7 +469,7 @@ impl PgnFormatter {
 }
 
 struct PgnSink<'a> {
-    conn: &'a Connection,
+    conn: &'a Snapshot,
     out: &'a mut dyn Write,
     game_col: usize,
     ply_col: Option<usize>,
@@ -488,7 +484,7 @@ struct PgnSink<'a> {
 
 impl<'a> PgnSink<'a> {
     fn new(
-        conn: &'a Connection,
+        conn: &'a Snapshot,
         columns: &[String],
         out: &'a mut dyn Write,
         threads: usize,
@@ -515,7 +511,7 @@ impl<'a> PgnSink<'a> {
 }
 
 impl Sink for PgnSink<'_> {
-    fn row(&mut self, row: &Row<'_>) -> Result<bool> {
+    fn row(&mut self, row: &Record<'_, '_>) -> Result<bool> {
         let id = integer(row, self.game_col, "game_id")?;
         if self.last == Some(id) || !self.done.insert(id) {
             return Ok(false);
@@ -532,8 +528,8 @@ impl Sink for PgnSink<'_> {
                         game.plies()
                     );
                 }
-                let comment = match self.comment_col.map(|c| row.get_ref(c)).transpose()? {
-                    Some(ValueRef::Text(t)) => String::from_utf8_lossy(t).into_owned(),
+                let comment = match self.comment_col.map(|c| row.get(c)).transpose()? {
+                    Some(Cell::Text(t)) => String::from_utf8_lossy(t).into_owned(),
                     _ => format!("pawndex: first match, game {id} ply {ply}"),
                 };
                 vec![(ply as u32, comment)]
@@ -560,7 +556,7 @@ impl Sink for PgnSink<'_> {
 }
 
 struct FenSink<'a> {
-    conn: &'a Connection,
+    conn: &'a Snapshot,
     out: &'a mut dyn Write,
     game_col: usize,
     ply_col: usize,
@@ -568,7 +564,7 @@ struct FenSink<'a> {
 }
 
 impl<'a> FenSink<'a> {
-    fn new(conn: &'a Connection, columns: &[String], out: &'a mut dyn Write) -> Result<Self> {
+    fn new(conn: &'a Snapshot, columns: &[String], out: &'a mut dyn Write) -> Result<Self> {
         let (Some(game_col), Some(ply_col)) = (
             column_index(columns, "game_id"),
             column_index(columns, "ply"),
@@ -589,7 +585,7 @@ impl<'a> FenSink<'a> {
 }
 
 impl Sink for FenSink<'_> {
-    fn row(&mut self, row: &Row<'_>) -> Result<bool> {
+    fn row(&mut self, row: &Record<'_, '_>) -> Result<bool> {
         let id = integer(row, self.game_col, "game_id")?;
         let ply = integer(row, self.ply_col, "ply")?;
         if self.cursor.as_ref().map(|c| c.game.id) != Some(id) {

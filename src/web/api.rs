@@ -106,20 +106,12 @@ pub async fn similar(Extract(state): Shared, q: Pairs) -> Answer {
         min_games: p.number("min_games", 1, 1, u64::from(u32::MAX))?,
     };
     // Ranked as the command ranks: the sets read on the thread policy's connections (the
-    // request's own, and the others opened for it under the request's limit, so that they
+    // request's own, and the others forked from it under the request's limit, so that they
     // stop too when the client goes away).
-    let db = state.pool.path().to_path_buf();
     let threads = crate::engine::parallel::threads(None);
     let rows = state
         .pool
-        .run(move |work| {
-            let connect = || {
-                let conn = crate::store::open_for_reading(&db)?;
-                work.limit.install(&conn);
-                Ok(conn)
-            };
-            crate::engine::similar::rank(work, Some(&connect), threads, request)
-        })
+        .run(move |work| crate::engine::similar::rank(work, threads, request))
         .await?;
     let rows: Vec<Value> = rows.iter().map(crate::output::similar::to_json).collect();
     json(json!({ "rows": rows }))
@@ -149,7 +141,7 @@ pub async fn info(Extract(state): Shared, q: Pairs) -> Answer {
     let v = state
         .pool
         .run(move |conn| {
-            let mut info = crate::store::info::snapshot(conn, &path)?;
+            let mut info = crate::store::read::info::snapshot(conn, &path)?;
             // File names only: where the files lie on this machine is no business of a page.
             info.db = file_name(&info.db);
             for s in &mut info.sources {

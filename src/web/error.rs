@@ -71,14 +71,7 @@ impl From<anyhow::Error> for ApiError {
         if let Some(u) = e.downcast_ref::<UsageError>() {
             return ApiError::bad_request(u.0.clone());
         }
-        let interrupted = e.chain().any(|c| {
-            matches!(
-                c.downcast_ref::<rusqlite::Error>(),
-                Some(rusqlite::Error::SqliteFailure(f, _))
-                    if f.code == rusqlite::ErrorCode::OperationInterrupted
-            )
-        });
-        if interrupted {
+        if crate::store::read::is_interrupted(&e) {
             return ApiError::unavailable(format!(
                 "the query took longer than {} s and was stopped: narrow it down (a smaller \
                  limit, more filters)",

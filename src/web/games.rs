@@ -15,7 +15,8 @@ use tokio::sync::mpsc;
 
 use crate::engine::find::{Filters, resolve_names, search};
 use crate::output::table::Format;
-use crate::store::search::{GameCond, Rows, Search};
+use crate::store::read::Snapshot;
+use crate::store::read::search::{GameCond, Rows, Search};
 use crate::web::error::{ApiError, Params, short};
 use crate::web::pool::{Limit, Pool};
 
@@ -76,7 +77,7 @@ pub fn filters(p: &Params) -> Result<Filters, ApiError> {
 }
 
 /// The search of the filters, its structure names resolved against the database's catalogue.
-fn resolved(conn: &rusqlite::Connection, filters: &Filters) -> anyhow::Result<Search> {
+fn resolved(conn: &Snapshot, filters: &Filters) -> anyhow::Result<Search> {
     let mut s = search(filters)?;
     resolve_names(conn, &mut s)?;
     Ok(s)
@@ -113,13 +114,8 @@ pub async fn page(pool: &Arc<Pool>, p: &Params) -> Result<Value, ApiError> {
 /// The JSON lines of the first `limit` games after `after`, read window by window of game
 /// ids (each twice as wide as the last), so a page reads the runs of about the games it lists,
 /// however deep it is (a search through candidate lists takes one window).
-fn windows(
-    conn: &rusqlite::Connection,
-    search: &Search,
-    after: i64,
-    limit: u64,
-) -> anyhow::Result<Vec<u8>> {
-    let last = crate::store::games::last_game_id(conn)?;
+fn windows(conn: &Snapshot, search: &Search, after: i64, limit: u64) -> anyhow::Result<Vec<u8>> {
+    let last = crate::store::schema::games::last_game_id(conn)?;
     let mut buf = Vec::new();
     // A search with pawn or structure conditions reads lists of candidate games first (cheap
     // for a few games, costly to repeat): one window to the end.

@@ -74,7 +74,7 @@ fn exposure_warning(addr: SocketAddr) -> Option<String> {
 /// prints the URL on standard output.
 pub fn serve(options: Options) -> Result<i32> {
     fewer_heaps();
-    let first = crate::store::open_for_reading(&options.db)?;
+    let first = crate::store::read::Reader::open(&options.db)?;
     let pool = pool::Pool::new(options.db.clone(), first, pool_size());
     let state = Arc::new(State::new(pool));
     let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -4,13 +4,13 @@
 //! a time limit, and is interrupted when the request goes away (the client closed the tab).
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use rusqlite::{Connection, InterruptHandle};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
+pub use crate::store::read::Limit;
+use crate::store::read::{Reader, Snapshot};
 use crate::web::error::ApiError;
 
 /// How long one request's database work may take.
@@ -25,28 +25,21 @@ pub const EXPORTS: usize = 2;
 /// interactive requests, and at most [`EXPORTS`] more for exports.
 pub struct Pool {
     path: PathBuf,
-    idle: Mutex<Vec<Connection>>,
+    idle: Mutex<Vec<Reader>>,
     slots: Arc<Semaphore>,
     export_slots: Arc<Semaphore>,
 }
 
-/// Interrupts the work of a request whose future is dropped before the work ended.
+/// Cancels the work of a request whose future is dropped before the work ended.
 struct Cancel {
-    cancelled: Arc<AtomicBool>,
-    handle: Arc<Mutex<Option<InterruptHandle>>>,
+    limit: Limit,
     done: bool,
 }
 
 impl Drop for Cancel {
     fn drop(&mut self) {
-        if self.done {
-            return;
-        }
-        self.cancelled.store(true, Ordering::SeqCst);
-        if let Ok(h) = self.handle.lock()
-            && let Some(h) = h.as_ref()
-        {
-            h.interrupt();
+        if !self.done {
+            self.limit.cancel();
         }
     }
 }
@@ -54,7 +47,7 @@ impl Drop for Cancel {
 impl Pool {
     /// A pool over the database `path` (already checked by [`crate::store::open_for_reading`]),
     /// with `first` as its first connection.
-    pub fn new(path: PathBuf, first: Connection, size: usize) -> Arc<Pool> {
+    pub fn new(path: PathBuf, first: Reader, size: usize) -> Arc<Pool> {
         Arc::new(Pool {
             path,
             idle: Mutex::new(vec![first]),
@@ -68,17 +61,17 @@ impl Pool {
         &self.path
     }
 
-    fn take(&self) -> anyhow::Result<Connection> {
+    fn take(&self) -> anyhow::Result<Reader> {
         let idle = self.idle.lock().ok().and_then(|mut v| v.pop());
         match idle {
             Some(c) => Ok(c),
-            None => crate::store::open_for_reading(&self.path),
+            None => Reader::open(&self.path),
         }
     }
 
-    fn give_back(&self, conn: Connection) {
+    fn give_back(&self, reader: Reader) {
         if let Ok(mut v) = self.idle.lock() {
-            v.push(conn);
+            v.push(reader);
         }
     }
 
@@ -141,21 +134,22 @@ impl Pool {
         T: Send + 'static,
         F: FnOnce(&Work<'_>) -> anyhow::Result<T> + Send + 'static,
     {
+        let limit = Limit::within(Some(time));
         let mut cancel = Cancel {
-            cancelled: Arc::new(AtomicBool::new(false)),
-            handle: Arc::new(Mutex::new(None)),
+            limit: limit.clone(),
             done: false,
         };
-        let (cancelled, handle) = (Arc::clone(&cancel.cancelled), Arc::clone(&cancel.handle));
         let pool = Arc::clone(self);
         let task = tokio::task::spawn_blocking(move || {
             let _permit = permit;
-            let conn = pool.take()?;
-            if let Ok(mut h) = handle.lock() {
-                *h = Some(conn.get_interrupt_handle());
+            let snapshot = pool.take()?.snapshot(&limit)?;
+            let result = work(&Work {
+                conn: &snapshot,
+                limit,
+            });
+            if let Some(reader) = snapshot.end() {
+                pool.give_back(reader);
             }
-            let result = in_snapshot(&conn, cancelled, time, work);
-            pool.give_back(conn);
             result
         });
         let result = task.await;
@@ -169,65 +163,18 @@ impl Pool {
     }
 }
 
-/// The time limit and the cancellation of one request, for every connection its work uses.
-#[derive(Clone)]
-pub struct Limit {
-    cancelled: Arc<AtomicBool>,
-    deadline: Instant,
-}
-
-impl Limit {
-    /// Whether the work should stop now (past the deadline, or the request is gone): for
-    /// work between statements.
-    #[must_use]
-    pub fn passed(&self) -> bool {
-        self.cancelled.load(Ordering::Relaxed) || Instant::now() >= self.deadline
-    }
-
-    /// Stops `conn`'s statements past the deadline or once the request is gone.
-    pub fn install(&self, conn: &Connection) {
-        let (cancelled, deadline) = (Arc::clone(&self.cancelled), self.deadline);
-        conn.progress_handler(
-            10_000,
-            Some(move || cancelled.load(Ordering::Relaxed) || Instant::now() >= deadline),
-        );
-    }
-}
-
-/// A request's connection (it dereferences to it) and its limit, for more connections.
+/// A request's snapshot (it dereferences to it) and its limit (the snapshot's), for the work
+/// between statements.
 pub struct Work<'a> {
-    pub conn: &'a Connection,
+    pub conn: &'a Snapshot,
     pub limit: Limit,
 }
 
 impl std::ops::Deref for Work<'_> {
-    type Target = Connection;
-    fn deref(&self) -> &Connection {
+    type Target = Snapshot;
+    fn deref(&self) -> &Snapshot {
         self.conn
     }
-}
-
-/// `work` in one read transaction, under the request's limit.
-fn in_snapshot<T>(
-    conn: &Connection,
-    cancelled: Arc<AtomicBool>,
-    time: Duration,
-    work: impl FnOnce(&Work<'_>) -> anyhow::Result<T>,
-) -> anyhow::Result<T> {
-    let limit = Limit {
-        cancelled,
-        deadline: Instant::now() + time,
-    };
-    limit.install(conn);
-    let result = conn
-        .execute_batch("BEGIN")
-        .map_err(anyhow::Error::from)
-        .and_then(|()| work(&Work { conn, limit }));
-    if !conn.is_autocommit() {
-        let _ = conn.execute_batch("ROLLBACK");
-    }
-    conn.progress_handler(0, None::<fn() -> bool>);
-    result
 }
 
 #[cfg(test)]
@@ -239,9 +186,8 @@ mod tests {
         "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c";
 
     fn pool() -> Arc<Pool> {
-        let conn = Connection::open_in_memory().unwrap();
         // One connection: the next request waits for the first one's to come back.
-        Pool::new(PathBuf::from("/nonexistent.db"), conn, 1)
+        Pool::new(PathBuf::from("/nonexistent.db"), Reader::in_memory(), 1)
     }
 
     fn runtime() -> tokio::runtime::Runtime {

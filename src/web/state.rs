@@ -5,11 +5,11 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use crate::store::read::Snapshot;
 use anyhow::Result;
-use rusqlite::Connection;
 
 use crate::model::structure_report::Row;
-use crate::store::structure_report::CommonForm;
+use crate::store::read::structure_report::CommonForm;
 use crate::web::assets::Assets;
 use crate::web::pool::Pool;
 
@@ -51,8 +51,8 @@ impl State {
     }
 
     /// The `structures` report (lists [`REPORT_TOP`] long) of the database as `conn` sees it.
-    pub fn report(&self, conn: &Connection) -> Result<Arc<Vec<Row>>> {
-        let version = crate::store::games::last_game_id(conn)?;
+    pub fn report(&self, conn: &Snapshot) -> Result<Arc<Vec<Row>>> {
+        let version = crate::store::schema::games::last_game_id(conn)?;
         if let Ok(kept) = self.report.lock()
             && let Some((v, rows)) = kept.as_ref()
             && *v == version
@@ -68,15 +68,15 @@ impl State {
 
     /// Each named form's most common exact pawns (what the catalogue's links open), as `conn`
     /// sees the database.
-    pub fn common_forms(&self, conn: &Connection) -> Result<Arc<Vec<CommonForm>>> {
-        let version = crate::store::games::last_game_id(conn)?;
+    pub fn common_forms(&self, conn: &Snapshot) -> Result<Arc<Vec<CommonForm>>> {
+        let version = crate::store::schema::games::last_game_id(conn)?;
         if let Ok(kept) = self.forms.lock()
             && let Some((v, forms)) = kept.as_ref()
             && *v == version
         {
             return Ok(Arc::clone(forms));
         }
-        let forms = Arc::new(crate::store::structure_report::common_forms(conn)?);
+        let forms = Arc::new(crate::store::read::structure_report::common_forms(conn)?);
         if let Ok(mut kept) = self.forms.lock() {
             *kept = Some((version, Arc::clone(&forms)));
         }
@@ -87,11 +87,11 @@ impl State {
     /// `compute`'s, kept.
     pub fn stats(
         &self,
-        conn: &Connection,
+        conn: &Snapshot,
         key: String,
         compute: impl FnOnce() -> Result<(&'static str, Vec<u8>)>,
     ) -> Result<Kept> {
-        let version = crate::store::games::last_game_id(conn)?;
+        let version = crate::store::schema::games::last_game_id(conn)?;
         if let Ok(kept) = self.stats.lock()
             && let Some((v, answer)) = kept.get(&key)
             && *v == version

@@ -144,11 +144,7 @@ pub fn answer(
     let limit = work.limit.clone();
     let stop_at = work.limit.clone();
     let stop = move || stop_at.passed();
-    let connect = move || -> Result<StatsDb> {
-        let db = StatsDb::open(path)?;
-        limit.install(db.connection());
-        Ok(db)
-    };
+    let connect = move || -> Result<StatsDb> { StatsDb::open(path, &limit) };
     let db = connect()?;
     // The thread policy of `stats --threads`: each reader's connection under the request's limit.
     let groups = engine::run(

@@ -15,7 +15,8 @@ use crate::model::columns::{self, Column, OPENING_LAST_PLY, Phase};
 use crate::model::hash::IntMap;
 use crate::model::outcome::Outcome;
 use crate::model::tally::{Group, Totals};
-use crate::store::stats::{PositionsScan, RunRow};
+use crate::store::read::Interrupter;
+use crate::store::read::stats::{PositionsScan, RunRow};
 
 /// Structure key, game key, run key (numbered per slice).
 type Key = (u64, u32, u32);
@@ -32,7 +33,7 @@ struct Acc {
 pub(super) struct Aggregator<'a> {
     bounds: Bounds<'a>,
     /// Stops the slice's scan (more groups than the bounds allow, or `stop`).
-    interrupt: Option<rusqlite::InterruptHandle>,
+    interrupt: Option<Interrupter>,
     end: Option<Grouped>,
     seen: u32,
     plan: &'a Plan,
@@ -51,7 +52,7 @@ impl<'a> Aggregator<'a> {
         structures: &'a StructureKeys,
         games: &'a Games,
         bounds: Bounds<'a>,
-        interrupt: Option<rusqlite::InterruptHandle>,
+        interrupt: Option<Interrupter>,
     ) -> Self {
         Aggregator {
             bounds,
@@ -313,7 +314,7 @@ pub(super) fn group_runs(
     let changes = from_changes(plan);
     let per_slice = parallel::fan_out(parts.iter().copied(), |slice| {
         let db = connect()?;
-        let interrupt = Some(db.connection().get_interrupt_handle());
+        let interrupt = Some(db.interrupter());
         let mut agg = Aggregator::new(plan, structures, games, bounds, interrupt);
         let scanned = if changes {
             scan_changes(&db, games, slice, |run| agg.add_run(run))

@@ -9,7 +9,7 @@ use super::keys::{Interner, NONE};
 use super::plan::Plan;
 use crate::model::columns::{self, Cell, Column, PieceMasks};
 use crate::model::outcome::Outcome;
-use crate::store::stats::{RunRow, small};
+use crate::store::read::stats::{RunRow, small};
 
 /// What the positions scan needs to know of a game.
 #[derive(Copy, Clone)]
@@ -115,7 +115,7 @@ pub(super) fn from_changes(plan: &Plan) -> bool {
             .run_columns
             .iter()
             .all(|c| matches!(c, Column::Structure | Column::StructureReversed))
-        && crate::store::forced_plan() != Some(crate::store::ForcedPlan::Scan)
+        && crate::store::read::forced_plan() != Some(crate::store::read::ForcedPlan::Scan)
 }
 
 /// Streams, for games `first..=last` in game order, one row per stretch of plies with the

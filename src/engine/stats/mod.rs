@@ -5,7 +5,7 @@
 //! lookup tables (a few bytes per structure and per game) and one record per group, never the
 //! positions.
 //!
-//! The reads are [`crate::store::stats`]'s; here: the plan of a request ([`plan`]), the key
+//! The reads are [`crate::store::read::stats`]'s; here: the plan of a request ([`plan`]), the key
 //! tables of pawn sets ([`keys`]) and games ([`games`]), the grouping ([`aggregate`]) and the
 //! shortcuts through the per-set aggregates ([`totals`]).
 
@@ -21,7 +21,7 @@ use std::time::Instant;
 use anyhow::Result;
 
 pub use crate::model::tally::{Group, PlyRange, Query};
-pub use crate::store::stats::StatsDb;
+pub use crate::store::read::stats::StatsDb;
 
 use crate::engine::parallel;
 use crate::model::numbers::thousands;
@@ -65,10 +65,7 @@ fn too_many_groups(q: &Query, max: usize) -> anyhow::Error {
 /// The error of work stopped by [`Bounds::stop`]: SQLite's "interrupted", as a statement
 /// stopped by the same limit fails (the server answers both alike).
 fn stopped() -> anyhow::Error {
-    anyhow::Error::new(rusqlite::Error::SqliteFailure(
-        rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_INTERRUPT),
-        Some("stopped between runs".into()),
-    ))
+    crate::store::read::interrupted("stopped between runs")
 }
 
 /// Runs a statistics request. `connect` opens another read-only connection to the same
@@ -260,7 +257,7 @@ fn finish_groups(mut out: Vec<Group>, q: &Query) -> Vec<Group> {
 #[cfg(test)]
 mod tests {
     use super::keys::in_bits;
-    use crate::store::stats::small;
+    use crate::store::read::stats::small;
 
     #[test]
     fn bit_lookups_never_panic_on_damaged_ids() {

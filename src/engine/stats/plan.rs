@@ -10,7 +10,7 @@ use super::keys::side_index;
 use crate::model::UsageError;
 use crate::model::columns::{self, Cell, Column, Level};
 use crate::model::tally::{PlyRange, Query};
-use crate::store::stats::{self as read, Cut, FilterSource, Joins, ScanColumns};
+use crate::store::read::stats::{self as read, Cut, FilterSource, Joins, ScanColumns};
 
 pub(super) use crate::model::Per;
 

@@ -168,7 +168,7 @@ pub(super) fn top_sets(
     const SETS_PER_SIDE: usize = 512;
     // PAWNDEX_PLAN=scan: the counting pass instead (for tests and measurements).
     let lag = db.lag()?;
-    if crate::store::forced_plan() == Some(crate::store::ForcedPlan::Scan)
+    if crate::store::read::forced_plan() == Some(crate::store::read::ForcedPlan::Scan)
         || lag.pending() > TAIL_MAX_GAMES
         || n == 0
         || n > SETS_PER_SIDE / 4

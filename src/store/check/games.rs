@@ -218,7 +218,7 @@ fn ply_numbers(conn: &Connection, f: &mut Report) -> Result<()> {
 }
 
 /// Games and pawn sets whose ids run far past their rows
-/// ([`crate::store::ids::dense`]): the readers that keep a slot per id (`similar`, `stats`)
+/// ([`crate::store::read::ids::dense`]): the readers that keep a slot per id (`similar`, `stats`)
 /// refuse such a database and name this check.
 pub(super) fn id_spans(conn: &Connection, f: &mut Report) -> Result<()> {
     for (table, what) in [("games", "games"), ("pawn_sets", "pawn sets")] {
@@ -227,7 +227,7 @@ pub(super) fn id_spans(conn: &Connection, f: &mut Report) -> Result<()> {
             [],
             |r| Ok((r.get(0)?, r.get(1)?)),
         )?;
-        if !crate::store::ids::dense(1, hi, rows) {
+        if !crate::store::read::ids::dense(1, hi, rows) {
             f.problem(Kind::IdSpans, || {
                 format!(
                     "{table}: ids run up to {hi} for {rows} {what}; pawndex numbers them from 1 \

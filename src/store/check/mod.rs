@@ -1,10 +1,11 @@
 //! `pawndex check`: verifies a database without changing it, and returns what it found as a
 //! [`Report`] (the command prints it).
 //!
-//! The file is opened read-only ([`super::open_read_only`], which refuses anything that is not
-//! a pawndex database) and every check runs in one read transaction, so they all see one
-//! snapshot, even while `pawndex index` writes. First SQLite's own `PRAGMA integrity_check`
-//! (pages, records, indexes; up to 100 messages), then pawndex's invariants:
+//! The file is opened read-only ([`super::schema::open_read_only`], which refuses anything
+//! that is not a pawndex database) and every check runs in one read transaction (a
+//! [`Snapshot`]), so they all see one snapshot, even while `pawndex index` writes. First
+//! SQLite's own `PRAGMA integrity_check` (pages, records, indexes; up to 100 messages), then
+//! pawndex's invariants:
 //!
 //! - `derived`: one row; `through` and `finished` non-negative integers, not past the last
 //!   game. Games above both (stored by a run that did not finish) are a *note* (an unfinished
@@ -19,7 +20,7 @@
 //!   pawns, and the stored features equal
 //!   [`SideFeatures`](crate::model::features::SideFeatures) of the pawns.
 //! - ids: pawndex numbers games and pawn sets from 1 without gaps; ids running far past the
-//!   rows (more than twice as many ids as rows, plus 65,536: [`super::ids::dense`]) are a
+//!   rows (more than twice as many ids as rows, plus 65,536: [`super::read::ids::dense`]) are a
 //!   problem, which `similar` and `stats` refuse to read.
 //! - `runs`, streamed in key order with their game and both pawn sets: the game exists;
 //!   `0 <= first_ply <= last_ply <= plies`; per game the runs tile `0..=plies` exactly; both
@@ -74,6 +75,7 @@ use rusqlite::{Connection, Row};
 pub use report::{Finding, Kind, Report};
 
 use crate::model::structure::Catalogue;
+use crate::store::read::{Limit, Reader, Snapshot};
 
 /// The note for an unfinished database: `pending` games stored by a run that did not finish
 /// (above `derived.finished` and `derived.through`). Games of the unmerged tail (above
@@ -100,20 +102,17 @@ pub fn unfinished_note(pending: i64, db: &Path) -> String {
 pub fn run(path: &Path) -> Result<Report> {
     // The catalogue in force (a bad PAWNDEX_STRUCTURES folder stops here).
     Catalogue::load_active()?;
-    let conn = super::open_read_only(path)?;
-    conn.pragma_update(None, "query_only", true)?;
+    let reader = Reader::open_as_found(path)?;
+    reader.pragma_update(None, "query_only", true)?;
     // 8 MiB of SQLite pages: the reads are passes in key order and look-ups of pawn sets, as
     // fast as with 64 MiB on the masters, and the memory stays with the check's own bounds.
-    conn.pragma_update(None, "cache_size", -8_192)?;
-    check(&conn, path)
+    reader.pragma_update(None, "cache_size", -8_192)?;
+    check(&reader.snapshot(&Limit::none())?, path)
 }
 
-/// Checks an open database (in one read transaction). `db` names it in messages.
-pub fn check(conn: &Connection, db: &Path) -> Result<Report> {
-    conn.execute_batch("BEGIN")?;
-    let result = check_snapshot(conn, db);
-    let _ = conn.execute_batch("COMMIT");
-    result
+/// Checks a database in one read transaction. `db` names it in messages.
+pub fn check(conn: &Snapshot, db: &Path) -> Result<Report> {
+    check_snapshot(conn, db)
 }
 
 fn check_snapshot(conn: &Connection, db: &Path) -> Result<Report> {

@@ -158,7 +158,7 @@ fn catalogue_notes(
     catalogue: &Catalogue,
 ) -> Result<bool> {
     // The runs are compared with the catalogue in force when they were named with its rules.
-    let current = crate::store::structures::rules_current(conn, catalogue)?;
+    let current = crate::store::schema::structures::rules_current(conn, catalogue)?;
     if !current {
         f.note(format!(
             "note: the runs were named with another structure catalogue than the one in force \
@@ -166,7 +166,9 @@ fn catalogue_notes(
              them",
             db.display()
         ));
-    } else if f.count(Kind::Names) == 0 && !crate::store::structures::is_current(conn, catalogue)? {
+    } else if f.count(Kind::Names) == 0
+        && !crate::store::schema::structures::is_current(conn, catalogue)?
+    {
         f.note(format!(
             "note: the structures' names or descriptions in the database are not those of the \
              catalogue in force; `pawndex migrate --db {}` rewrites them",

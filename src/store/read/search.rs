@@ -1,7 +1,7 @@
 //! Typed position searches: conditions on each side's pawn set, on runs and on games, plus a
 //! ply range. The storage layer turns a [`Search`] into SQL (for rows) and picks how to count
 //! it; `find` and the named queries build searches, and nothing parses SQL pawndex wrote. The
-//! conditions come from the walk `store::walk` shares with the DuckDB/Spark dialect; this file
+//! conditions come from the walk `store::sql::walk` shares with the DuckDB/Spark dialect; this file
 //! is its SQLite back end (`Sqlite`) and the statements around them.
 //!
 //! Two ways to read the matching runs:
@@ -21,7 +21,7 @@ pub use crate::model::search::{
     Feature, Form, GameCond, Op, Rows, RunCond, Search, SetCond, Side, StructureForm, squares,
 };
 
-use super::walk::{self, Target};
+use crate::store::sql::walk::{self, Target};
 
 impl GameCond {
     /// The condition as SQL over `games AS g`, with named parameters (see [`GameCond::params`]).
@@ -167,7 +167,7 @@ fn hex(v: u64) -> String {
     format!("0x{v:016X}")
 }
 
-/// The SQLite back end of the shared walk (`store::walk`): a side's conditions over its
+/// The SQLite back end of the shared walk (`store::sql::walk`): a side's conditions over its
 /// `pawn_sets` row `s` (one side per subquery), hex masks, an exact structure as a parameter
 /// `:white_pawns`/`:black_pawns`, the packed `r.bishop_pairs`, named structures through
 /// `structure_names`, game conditions over `games AS g` with parameters.
@@ -584,13 +584,13 @@ impl Search {
         &self,
         conn: &'c Connection,
         rows: Rows,
-    ) -> Result<rusqlite::Statement<'c>> {
+    ) -> Result<super::query::Prepared<'c>> {
         let (form, games) = self.rows_form(conn)?;
         let mut sql = self.rows_sql(form, rows);
         sql.params.extend(games);
         let mut stmt = conn.prepare(&sql.text)?;
         super::params::bind_params(&mut stmt, &sql.params)?;
-        Ok(stmt)
+        Ok(super::query::Prepared::new(stmt))
     }
 
     /// How to count this search's positions (see [`CountPlan`]).
@@ -698,7 +698,7 @@ fn listed_games(
     for &id in ids {
         let mut rows = list.query([id])?;
         if let Some(r) = rows.next()? {
-            these.extend(super::decode_games(r.get_ref(0)?.as_blob()?));
+            these.extend(crate::store::decode_games(r.get_ref(0)?.as_blob()?));
         }
         if these.len() > check_at {
             these.sort_unstable();

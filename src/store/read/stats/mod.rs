@@ -22,7 +22,8 @@ use rusqlite::Connection;
 
 use crate::model::columns::PieceMasks;
 use crate::store::derive::{Lag, SetAggregate};
-use crate::store::search::StructureName;
+use crate::store::read::search::StructureName;
+use crate::store::read::{Interrupter, Limit};
 
 pub use filter::{FilterSource, inspect};
 pub use scans::{PositionsScan, RunRow, small};
@@ -35,7 +36,7 @@ pub struct StatsDb {
 
 /// The command's snapshot of ids: the games and pawn sets stored when it started.
 #[derive(Copy, Clone, Debug)]
-pub struct Snapshot {
+pub struct IdRange {
     /// The first and last game id (`(0, -1)` without games).
     pub games: (i64, i64),
     /// The largest pawn set id.
@@ -44,23 +45,17 @@ pub struct Snapshot {
 
 impl StatsDb {
     /// Opens a database for the statistics, as every reading command does
-    /// ([`crate::store::open_for_reading`]).
-    pub fn open(path: &Path) -> Result<StatsDb> {
-        Ok(StatsDb::from_connection(crate::store::open_for_reading(
-            path,
-        )?))
+    /// ([`crate::store::open_for_reading`]), its statements under `limit`.
+    pub fn open(path: &Path, limit: &Limit) -> Result<StatsDb> {
+        let conn = crate::store::open_for_reading(path)?;
+        limit.install(&conn);
+        Ok(StatsDb { conn })
     }
 
-    /// Reads through a connection opened elsewhere.
+    /// Stops this connection's statement running now (from another thread).
     #[must_use]
-    pub fn from_connection(conn: Connection) -> StatsDb {
-        StatsDb { conn }
-    }
-
-    /// The connection, for the reads of other modules (the unfinished-database warning).
-    #[must_use]
-    pub fn connection(&self) -> &Connection {
-        &self.conn
+    pub fn interrupter(&self) -> Interrupter {
+        Interrupter::of(&self.conn)
     }
 
     /// Runs `reads` inside one read transaction: every read of this connection in it sees the
@@ -74,8 +69,8 @@ impl StatsDb {
 
     /// The command's snapshot of ids. The tables indexed by these ids are sized by them: an
     /// error naming `pawndex check` when the ids run far past the rows (see
-    /// [`crate::store::ids`]).
-    pub fn snapshot_ids(&self) -> Result<Snapshot> {
+    /// [`crate::store::read::ids`]).
+    pub fn snapshot_ids(&self) -> Result<IdRange> {
         let (games, max_set, rows) = self.in_snapshot(|| {
             let c = &self.conn;
             let range: (i64, i64) =
@@ -85,9 +80,9 @@ impl StatsDb {
                 c.query_row(sql::ROW_COUNTS, [], |r| Ok((r.get(0)?, r.get(1)?)))?;
             Ok((range, max_set, rows))
         })?;
-        crate::store::ids::table_size("game", games.0, games.1, rows.0)?;
-        crate::store::ids::table_size("pawn set", 1, max_set, rows.1)?;
-        Ok(Snapshot { games, max_set })
+        crate::store::read::ids::table_size("game", games.0, games.1, rows.0)?;
+        crate::store::read::ids::table_size("pawn set", 1, max_set, rows.1)?;
+        Ok(IdRange { games, max_set })
     }
 
     /// Whether any game starts from a FEN (only those need per-game piece masks).
@@ -97,7 +92,7 @@ impl StatsDb {
 
     /// The named structures the database knows.
     pub fn structure_names(&self) -> Result<Vec<StructureName>> {
-        crate::store::search::structure_names(&self.conn)
+        crate::store::read::search::structure_names(&self.conn)
     }
 
     /// How far the derived tables lag behind the stored games.

@@ -2,7 +2,8 @@
 
 use anyhow::Result;
 use rusqlite::Statement;
-use rusqlite::types::Value;
+/// A parameter's value (an integer, a real number, text, a blob or NULL).
+pub use rusqlite::types::Value;
 
 use crate::model::usage;
 

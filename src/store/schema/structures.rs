@@ -15,7 +15,7 @@ use rusqlite::{Connection, params};
 
 use crate::model::stored::Cursor;
 use crate::model::structure::{Catalogue, Code};
-use crate::store::games::load_game;
+use crate::store::schema::games::load_game;
 
 /// Games re-classified per step (bounds the memory of a re-classification).
 const GAMES_PER_STEP: i64 = 20_000;

@@ -72,9 +72,9 @@ impl StatsDb {
     }
 
     /// The size of a table indexed by game id up to `last_game`, checked against the rows of
-    /// `games` (see [`crate::store::ids::table_size`]).
+    /// `games` (see [`crate::store::read::ids::table_size`]).
     pub fn game_table_size(&self, last_game: i64) -> Result<usize> {
         let rows: i64 = self.conn.query_row(sql::GAME_COUNT, [], |r| r.get(0))?;
-        crate::store::ids::table_size("game", 1, last_game, rows)
+        crate::store::read::ids::table_size("game", 1, last_game, rows)
     }
 }

@@ -1,6 +1,6 @@
 //! The one walk over a typed [`Search`], shared by the two SQL back ends: the SQLite compiler
-//! (`store::search`, over `pawn_sets`, `runs` and `games`) and the DuckDB/Spark dialect
-//! (`store::dialect`, over the Parquet dataset's `runs`, every feature inline).
+//! (`store::read::search`, over `pawn_sets`, `runs` and `games`) and the DuckDB/Spark dialect
+//! (`store::sql::dialect`, over the Parquet dataset's `runs`, every feature inline).
 //!
 //! The seam: this walk decides WHAT a search tests, a back end only HOW it is written.
 //! - [`conditions`] turns every part of a [`Search`] into SQL conditions: each side's
@@ -20,7 +20,7 @@
 //! A new condition kind fails to compile here (the match) and, when it needs a new leaf piece,
 //! in one [`Target`] method per back end: there is no second walk to keep in step. (Outside the
 //! SQL text, the count plans check a [`RunCond`] in Rust, and a [`GameCond`]'s parameters are
-//! SQLite's, in `store::search`.)
+//! SQLite's, in `store::read::search`.)
 
 use crate::model::search::{GameCond, RunCond, Search, SetCond, Side, StructureForm, squares};
 

@@ -6,7 +6,7 @@
 use anyhow::{Context, Result};
 use rusqlite::{CachedStatement, Connection, OptionalExtension};
 
-use super::decode_games;
+use crate::store::decode_games;
 
 /// One run of a game: its plies (both included) and its two pawn sets.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -352,7 +352,7 @@ pub fn listed_rows<'c>(
     conn: &'c Connection,
     rows: ListedRows,
     list: &str,
-) -> Result<rusqlite::Statement<'c>> {
+) -> Result<super::query::Prepared<'c>> {
     let sql = match rows {
         ListedRows::Games => SIMILAR_GAME_ROWS_SQL,
         ListedRows::Export => SIMILAR_EXPORT_ROWS_SQL,
@@ -360,5 +360,5 @@ pub fn listed_rows<'c>(
     let mut st = conn.prepare(sql)?;
     st.raw_bind_parameter(1, list)
         .context("binding the game list")?;
-    Ok(st)
+    Ok(super::query::Prepared::new(st))
 }

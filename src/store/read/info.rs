@@ -1,6 +1,6 @@
 //! What a database holds, for `pawndex info`: games, plies, sources, rejects by reason, schema
 //! version, size and whether the last run finished. Read-only (opened like every read command,
-//! see [`super::open_read_only`]) and in one read transaction.
+//! see [`crate::store::schema::open_read_only`]) and in one read transaction.
 //!
 //! Cheap on a large database: the runs are never scanned. One pass over `games` (in rowid order,
 //! counting runs of equal sources, no sort) gives the games and plies of each source; `rejects`
@@ -14,8 +14,8 @@ use anyhow::Result;
 use rusqlite::Connection;
 use rusqlite::types::ValueRef;
 
-use super::derive::{Lag, lag};
 use crate::model::game::RejectCategory;
+use crate::store::derive::{Lag, lag};
 
 /// Games, plies and rejects of one source (the file name a run was given).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -111,16 +111,13 @@ impl Info {
 
 /// Opens `db` read-only and reads what it holds.
 pub fn read(db: &Path) -> Result<Info> {
-    let conn = super::open_read_only(db)?;
-    super::tune_for_reading(&conn)?;
-    conn.execute_batch("BEGIN")?;
-    let info = snapshot(&conn, db);
-    let _ = conn.execute_batch("COMMIT");
-    info
+    let reader = super::Reader::open_as_found(db)?;
+    super::tune_for_reading(&reader)?;
+    snapshot(&reader.snapshot(&super::Limit::none())?, db)
 }
 
 /// [`read`] inside the caller's read transaction.
-pub fn snapshot(conn: &Connection, db: &Path) -> Result<Info> {
+pub fn snapshot(conn: &super::Snapshot, db: &Path) -> Result<Info> {
     let one = |sql: &str| -> Result<i64> {
         Ok(conn
             .query_row(sql, [], |r| r.get::<_, Option<i64>>(0))?
@@ -142,8 +139,8 @@ pub fn snapshot(conn: &Connection, db: &Path) -> Result<Info> {
         db: db.to_owned(),
         schema_version: one("PRAGMA user_version")?,
         bytes: std::fs::metadata(db).map_or(0, |m| m.len()),
-        wal_bytes: super::wal_bytes(db),
-        wal_mode: super::in_wal_mode(db),
+        wal_bytes: crate::store::schema::wal_bytes(db),
+        wal_mode: crate::store::schema::in_wal_mode(db),
         games: sources.iter().map(|s| s.games).sum(),
         plies: sources.iter().map(|s| s.plies).sum(),
         // Ids are never reused or deleted: the largest is the count, read from the end of the
@@ -152,11 +149,13 @@ pub fn snapshot(conn: &Connection, db: &Path) -> Result<Info> {
         rejected: reasons.iter().map(|(_, n)| n).sum(),
         sources,
         reasons,
-        indexing: super::indexing_now(db),
+        indexing: crate::store::schema::indexing_now(db),
         lag: lag(conn)?,
         structures: one("SELECT count(*) FROM structure_names")?,
         structures_current: crate::model::structure::Catalogue::load_active()
-            .map_or(Ok(false), |c| super::structures::is_current(conn, c))?,
+            .map_or(Ok(false), |c| {
+                crate::store::schema::structures::is_current(conn, c)
+            })?,
     })
 }
 

@@ -4,7 +4,7 @@
 use super::StatsDb;
 use super::sql::{self, Joins};
 use crate::model::columns::Side;
-use crate::store::sql_lex::{self, Kind};
+use crate::store::sql::lex::{self, Kind};
 
 /// The lexical facts about a `--where` expression that decide where it runs.
 #[derive(Debug, Default)]
@@ -16,14 +16,14 @@ pub struct Inspected {
 /// Reads a `--where` expression as SQL tokens: refuses what could end the expression early
 /// (`;`, comments, unbalanced parentheses) and lists the names it uses.
 pub fn inspect(expr: &str) -> Result<Inspected, String> {
-    let tokens = sql_lex::tokens(expr);
+    let tokens = lex::tokens(expr);
     let mut out = Inspected::default();
     let mut depth = 0i32;
     for (n, t) in tokens.iter().enumerate() {
         match t.kind {
             Kind::String | Kind::QuotedName if !t.closed => {
                 let open = t.text(expr).chars().next().unwrap_or('\'');
-                let close = sql_lex::closing(open);
+                let close = lex::closing(open);
                 return Err(format!("unterminated {open}…{close} in the expression"));
             }
             Kind::QuotedName => out.identifiers.push(t.unquoted(expr).to_ascii_lowercase()),

@@ -1,7 +1,7 @@
 //! Portable SQL for the engines that read the Parquet dataset (docs/dataset.md): a named query
 //! in DuckDB's or Spark SQL's dialect, written from its typed [`Search`] over the dataset's
 //! `runs` table (every feature inline, no join), and the views that name the dataset's tables.
-//! The conditions come from the walk `store::walk` shares with the SQLite compiler; a
+//! The conditions come from the walk `store::sql::walk` shares with the SQLite compiler; a
 //! [`Dialect`] is its back end for the dataset.
 //!
 //! The text runs unchanged in its engine and returns the rows of the SQLite named query: one
@@ -16,7 +16,7 @@ use clap::ValueEnum;
 
 use super::walk::{self, Target};
 use crate::model::columns::{self, Column};
-use crate::store::search::{GameCond, Search, Side, StructureForm};
+use crate::model::search::{GameCond, Search, Side, StructureForm};
 
 /// An engine that reads the Parquet dataset.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -96,7 +96,7 @@ pub fn bigint(v: u64) -> String {
     }
 }
 
-/// The dialects' back end of the shared walk (`store::walk`): every condition over the
+/// The dialects' back end of the shared walk (`store::sql::walk`): every condition over the
 /// dataset's `runs` row, where both sides' features stand inline (`white_islands`), masks and
 /// exact structures as decimal BIGINTs, a boolean bishop pair per side, named structures by
 /// key; game conditions need the games' tags, which no named query uses, and are refused.
@@ -321,7 +321,7 @@ pub fn dataset_views(dialect: Dialect, dir: &str) -> String {
 mod tests {
     use super::*;
     use crate::engine::queries::{named_queries, named_search};
-    use crate::store::search::{Feature, SetCond};
+    use crate::model::search::{Feature, SetCond};
     use rusqlite::types::Value;
 
     const DIALECTS: [Dialect; 2] = [Dialect::Duckdb, Dialect::Spark];
@@ -463,7 +463,7 @@ mod tests {
     #[test]
     fn game_conditions_are_refused() {
         let s = Search {
-            games: vec![crate::store::search::GameCond::Result("1-0".into())],
+            games: vec![crate::model::search::GameCond::Result("1-0".into())],
             ..Search::default()
         };
         assert!(rows_sql(Dialect::Duckdb, "x", "d", &s).is_err());

@@ -1,47 +1,11 @@
 //! Every row of a database's games, runs (with both sides' pawn-set features and the named
 //! structure), structure changes and rejects, in id order, for `pawndex export parquet`, read
-//! from one [`Snapshot`] so the tables agree with each other.
-
-use std::path::Path;
+//! from one [`Snapshot`] (opened by the caller) so the tables agree with each other.
 
 use anyhow::Result;
 use rusqlite::Connection;
 
-/// A database opened read-only inside one read transaction: every table read through it comes
-/// from the same state, whatever a concurrent `pawndex index` appends meanwhile.
-pub struct Snapshot {
-    conn: Connection,
-}
-
-impl Snapshot {
-    /// Opens the database at `db` (as every read-only command does) and starts the snapshot.
-    pub fn open(db: &Path) -> Result<Snapshot> {
-        let conn = crate::store::open_for_reading(db)?;
-        conn.execute_batch("BEGIN")?;
-        Ok(Snapshot { conn })
-    }
-
-    /// Calls `each` for every game, in id order.
-    pub fn games(&self, each: impl FnMut(&GameRow) -> Result<()>) -> Result<()> {
-        games(&self.conn, each)
-    }
-
-    /// Calls `each` for every run, in key order.
-    pub fn runs(&self, each: impl FnMut(&RunRow) -> Result<()>) -> Result<()> {
-        runs(&self.conn, each)
-    }
-
-    /// Calls `each` for every structure change, in key order.
-    pub fn changes(&self, each: impl FnMut(&ChangeRow) -> Result<()>) -> Result<()> {
-        changes(&self.conn, each)
-    }
-
-    /// Calls `each` for every rejected game, in id order.
-    pub fn rejects(&self, each: impl FnMut(&RejectRow) -> Result<()>) -> Result<()> {
-        rejects(&self.conn, each)
-    }
-}
-
+use super::Snapshot;
 use crate::model::features::{SIDE_FEATURE_COUNT, SideFeatures};
 use crate::model::game::Header;
 use crate::store::side_columns;
@@ -60,7 +24,12 @@ pub struct GameRow {
 }
 
 /// Calls `each` for every game, in id order.
-fn games(conn: &Connection, mut each: impl FnMut(&GameRow) -> Result<()>) -> Result<()> {
+/// Calls `each` for every game, in id order.
+pub fn games(snapshot: &Snapshot, each: impl FnMut(&GameRow) -> Result<()>) -> Result<()> {
+    games_of(snapshot, each)
+}
+
+fn games_of(conn: &Connection, mut each: impl FnMut(&GameRow) -> Result<()>) -> Result<()> {
     let mut st = conn.prepare(
         "SELECT id, event, site, date, round, white, black, result, white_elo, black_elo, eco,
                 plies, source, offset, fen, chess960, moves, hash
@@ -70,7 +39,7 @@ fn games(conn: &Connection, mut each: impl FnMut(&GameRow) -> Result<()>) -> Res
     while let Some(r) = rows.next()? {
         let row = GameRow {
             id: r.get(0)?,
-            header: crate::store::games::header(r, 1)?,
+            header: crate::store::schema::games::header(r, 1)?,
             plies: r.get(11)?,
             source: r.get(12)?,
             offset: r.get(13)?,
@@ -101,7 +70,12 @@ pub struct RunRow {
 }
 
 /// Calls `each` for every run, in (game, first ply) order.
-fn runs(conn: &Connection, mut each: impl FnMut(&RunRow) -> Result<()>) -> Result<()> {
+/// Calls `each` for every run, in key order.
+pub fn runs(snapshot: &Snapshot, each: impl FnMut(&RunRow) -> Result<()>) -> Result<()> {
+    runs_of(snapshot, each)
+}
+
+fn runs_of(conn: &Connection, mut each: impl FnMut(&RunRow) -> Result<()>) -> Result<()> {
     let mut st = conn.prepare(&format!(
         "SELECT r.game_id, r.first_ply, r.last_ply, r.bishop_pairs, 4294967295 - r.missing,
                 s.key, r.structure & 1, w.pawns, {}, b.pawns, {}
@@ -159,7 +133,12 @@ pub struct ChangeRow {
 }
 
 /// Calls `each` for every change of named structure, in (game, ply) order.
-fn changes(conn: &Connection, mut each: impl FnMut(&ChangeRow) -> Result<()>) -> Result<()> {
+/// Calls `each` for every structure change, in key order.
+pub fn changes(snapshot: &Snapshot, each: impl FnMut(&ChangeRow) -> Result<()>) -> Result<()> {
+    changes_of(snapshot, each)
+}
+
+fn changes_of(conn: &Connection, mut each: impl FnMut(&ChangeRow) -> Result<()>) -> Result<()> {
     let mut st = conn.prepare(
         "SELECT game_id, ply, from_structure, from_reversed, to_structure, to_reversed, move
          FROM structure_transitions ORDER BY game_id, ply",
@@ -193,7 +172,12 @@ pub struct RejectRow {
 }
 
 /// Calls `each` for every reject, in id order.
-fn rejects(conn: &Connection, mut each: impl FnMut(&RejectRow) -> Result<()>) -> Result<()> {
+/// Calls `each` for every rejected game, in id order.
+pub fn rejects(snapshot: &Snapshot, each: impl FnMut(&RejectRow) -> Result<()>) -> Result<()> {
+    rejects_of(snapshot, each)
+}
+
+fn rejects_of(conn: &Connection, mut each: impl FnMut(&RejectRow) -> Result<()>) -> Result<()> {
     let mut st = conn.prepare(
         "SELECT id, source, offset, event, white, black, ply, reason FROM rejects ORDER BY id",
     )?;

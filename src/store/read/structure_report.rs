@@ -7,7 +7,7 @@
 use anyhow::Result;
 use rusqlite::Connection;
 
-pub use crate::store::search::StructureName;
+pub use crate::store::read::search::StructureName;
 
 /// Every game in id order: its result, ECO, length and start position.
 const GAMES: &str = "SELECT id, result, eco, plies, fen FROM games ORDER BY id";
@@ -18,7 +18,7 @@ const CHANGES: &str = "SELECT game_id, ply, from_structure, to_structure, move
 
 /// The catalogue rows, in catalogue order (by id).
 pub fn names(conn: &Connection) -> Result<Vec<StructureName>> {
-    let mut names = crate::store::search::structure_names(conn)?;
+    let mut names = crate::store::read::search::structure_names(conn)?;
     names.sort_by_key(|n| n.id);
     Ok(names)
 }
