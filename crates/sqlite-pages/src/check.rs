@@ -134,6 +134,17 @@ pub fn eligibility(
     table: &str,
     columns: &[&str],
 ) -> Result<Result<u32, Refusal>> {
+    eligibility_dropping(conn, table, columns, &[])
+}
+
+/// [`eligibility`] of a table whose indexes named in `dropping` the caller drops before it
+/// writes a row (and builds again after the load): they are not refused, any other index is.
+pub fn eligibility_dropping(
+    conn: &Connection,
+    table: &str,
+    columns: &[&str],
+    dropping: &[&str],
+) -> Result<Result<u32, Refusal>> {
     if let Err(u) = supported(conn) {
         return Ok(Err(Refusal::Unsupported(u)));
     }
@@ -202,7 +213,10 @@ pub fn eligibility(
         )?
         .query_map([table], |r| Ok((r.get(0)?, r.get(1)?)))?
         .collect::<rusqlite::Result<_>>()?;
-    if let Some((kind, name)) = others.into_iter().next() {
+    let mut others = others
+        .into_iter()
+        .filter(|(kind, name)| !(kind == "index" && dropping.contains(&name.as_str())));
+    if let Some((kind, name)) = others.next() {
         return Ok(Err(if kind == "index" {
             Refusal::Index(name)
         } else {
@@ -254,4 +268,30 @@ fn key_is_leading_columns(conn: &Connection, table: &str) -> Result<bool> {
 /// [`eligibility`] as an option: the root page of `table` if it can take laid-out pages.
 pub fn bulk_root(conn: &Connection, table: &str, columns: &[&str]) -> Result<Option<u32>> {
     Ok(eligibility(conn, table, columns)?.ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_version_not_tested_is_refused() {
+        assert_eq!(check_version(3_050_002), Ok(()));
+        for other in [3_050_001, 3_051_000, 3_045_000] {
+            assert_eq!(check_version(other), Err(Unsupported::Version(other)));
+        }
+        assert_eq!(
+            Unsupported::Version(3_051_000).to_string(),
+            "SQLite 3.51.0 is not a version the page builder was tested with (3.50.2)"
+        );
+    }
+
+    /// The tests run with a SQLite the builder was tested with: a new `libsqlite3-sys` fails
+    /// here until its version is tested and listed.
+    #[test]
+    fn this_sqlite_is_one_tested() {
+        assert_eq!(check_version(rusqlite::version_number()), Ok(()));
+        let conn = Connection::open_in_memory().unwrap();
+        assert_eq!(supported(&conn), Ok(()));
+    }
 }

@@ -70,7 +70,8 @@ mod schema;
 mod tree;
 
 pub use check::{
-    Refusal, TESTED_VERSIONS, Unsupported, bulk_root, eligibility, sqlite_version, supported,
+    Refusal, TESTED_VERSIONS, Unsupported, bulk_root, eligibility, eligibility_dropping,
+    sqlite_version, supported,
 };
 pub use pages::{PageWriter, RuleBroken, lock_byte_page};
 pub use record::{INT_CELL_VALUES, Record, int_record_max};
