@@ -492,3 +492,39 @@ fn varints_are_sqlites() {
     put_varint(&mut out, u64::MAX);
     assert_eq!(out, [0xff; 9]);
 }
+
+/// Cells under 4 bytes (a one-column key of 0, 1, '' or x''): SQLite counts each as 4 bytes
+/// long, and so must their page ("Multiple uses for byte ..." otherwise, found by
+/// `tests/both_ways.rs`).
+#[test]
+fn cells_under_four_bytes_take_four() {
+    let dir = tempfile::tempdir().unwrap();
+    let conn = Connection::open(dir.path().join("k.db")).unwrap();
+    conn.execute_batch("CREATE TABLE k (a NOT NULL PRIMARY KEY) WITHOUT ROWID")
+        .unwrap();
+    let root = bulk_root(&conn, "k", &["a"]).unwrap().unwrap();
+    let mut tree = Tree::index(&conn, root, 20).unwrap();
+    let mut rec = Record::default();
+    conn.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let mut w = PageWriter::begin(&conn).unwrap();
+    tree.add(rec.start().int(-5).bytes()).unwrap();
+    tree.add(rec.start().int(0).bytes()).unwrap();
+    tree.add(rec.start().int(1).bytes()).unwrap();
+    tree.add(rec.start().int(7).bytes()).unwrap();
+    tree.add(rec.start().text("").bytes()).unwrap();
+    tree.add(rec.start().text("a").bytes()).unwrap();
+    tree.add(rec.start().blob(b"").bytes()).unwrap();
+    tree.add(rec.start().blob(b"\x01").bytes()).unwrap();
+    tree.write(&mut w).unwrap();
+    w.end().unwrap();
+    conn.execute_batch("COMMIT").unwrap();
+    assert_eq!(integrity(&conn), "ok");
+    let n: i64 = conn
+        .query_row("SELECT count(*) FROM k", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(n, 8);
+    // SQLite deletes one of them and inserts another: the freeblock fits.
+    conn.execute("DELETE FROM k WHERE a = 0", []).unwrap();
+    conn.execute("INSERT INTO k VALUES (2)", []).unwrap();
+    assert_eq!(integrity(&conn), "ok");
+}

@@ -28,6 +28,14 @@ struct Level {
 }
 
 impl Level {
+    /// Adds `cell` after the others, in the room SQLite gives it ([`stored_len`]).
+    fn store(&mut self, cell: &[u8]) {
+        self.starts.push(self.cells.len() as u32);
+        self.cells.extend_from_slice(cell);
+        self.cells
+            .resize(self.cells.len() + stored_len(cell) - cell.len(), 0);
+    }
+
     fn cells(&self) -> impl Iterator<Item = (usize, &[u8])> {
         let ends = self
             .starts
@@ -198,9 +206,8 @@ impl Tree {
         }
         let l = &mut self.levels[0];
         let used = header_size(true) + 2 * l.starts.len() + l.cells.len();
-        if l.starts.is_empty() || used + 2 + cell.len() <= self.page_size {
-            l.starts.push(l.cells.len() as u32);
-            l.cells.extend_from_slice(cell);
+        if l.starts.is_empty() || used + 2 + stored_len(cell) <= self.page_size {
+            l.store(cell);
             return Ok(());
         }
         let pgno = self.close(0, None, cell);
@@ -223,8 +230,7 @@ impl Tree {
         let l = &mut self.levels[level];
         l.cells.clear();
         l.starts.clear();
-        l.starts.push(0);
-        l.cells.extend_from_slice(cell);
+        l.store(cell);
         self.closed.push(Closed {
             pgno,
             page,
@@ -254,9 +260,8 @@ impl Tree {
         let l = &mut self.levels[level];
         if l.held.is_none() {
             let used = header_size(level == 0) + 2 * l.starts.len() + l.cells.len();
-            if l.starts.is_empty() || used + 2 + cell.len() + reserve <= page_size {
-                l.starts.push(l.cells.len() as u32);
-                l.cells.extend_from_slice(cell);
+            if l.starts.is_empty() || used + 2 + stored_len(cell) + reserve <= page_size {
+                l.store(cell);
             } else {
                 l.held = Some(cell.to_vec());
             }
@@ -355,6 +360,13 @@ impl Tree {
     pub fn closed_bytes(&self) -> usize {
         self.closed.len() * self.page_size
     }
+}
+
+/// The bytes a cell takes in its page: SQLite gives every cell at least 4 (room for a freeblock
+/// when it is deleted), and counts a smaller one (a record of one small integer, in an index) as
+/// 4 bytes long.
+fn stored_len(cell: &[u8]) -> usize {
+    cell.len().max(4)
 }
 
 fn header_size(leaf: bool) -> usize {
@@ -456,7 +468,7 @@ fn render(
     let mut top = page_size;
     let mut n = 0;
     for cell in l.cells().map(|(_, c)| c).chain(held) {
-        top -= cell.len();
+        top -= stored_len(cell);
         page[top..top + cell.len()].copy_from_slice(cell);
         let ptr = header + 2 * n;
         page[ptr..ptr + 2].copy_from_slice(&(top as u16).to_be_bytes());
