@@ -1,7 +1,7 @@
 //! The b-tree under construction: cells into nodes, nodes into pages, numbered at the write.
 
 use anyhow::{Context, Result, ensure};
-use rusqlite::Connection;
+use rusqlite::{Connection, OptionalExtension};
 
 use crate::pages::PageWriter;
 use crate::record::{INT_CELL_ROOM, INT_CELL_VALUES, int_cell, put_varint};
@@ -102,6 +102,26 @@ impl Tree {
             "pages of {page_size} bytes"
         );
         ensure!(root > 1, "root page {root}");
+        // A root page the database has (not one a page writer just gave out) is the empty
+        // leaf of its kind that CREATE TABLE made: a tree is never laid over rows, nor over
+        // the other kind of b-tree.
+        let page: Option<Vec<u8>> = conn
+            .query_row(
+                "SELECT data FROM sqlite_dbpage WHERE pgno = ?1",
+                [root],
+                |r| r.get(0),
+            )
+            .optional()?;
+        if let Some(page) = page {
+            let leaf = match kind {
+                Kind::Index => LEAF,
+                Kind::Table => TABLE_LEAF,
+            };
+            ensure!(
+                page.first() == Some(&leaf) && page.get(3..5) == Some(&[0, 0][..]),
+                "root page {root} is not an empty {kind:?} leaf"
+            );
+        }
         Ok(Tree {
             kind,
             page_size,

@@ -184,8 +184,28 @@ fn misuse_of_a_tree_is_an_error() {
     );
     assert!(Tree::index(&conn, root, 200).is_err(), "overflow pages");
     assert!(Tree::table(&conn, 1).is_err(), "page 1");
-    let mut table = Tree::table(&conn, root).unwrap();
+    // The root of a WITHOUT ROWID table is not a rowid table's, nor the other way round.
+    assert!(
+        Tree::table(&conn, root).is_err(),
+        "an index root as a table"
+    );
+    let other = bulk_root(&conn, "other", &["x", "y"]).unwrap().unwrap();
+    assert!(Tree::index(&conn, other, int_record_max(3)).is_err());
+    let mut table = Tree::table(&conn, other).unwrap();
     assert!(table.add(&[2, 1, 1]).is_err());
     table.add_row(5, &[2, 1, 1]).unwrap();
     assert!(table.add_row(5, &[2, 1, 1]).is_err(), "rowids ascending");
+    // A root that holds rows (a table that filled since it was found eligible).
+    conn.execute("INSERT INTO t VALUES (1, 2, 3)", []).unwrap();
+    assert!(
+        Tree::index(&conn, root, int_record_max(3)).is_err(),
+        "a root with rows"
+    );
+    // A root a page writer gives out is past the database's end: nothing to check.
+    conn.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let mut w = PageWriter::begin(&conn).unwrap();
+    let fresh = w.alloc();
+    assert!(Tree::index(&conn, fresh, int_record_max(3)).is_ok());
+    drop(w);
+    conn.execute_batch("ROLLBACK").unwrap();
 }
