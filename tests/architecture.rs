@@ -358,3 +358,55 @@ fn the_check_finds_an_import_against_the_rule() {
     fs::write(src.join("engine/a.rs"), fine).unwrap();
     assert_eq!(violations(src), Vec::<String>::new());
 }
+
+/// The workspace crates under `crates/` (the page builder) know nothing of pawndex: no
+/// dependency on it and no path into it; and in pawndex only the store, the owner of SQLite,
+/// uses them.
+#[test]
+fn the_workspace_crates_stand_alone() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut crates = Vec::new();
+    for entry in fs::read_dir(root.join("crates")).unwrap() {
+        let dir = entry.unwrap().path();
+        let manifest = fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+        let deps = manifest
+            .lines()
+            .skip_while(|l| !l.starts_with("[dependencies]"))
+            .take_while(|l| !l.starts_with("[dev-dependencies]"));
+        for line in deps {
+            assert!(
+                !line.trim_start().starts_with("pawndex"),
+                "{}: depends on pawndex",
+                dir.display()
+            );
+        }
+        let mut files = Vec::new();
+        rust_files(&dir, &mut files);
+        for file in files {
+            let code = code_of(&fs::read_to_string(&file).unwrap());
+            assert!(
+                !code.contains("pawndex::") && !code.contains("extern crate pawndex"),
+                "{} uses pawndex",
+                file.display()
+            );
+        }
+        let name = dir.file_name().unwrap().to_string_lossy().replace('-', "_");
+        crates.push(name);
+    }
+    assert!(crates.contains(&"sqlite_pages".to_owned()), "{crates:?}");
+    let src = root.join("src");
+    for (layer, _) in LAYERS.iter().filter(|(l, _)| *l != "store") {
+        let mut files = Vec::new();
+        rust_files(&src.join(layer), &mut files);
+        for file in files {
+            let code = code_of(&fs::read_to_string(&file).unwrap());
+            for name in &crates {
+                assert!(
+                    !code.contains(&format!("{name}::")),
+                    "{} uses {name}: only the store does",
+                    file.display()
+                );
+            }
+        }
+    }
+}
