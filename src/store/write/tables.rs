@@ -11,11 +11,15 @@
 //! - `games` and `game_summary`: through SQL, one statement per game, their columns named from
 //!   one list each ([`GAME_COLUMNS`], `GameSummary::columns` from the side features), so that
 //!   a column added the documented way (an `ALTER TABLE` in a migration, and a list entry) is
-//!   written on every path. Laid out, they gained under 3% of a first load each.
+//!   written on every path. Laid out, `game_summary` saved 2.6% of a first load's
+//!   instructions and `games` 3.4%, at the cost of a commit in the middle of a batch before a
+//!   duplicate's original could be read back (bench/README.md, issue 38).
 //! - `runs`: laid out in a first load ([`TableOut`]), else multi-row statements.
-//! - `structure_changes`: through multi-row statements.
+//! - `structure_changes`: through multi-row statements (laid out, 2.1% of the instructions).
 //! - `pawn_sets`: through multi-row statements (its key index waits for the end, `keys`).
-//! - the key indexes and the derived tables: laid out in a first load (`keys`, `derive`).
+//! - the key indexes and the derived tables: laid out in a first load (`keys`, `derive`). A key
+//!   index whose cache overflows is built by SQLite when it does (its lookups need it), as in
+//!   any run that is not a first load; so is one that page 1 has no room to register.
 
 use std::sync::OnceLock;
 
