@@ -338,25 +338,10 @@ pub struct DatasetWriter {
     rejected: HashSet<(String, u64)>,
 }
 
-/// `mi_option_purge_delay` in mimalloc v3's `mi_option_t` (libmimalloc-sys 0.1.49 names no
-/// constant for it); the test below checks its default, 1000 ms.
-const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
-
-/// Tells mimalloc (the binary's global allocator, `main.rs`) to keep the memory it frees
-/// instead of handing it back to the kernel a second later. The Parquet encoders allocate and
-/// free megabyte buffers all the time (pages, compressed row groups); handed back, each reuse
-/// is a page fault in which the kernel zeroes a fresh huge page. Four masters shards, paired:
-/// page faults 59-74k -> 7.1k, wall time 12% less, peak RSS 300-343 -> 367-375 MiB.
-/// `pawndex index` into SQLite keeps the default: there its peak RSS rose by 150 MiB for no
-/// measurable gain (SQLite's own allocations go through glibc at other times).
-fn hold_freed_memory() {
-    // SAFETY: mi_option_set only stores an integer in mimalloc's option table.
-    unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, -1) };
-}
-
 impl DatasetWriter {
     pub fn new(mut claim: Claim, keep_duplicates: bool, max_file_bytes: u64) -> Result<Self> {
-        hold_freed_memory();
+        // The encoders' buffers: `main.rs` has mimalloc keep the memory it frees for them.
+        crate::model::workload::entering(crate::model::workload::Workload::Parquet);
         let started = (|| -> Result<[Encoder; 4]> {
             let start = |table| Encoder::start(TableFiles::new(&claim, table, max_file_bytes)?);
             Ok([
@@ -603,25 +588,5 @@ impl Sink for DatasetWriter {
     }
     fn commit(&mut self) -> Result<()> {
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::MI_OPTION_PURGE_DELAY;
-
-    /// The option number points at the purge delay: 1000 ms by default in mimalloc v3, and the
-    /// option after it (`use_numa_nodes`, which the crate does name) is the next number.
-    #[test]
-    fn the_purge_delay_option_is_the_one_set() {
-        assert_eq!(
-            MI_OPTION_PURGE_DELAY + 1,
-            libmimalloc_sys::mi_option_use_numa_nodes
-        );
-        if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
-            // SAFETY: reads mimalloc's option table.
-            let delay = unsafe { libmimalloc_sys::mi_option_get(MI_OPTION_PURGE_DELAY) };
-            assert_eq!(delay, 1000);
-        }
     }
 }

@@ -25,6 +25,7 @@ pub mod structure_near;
 pub mod structure_report;
 pub mod tally;
 mod usage;
+pub mod workload;
 
 pub use scope::{Per, ply_range};
 pub(crate) use usage::usage;

@@ -2,7 +2,7 @@
 //!
 //! - [`schema`]: opening a database, the migrations and their runner, the column lists, the
 //!   files beside a database and the indexing lock;
-//! - the write path: the bulk writer ([`writer`], with its checkpoints and the laid-out pages
+//! - the write path: the bulk writer ([`write`], with its checkpoints and the laid-out pages
 //!   of a first load) and the derived tables built after a load ([`derive`]);
 //! - [`read`]: typed reads returning model types (searches compiled to SQL with their count
 //!   plans, `similar`, the structures report, the dump, `info`, `stats`' scans);
@@ -16,13 +16,13 @@
 
 mod bulk_tree;
 pub mod check;
-mod checkpoint;
 mod derive;
 pub mod read;
+mod rows;
 pub mod schema;
 pub mod sql;
 mod upgrade;
-mod writer;
+mod write;
 
 pub use derive::{Lag, SetAggregate, TAIL_MAX_GAMES, decode_games, lag, tail_sets};
 pub use read::open_for_reading;
@@ -30,7 +30,8 @@ pub use schema::{
     SCHEMA_VERSION, indexing_now, is_sqlite_file, lock_for_indexing, open_for_writing, wal_bytes,
 };
 pub use upgrade::upgrade;
-pub use writer::{Unfolded, WriteFailed, Writer};
+use write::checkpoint;
+pub use write::{Unfolded, WriteFailed, Writer};
 
 // The paths the write path names (`writer.rs`, `derive.rs`), kept while it moves to its folder.
 pub(crate) use schema::side_columns;

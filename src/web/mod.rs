@@ -45,21 +45,6 @@ fn pool_size() -> usize {
     crate::engine::parallel::threads(None).max(2)
 }
 
-/// Caps glibc's heaps ("arenas") at two. By default glibc gives up to eight per core, one to
-/// each new thread that finds the others busy; the server's request threads and the threads of
-/// a parallel `similar` then each keep their freed memory, and under 16 clients the heap held
-/// twice what it uses (350 MB against 157 MB after bench/serve.sh's load test). Rust's own
-/// allocations have gone to mimalloc since (see `main.rs`); SQLite's page caches and statements
-/// still come from glibc's malloc.
-fn fewer_heaps() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: mallopt only sets a tuning value of the allocator; it is called before the
-    // server starts its threads.
-    unsafe {
-        libc::mallopt(libc::M_ARENA_MAX, 2);
-    }
-}
-
 /// The warning for an address other machines can reach.
 fn exposure_warning(addr: SocketAddr) -> Option<String> {
     (!addr.ip().is_loopback()).then(|| {
@@ -73,7 +58,8 @@ fn exposure_warning(addr: SocketAddr) -> Option<String> {
 /// Runs the server until Ctrl-C: checks the database (the command line's messages), listens,
 /// prints the URL on standard output.
 pub fn serve(options: Options) -> Result<i32> {
-    fewer_heaps();
+    // Before the server starts its threads (`main.rs` caps glibc's heaps for it).
+    crate::model::workload::entering(crate::model::workload::Workload::Serve);
     let first = crate::store::read::Reader::open(&options.db)?;
     let pool = pool::Pool::new(options.db.clone(), first, pool_size());
     let state = Arc::new(State::new(pool));
