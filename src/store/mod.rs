@@ -30,7 +30,6 @@ pub use schema::{
     SCHEMA_VERSION, indexing_now, is_sqlite_file, lock_for_indexing, open_for_writing, wal_bytes,
 };
 pub use upgrade::upgrade;
-use write::checkpoint;
 pub use write::{Unfolded, WriteFailed, Writer};
 
 // The paths the write path names (`writer.rs`, `derive.rs`), kept while it moves to its folder.

@@ -26,5 +26,6 @@ pub(crate) use files::existing_sqlite;
 pub use files::{hot_journal, in_wal_mode, is_sqlite_file, wal_bytes};
 pub use lock::{indexing_now, lock_for_indexing};
 pub use migrations::SCHEMA_VERSION;
+pub(in crate::store) use open::AUTOCHECKPOINT_PAGES;
 pub(crate) use open::{check_pawndex, open_failure};
 pub use open::{open_for_writing, open_read_only};

@@ -118,6 +118,10 @@ pub(crate) fn check_pawndex(conn: &Connection, path: &Path) -> Result<i64> {
     Ok(version)
 }
 
+/// The writer's automatic checkpoint when no thread does it (the write path's checkpoint thread
+/// turns it back to this when it ends).
+pub(in crate::store) const AUTOCHECKPOINT_PAGES: i64 = 4000;
+
 /// Opens (creating if needed) a database for writing and brings its schema up to date. A file
 /// that is not a pawndex database is refused before anything is written to it.
 pub fn open_for_writing(path: &Path) -> Result<Connection> {
@@ -156,11 +160,7 @@ pub fn open_for_writing(path: &Path) -> Result<Connection> {
     conn.pragma_update(None, "mmap_size", 1i64 << 34)?;
     // A bounded WAL: checkpoints every 4,000 pages (32 MB) unless a long reader holds it.
     // (`Writer` moves the checkpoints to a thread of their own: `checkpoint`.)
-    conn.pragma_update(
-        None,
-        "wal_autocheckpoint",
-        crate::store::checkpoint::AUTOCHECKPOINT_PAGES,
-    )?;
+    conn.pragma_update(None, "wal_autocheckpoint", AUTOCHECKPOINT_PAGES)?;
     conn.pragma_update(None, "journal_size_limit", 64 << 20)?;
     // Sorts larger than the cache spill to temporary files, not to memory, so memory does not
     // grow with the input.

@@ -25,8 +25,8 @@ use anyhow::{Context, Result};
 use crossbeam_channel::{Sender, TrySendError, bounded};
 use rusqlite::{Connection, ErrorCode, OpenFlags};
 
-/// The writer's automatic checkpoint when no thread does it (`store::open` sets the same).
-pub(in crate::store) const AUTOCHECKPOINT_PAGES: i64 = 4000;
+use crate::store::schema::AUTOCHECKPOINT_PAGES;
+
 /// The writer's automatic checkpoint beside the thread (128 MiB of 8 KiB pages), which bounds
 /// the log. The log starts again from its beginning only at a transaction that began with every
 /// frame copied, and the writer begins its next transaction as it commits: the thread's copy
