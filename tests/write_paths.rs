@@ -104,8 +104,23 @@ fn build(db: &Path, way: Way, loads: &[&[&Path]]) {
                 None => cmd.env_remove(k),
             };
         }
+        cmd.env("PAWNDEX_TIMINGS", "1");
         let what = format!("load {i} of {}, {way:?}", db.display());
-        common::Run::of(cmd, &what).expect_code(0, &what);
+        let run = common::Run::of(cmd, &what);
+        run.expect_code(0, &what);
+        // The page path was taken where it is compared: a first load lays out its runs (an
+        // append, and every run without pages, writes rows through SQL).
+        let laid = run
+            .stderr
+            .lines()
+            .find_map(|l| l.strip_prefix("timings: laid-out pages: "))
+            .unwrap_or_else(|| panic!("{what}: no laid-out pages line in\n{}", run.stderr));
+        if way.pages && i == 0 {
+            assert!(laid.starts_with("runs, key indexes"), "{what}: {laid}");
+            assert!(laid.contains("set_games, set_totals"), "{what}: {laid}");
+        } else if !way.pages {
+            assert_eq!(laid, "none", "{what}");
+        }
     }
     let conn = open_db(db);
     let size: i64 = conn

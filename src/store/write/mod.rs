@@ -100,6 +100,9 @@ impl Writer {
         // run killed before its end left it dropped).
         let deferred = [no_sets, no_games];
         let paths = Paths::choose(&conn)?;
+        if std::env::var_os("PAWNDEX_TIMINGS").is_some() {
+            eprintln!("timings: laid-out pages: {}", paths.describe());
+        }
         for (&(name, _, create), defer) in KEY_INDEXES.iter().zip(deferred) {
             if defer {
                 conn.execute_batch(&format!("DROP INDEX IF EXISTS {name}"))?;

@@ -375,6 +375,26 @@ impl Paths {
             derived,
         })
     }
+
+    /// The tables this run lays out in pages, for `PAWNDEX_TIMINGS` ("none" when every row goes
+    /// through SQL): `tests/write_paths.rs` checks the page path was taken where it compares it.
+    pub(super) fn describe(&self) -> String {
+        let mut laid = Vec::new();
+        if self.runs.pages() {
+            laid.push("runs");
+        }
+        if self.key_pages {
+            laid.push("key indexes (when their caches hold every key)");
+        }
+        if self.derived.is_some() {
+            laid.push("set_games, set_totals");
+        }
+        if laid.is_empty() {
+            "none".to_string()
+        } else {
+            laid.join(", ")
+        }
+    }
 }
 
 /// The root page of `table` when its rows are to be laid out in pages: a first load (the table
