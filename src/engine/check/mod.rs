@@ -1,9 +1,11 @@
 //! `pawndex check`: verifies a database without changing it, and returns what it found as a
 //! [`Report`] (the command prints it).
 //!
-//! The file is opened read-only ([`super::schema::open_read_only`], which refuses anything
-//! that is not a pawndex database) and every check runs in one read transaction (a
-//! [`Snapshot`]), so they all see one snapshot, even while `pawndex index` writes. First
+//! The file is opened read-only ([`crate::store::schema::open_read_only`], which refuses
+//! anything that is not a pawndex database) and every check runs in one read transaction (a
+//! [`Snapshot`]), so they all see one snapshot, even while `pawndex index` writes. The reads,
+//! every SQL text, are the store's ([`crate::store::read::check`], rows as they are stored);
+//! the comparisons, the classifier and the report are here. First
 //! SQLite's own `PRAGMA integrity_check` (pages, records, indexes; up to 100 messages), then
 //! pawndex's invariants:
 //!
@@ -20,8 +22,9 @@
 //!   pawns, and the stored features equal
 //!   [`SideFeatures`](crate::model::features::SideFeatures) of the pawns.
 //! - ids: pawndex numbers games and pawn sets from 1 without gaps; ids running far past the
-//!   rows (more than twice as many ids as rows, plus 65,536: [`super::read::ids::dense`]) are a
-//!   problem, which `similar` and `stats` refuse to read.
+//!   rows (more than twice as many ids as rows, plus 65,536:
+//!   [`crate::store::read::ids::dense`]) are a problem, which `similar` and `stats` refuse to
+//!   read.
 //! - `runs`, streamed in key order with their game and both pawn sets: the game exists;
 //!   `0 <= first_ply <= last_ply <= plies`; per game the runs tile `0..=plies` exactly; both
 //!   sets exist on the right side; a pawn set holds one stretch of a game (pawn moves cannot be
@@ -82,7 +85,7 @@ use crate::store::read::check::{Cell, Row, Scan};
 #[must_use]
 pub fn unfinished_note(pending: i64, db: &Path) -> String {
     let games = if pending == 1 { "game" } else { "games" };
-    if super::indexing_now(db) {
+    if crate::store::indexing_now(db) {
         // `pawndex migrate` would wait for the running index's lock: it adds them itself.
         return format!(
             "note: {pending} {games} not yet in the derived tables; a `pawndex index` is writing \
