@@ -406,3 +406,32 @@ pub fn games_of_set(snap: &Snapshot) -> Result<Scan<'_>> {
          ORDER BY r.game_id, r.first_ply",
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The two reads that name a table in their SQL take only the tables they are for, and a
+    /// statement without rows read as one row is an error, not a panic.
+    #[test]
+    fn table_names_are_checked_and_a_missing_row_is_an_error() {
+        let snap = Reader::in_memory().snapshot(&Limit::none()).unwrap();
+        snap.execute_batch(
+            "CREATE TABLE derived (through INTEGER, finished INTEGER);
+             CREATE TABLE pawn_sets (id INTEGER PRIMARY KEY);
+             CREATE TABLE set_totals (set_id INTEGER PRIMARY KEY);",
+        )
+        .unwrap();
+        assert_eq!(id_span(&snap, "pawn_sets").unwrap(), (0, 0));
+        let e = id_span(&snap, "pawn_sets; DROP TABLE x").unwrap_err();
+        assert!(e.to_string().contains("no id span"), "{e}");
+        assert!(orphans(&snap, "set_totals").is_ok());
+        let e = orphans(&snap, "runs").err().expect("refused");
+        assert!(e.to_string().contains("no orphans"), "{e}");
+        let e = derived_row(&snap)
+            .unwrap()
+            .one(&[], |r| r.id(0))
+            .unwrap_err();
+        assert_eq!(e.to_string(), "Query returned no rows");
+    }
+}
