@@ -250,7 +250,7 @@ fn generated_catalogue(dir: &Path, name: &str, n: usize) -> PathBuf {
 /// now keeps one bit per form and at most 16 MiB per side, and passes under that limit (and
 /// under 60 MB). What
 /// this proves: check's memory on this case is under 100 MB; the bound itself is tested in
-/// `store::check::structures::tests::the_side_cache_stays_within_its_budget`.
+/// `engine::check::structures::tests::the_side_cache_stays_within_its_budget`.
 #[cfg(target_os = "linux")]
 #[test]
 fn check_memory_does_not_grow_with_pawn_sets_times_definitions() {

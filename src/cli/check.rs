@@ -8,9 +8,9 @@ use anyhow::Result;
 use clap::Args;
 
 use crate::cli::common::{EXIT_ERROR, EXIT_OK};
+use crate::engine::check::{Finding, Report};
 use crate::model::numbers::thousands;
 use crate::store::DEFAULT_DB;
-use crate::store::check::{Finding, Report};
 
 #[derive(Args, Debug)]
 pub struct CheckArgs {
@@ -22,7 +22,7 @@ pub struct CheckArgs {
 /// Checks the database and prints the report: exit status 0 when everything holds, 1 when a
 /// problem was found.
 pub fn run(args: CheckArgs) -> Result<i32> {
-    let report = crate::store::check::run(&args.db)?;
+    let report = crate::engine::check::run(&args.db)?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     write_report(&mut out, &report)?;
@@ -73,7 +73,7 @@ fn last_line(report: &Report) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::check::Kind;
+    use crate::engine::check::Kind;
 
     #[test]
     fn each_kind_prints_its_first_examples_then_a_count() {

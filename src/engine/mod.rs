@@ -1,6 +1,8 @@
 //! The work that is neither storage nor printing, as typed functions any face (the command
-//! line, a web server) can call: the named queries, statistics and their reports.
+//! line, a web server) can call: the named queries, statistics and their reports, and
+//! `pawndex check`'s comparisons (its reads are the store's).
 
+pub mod check;
 pub mod count;
 pub mod explore;
 pub mod find;

@@ -5,17 +5,16 @@
 //! - the write path: the bulk writer ([`write`], with its checkpoints and the laid-out pages
 //!   of a first load) and the derived tables built after a load ([`derive`]);
 //! - [`read`]: typed reads returning model types (searches compiled to SQL with their count
-//!   plans, `similar`, the structures report, the dump, `info`, `stats`' scans);
+//!   plans, `similar`, the structures report, the dump, `info`, `stats`' scans, and every read
+//!   of `pawndex check` in [`read::check`], whose comparisons are the engine's);
 //! - [`sql`]: the SQL that is not SQLite's: the one walk over a typed search both back ends
-//!   share, the DuckDB/Spark dialect and the SQL lexer;
-//! - [`check`]: `pawndex check`.
+//!   share, the DuckDB/Spark dialect and the SQL lexer.
 //!
 //! The rooms import in one direction: `sql` and `schema` use only the model, the write path
 //! uses `schema`, `read` uses all three, and [`upgrade`] (`pawndex migrate`) the schema and the
 //! writer.
 
 mod bulk_tree;
-pub mod check;
 mod derive;
 pub mod read;
 mod rows;

@@ -1,5 +1,6 @@
 //! The reads: typed questions answered from an open database, returning model types.
 
+pub mod check;
 pub mod count;
 pub mod dump;
 pub mod ids;

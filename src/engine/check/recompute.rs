@@ -3,11 +3,11 @@
 //! bishop-pair state, counted independently of `derive.rs`.
 
 use anyhow::Result;
-use rusqlite::Connection;
-use rusqlite::types::ValueRef;
 
 use super::int;
 use crate::model::outcome::Outcome;
+use crate::store::read::Snapshot;
+use crate::store::read::check::{self as read, Cell};
 
 /// What the runs of the games up to `through` give one pawn set.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
@@ -68,7 +68,7 @@ pub(super) fn fold(h: u64, id: i64) -> u64 {
 }
 
 /// An Elo as derive.rs counts it: an integer, clamped to 1..=65535; anything else is unrated.
-fn elo(v: ValueRef<'_>) -> Option<i64> {
+fn elo(v: Cell<'_>) -> Option<i64> {
     int(v).map(|e| e.clamp(1, i64::from(u16::MAX)))
 }
 
@@ -81,7 +81,7 @@ pub(super) fn slot(set: i64, start: i64, len: usize) -> Option<usize> {
 /// One pass over the runs of the games up to `through`: what they give the pawn sets
 /// `start..start + acc.len()`, and the positions by bishop-pair state when asked.
 pub(super) fn gather(
-    conn: &Connection,
+    conn: &Snapshot,
     through: i64,
     start: i64,
     acc: &mut [Acc],
@@ -90,23 +90,17 @@ pub(super) fn gather(
     if acc.is_empty() && bishops.is_none() {
         return Ok(());
     }
-    let mut st = conn.prepare_cached(
-        "SELECT r.game_id, r.first_ply, r.last_ply, r.white_set, r.black_set, r.bishop_pairs,
-                g.result, g.white_elo, g.black_elo
-         FROM runs AS r JOIN games AS g ON g.id = r.game_id
-         WHERE r.game_id BETWEEN 1 AND ?1
-         ORDER BY r.game_id, r.first_ply",
-    )?;
-    let mut rows = st.query([through])?;
+    let mut st = read::runs_with_games(conn)?;
+    let mut rows = st.rows(&[through])?;
     while let Some(r) = rows.next()? {
         let (Some(game), Some(first), Some(last)) =
-            (int(r.get_ref(0)?), int(r.get_ref(1)?), int(r.get_ref(2)?))
+            (int(r.get(0)?), int(r.get(1)?), int(r.get(2)?))
         else {
             continue;
         };
         let plies = last.saturating_sub(first).saturating_add(1).max(0);
         if let Some(b) = bishops.as_deref_mut()
-            && let Some(bp) = int(r.get_ref(5)?)
+            && let Some(bp) = int(r.get(5)?)
         {
             let i = (bp & 3) as usize; // as derive.rs counts it
             b[i] = b[i].saturating_add(plies);
@@ -114,14 +108,18 @@ pub(super) fn gather(
         if acc.is_empty() {
             continue;
         }
-        let outcome = match Outcome::parse_bytes(r.get_ref(6)?.as_bytes_or_null().ok().flatten()) {
+        let result = match r.get(6)? {
+            Cell::Text(t) | Cell::Blob(t) => Some(t),
+            _ => None,
+        };
+        let outcome = match Outcome::parse_bytes(result) {
             Outcome::Unknown => None,
             o => Some(o.index()),
         };
-        let white_elo = elo(r.get_ref(7)?);
-        let black_elo = elo(r.get_ref(8)?);
+        let white_elo = elo(r.get(7)?);
+        let black_elo = elo(r.get(8)?);
         for col in [3, 4] {
-            if let Some(set) = int(r.get_ref(col)?)
+            if let Some(set) = int(r.get(col)?)
                 && let Some(i) = slot(set, start, acc.len())
             {
                 acc[i].add(game, plies, outcome, white_elo, black_elo);

@@ -1,19 +1,19 @@
 //! SQLite's own integrity check: pages, records and indexes.
 
 use anyhow::Result;
-use rusqlite::Connection;
-use rusqlite::types::ValueRef;
 
 use super::report::INTEGRITY_MESSAGES;
 use super::{Kind, Report, show};
+use crate::store::read::Snapshot;
+use crate::store::read::check::{self as read, Cell};
 
 /// `PRAGMA integrity_check`: each message but "ok" is a problem (up to 100 of them).
-pub(super) fn integrity(conn: &Connection, f: &mut Report) -> Result<()> {
-    let mut st = conn.prepare(&format!("PRAGMA integrity_check({INTEGRITY_MESSAGES})"))?;
-    let mut rows = st.query([])?;
+pub(super) fn integrity(conn: &Snapshot, f: &mut Report) -> Result<()> {
+    let mut st = read::integrity(conn, INTEGRITY_MESSAGES)?;
+    let mut rows = st.rows(&[])?;
     while let Some(r) = rows.next()? {
-        let msg = match r.get_ref(0)? {
-            ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned(),
+        let msg = match r.get(0)? {
+            Cell::Text(t) => String::from_utf8_lossy(t).into_owned(),
             other => show(other),
         };
         if msg != "ok" {

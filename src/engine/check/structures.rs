@@ -8,11 +8,11 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use anyhow::Result;
-use rusqlite::types::ValueRef;
-use rusqlite::{Connection, Row};
 
 use super::{Kind, Report, int, naive, show};
 use crate::model::structure::Catalogue;
+use crate::store::read::Snapshot;
+use crate::store::read::check::{self as read, Cell, Row, Rows};
 
 /// Bytes the structure check may spend per side remembering which forms' rules a pawn set
 /// meets ([`SideCache`]): 16 MiB, so 80,000 sets of a side per generation with the built-in
@@ -25,7 +25,7 @@ type Change = (i64, i64, i64, i64);
 
 /// `structure_changes` read in key order, compared with the changes the runs imply.
 struct ChangeRows<'a> {
-    rows: rusqlite::Rows<'a>,
+    rows: Rows<'a>,
     /// The next row not yet compared: (game, ply, from, to, whether `move` is right for the
     /// ply: NULL at ply 0, text after).
     next: Option<(i64, i64, i64, i64, bool)>,
@@ -35,7 +35,7 @@ impl ChangeRows<'_> {
     fn advance(&mut self, f: &mut Report) -> Result<()> {
         self.next = None;
         while let Some(r) = self.rows.next()? {
-            let vals = [r.get_ref(0)?, r.get_ref(1)?, r.get_ref(2)?, r.get_ref(3)?];
+            let vals = [r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?];
             let [Some(g), Some(p), Some(from), Some(to)] = vals.map(int) else {
                 let shown = vals.map(show).join(", ");
                 f.problem(Kind::ChangeRows, || {
@@ -43,9 +43,9 @@ impl ChangeRows<'_> {
                 });
                 continue;
             };
-            let move_ok = match r.get_ref(4)? {
-                ValueRef::Null => p == 0,
-                ValueRef::Text(t) => p > 0 && !t.is_empty(),
+            let move_ok = match r.get(4)? {
+                Cell::Null => p == 0,
+                Cell::Text(t) => p > 0 && !t.is_empty(),
                 _ => false,
             };
             self.next = Some((g, p, from, to, move_ok));
@@ -100,41 +100,31 @@ impl ChangeRows<'_> {
 /// The named structures: the stored catalogue is the one in force (else a note), every run's
 /// code is the naive classification of its pawns, and `structure_changes` holds exactly the
 /// changes between consecutive runs of each game.
-pub(super) fn structures(conn: &Connection, f: &mut Report, db: &Path) -> Result<()> {
+pub(super) fn structures(conn: &Snapshot, f: &mut Report, db: &Path) -> Result<()> {
     let catalogue = Catalogue::active();
     let naive = naive::Naive::read(catalogue.texts())?;
     let named = structure_names(conn, f)?;
     let current = catalogue_notes(conn, f, db, catalogue)?;
-    let mut st = conn.prepare(
-        "SELECT game_id, ply, from_structure, to_structure, move
-         FROM structure_changes ORDER BY game_id, ply",
-    )?;
+    let mut st = read::structure_changes(conn)?;
     let mut changes = ChangeRows {
-        rows: st.query([])?,
+        rows: st.rows(&[])?,
         next: None,
     };
     changes.advance(f)?;
-    let mut runs = conn.prepare(
-        "SELECT r.game_id, r.first_ply, r.structure, r.white_set, r.black_set, w.pawns, b.pawns
-         FROM runs AS r
-         LEFT JOIN pawn_sets AS w ON w.id = r.white_set
-         LEFT JOIN pawn_sets AS b ON b.id = r.black_set
-         ORDER BY r.game_id, r.first_ply",
-    )?;
-    let mut rows = runs.query([])?;
+    let mut runs = read::runs_with_pawns(conn)?;
+    let mut rows = runs.rows(&[])?;
     let mut classifier = current.then(|| Classifier::new(&naive));
     // (game, code) of the run before.
     let mut before: Option<(i64, i64)> = None;
     while let Some(r) = rows.next()? {
-        let (Some(g), Some(ply), Some(code)) =
-            (int(r.get_ref(0)?), int(r.get_ref(1)?), int(r.get_ref(2)?))
+        let (Some(g), Some(ply), Some(code)) = (int(r.get(0)?), int(r.get(1)?), int(r.get(2)?))
         else {
             // Reported by the runs check.
             continue;
         };
         code_row(f, &named, g, ply, code);
         if let Some(c) = classifier.as_mut() {
-            c.compare(r, f, g, ply, code)?;
+            c.compare(&r, f, g, ply, code)?;
         }
         let from = match before {
             Some((bg, bcode)) if bg == g => bcode,
@@ -152,13 +142,13 @@ pub(super) fn structures(conn: &Connection, f: &mut Report, db: &Path) -> Result
 /// Whether the runs were named with the catalogue in force (they are compared with it only
 /// then); a note when they were not, or when the names and descriptions stored differ.
 fn catalogue_notes(
-    conn: &Connection,
+    conn: &Snapshot,
     f: &mut Report,
     db: &Path,
     catalogue: &Catalogue,
 ) -> Result<bool> {
     // The runs are compared with the catalogue in force when they were named with its rules.
-    let current = crate::store::schema::structures::rules_current(conn, catalogue)?;
+    let current = read::rules_current(conn, catalogue)?;
     if !current {
         f.note(format!(
             "note: the runs were named with another structure catalogue than the one in force \
@@ -166,9 +156,7 @@ fn catalogue_notes(
              them",
             db.display()
         ));
-    } else if f.count(Kind::Names) == 0
-        && !crate::store::schema::structures::is_current(conn, catalogue)?
-    {
+    } else if f.count(Kind::Names) == 0 && !read::names_current(conn, catalogue)? {
         f.note(format!(
             "note: the structures' names or descriptions in the database are not those of the \
              catalogue in force; `pawndex migrate --db {}` rewrites them",
@@ -224,12 +212,19 @@ impl<'a> Classifier<'a> {
 
     /// A run's structure `code` against the classification of its pawns (a row of the runs
     /// query in [`structures`]; runs whose sets or pawns are unreadable are skipped).
-    fn compare(&mut self, r: &Row, f: &mut Report, g: i64, ply: i64, code: i64) -> Result<()> {
+    fn compare(
+        &mut self,
+        r: &Row<'_, '_>,
+        f: &mut Report,
+        g: i64,
+        ply: i64,
+        code: i64,
+    ) -> Result<()> {
         let (Some(ws), Some(bs), Some(wp), Some(bp)) = (
-            int(r.get_ref(3)?),
-            int(r.get_ref(4)?),
-            int(r.get_ref(5)?),
-            int(r.get_ref(6)?),
+            int(r.get(3)?),
+            int(r.get(4)?),
+            int(r.get(5)?),
+            int(r.get(6)?),
         ) else {
             return Ok(());
         };
@@ -307,11 +302,8 @@ impl SideCache {
 /// fingerprint in `structure_catalogue` names): one row per structure, with its id, its key and
 /// whether it has a reversed form, and no other row. Returns the rows by id (`Some(reversed)`),
 /// for the ids a code can hold.
-fn structure_names(conn: &Connection, f: &mut Report) -> Result<Vec<Option<bool>>> {
-    let fingerprint: String =
-        conn.query_row("SELECT fingerprint FROM structure_catalogue", [], |r| {
-            r.get(0)
-        })?;
+fn structure_names(conn: &Snapshot, f: &mut Report) -> Result<Vec<Option<bool>>> {
+    let fingerprint = read::catalogue_fingerprint(conn)?;
     let expected = crate::model::structure::fingerprint_structures(&fingerprint);
     if expected.is_none() {
         f.problem(Kind::Names, || {
@@ -326,12 +318,11 @@ fn structure_names(conn: &Connection, f: &mut Report) -> Result<Vec<Option<bool>
         .map(|(id, key, reversed)| (i64::from(id), (key, reversed, false)))
         .collect();
     let mut named = vec![None; usize::from(crate::model::structure::Code::MAX / 2) + 1];
-    let mut st = conn.prepare("SELECT id, key, reversed FROM structure_names ORDER BY id")?;
-    let mut rows = st.query([])?;
+    let mut st = read::structure_names(conn)?;
+    let mut rows = st.rows(&[])?;
     while let Some(r) = rows.next()? {
-        let (id, key, reversed) = (r.get_ref(0)?, r.get_ref(1)?, r.get_ref(2)?);
-        let (Some(id), ValueRef::Text(key), Some(reversed @ (0 | 1))) =
-            (int(id), key, int(reversed))
+        let (id, key, reversed) = (r.get(0)?, r.get(1)?, r.get(2)?);
+        let (Some(id), Cell::Text(key), Some(reversed @ (0 | 1))) = (int(id), key, int(reversed))
         else {
             let shown = [id, key, reversed].map(show).join(", ");
             f.problem(Kind::Names, || {

@@ -5,19 +5,16 @@
 use std::borrow::Cow;
 
 use anyhow::Result;
-use rusqlite::Connection;
-use rusqlite::types::ValueRef;
 
 use super::{Kind, Report, int, offending, show};
 use crate::model::game::{MAX_PLIES, game_hash};
 use crate::model::stored::{Cursor, StoredGame};
-
-/// Game ids are at most this (the derived tables hold them as 32-bit numbers).
-const MAX_GAME_ID: i64 = u32::MAX as i64;
+use crate::store::read::Snapshot;
+use crate::store::read::check::{self as read, Cell, MAX_GAME_ID, Scan};
 
 /// Checks of `games`, `game_summary` and `ply_numbers`; returns the number of games.
-pub(super) fn games(conn: &Connection, f: &mut Report) -> Result<i64> {
-    let games: i64 = conn.query_row("SELECT count(*) FROM games", [], |r| r.get(0))?;
+pub(super) fn games(conn: &Snapshot, f: &mut Report) -> Result<i64> {
+    let games = read::game_count(conn)?;
     game_rows(conn, f)?;
     hashes(conn, f)?;
     summaries_and_runs(conn, f)?;
@@ -26,86 +23,57 @@ pub(super) fn games(conn: &Connection, f: &mut Report) -> Result<i64> {
 }
 
 /// Games whose id, plies or moves are out of range.
-fn game_rows(conn: &Connection, f: &mut Report) -> Result<()> {
-    offending(
-        conn,
-        f,
-        Kind::GameIds,
-        &format!("SELECT id FROM games WHERE id < 1 OR id > {MAX_GAME_ID} ORDER BY id"),
-        |r| {
-            let id: i64 = r.get(0)?;
-            Ok(format!(
-                "games: game {id}: id out of range (1 to {MAX_GAME_ID})"
-            ))
-        },
-    )?;
-    offending(
-        conn,
-        f,
-        Kind::GamePlies,
-        &format!(
-            "SELECT id, plies FROM games
-             WHERE typeof(plies) != 'integer' OR plies < 0 OR plies > {MAX_PLIES} ORDER BY id"
-        ),
-        |r| {
-            let id: i64 = r.get(0)?;
-            Ok(format!(
-                "games: game {id}: plies is {}, not 0 to {MAX_PLIES}",
-                show(r.get_ref(1)?)
-            ))
-        },
-    )?;
-    offending(
-        conn,
-        f,
-        Kind::GamePlies,
-        "SELECT id, plies, typeof(moves), length(moves) FROM games
-         WHERE typeof(plies) = 'integer'
-           AND (typeof(moves) != 'blob' OR length(moves) != 2 * plies)
-         ORDER BY id",
-        |r| {
-            let id: i64 = r.get(0)?;
-            let plies = show(r.get_ref(1)?);
-            let kind: String = r.get(2)?;
-            let len = show(r.get_ref(3)?);
-            Ok(if kind == "blob" {
-                format!(
-                    "games: game {id}: moves holds {len} bytes, not 2 per ply for {plies} plies"
-                )
-            } else {
-                format!("games: game {id}: moves is a {kind} value, not a blob")
-            })
-        },
-    )
+fn game_rows(conn: &Snapshot, f: &mut Report) -> Result<()> {
+    offending(read::game_ids_out_of_range(conn)?, f, Kind::GameIds, |r| {
+        let id = r.id(0)?;
+        Ok(format!(
+            "games: game {id}: id out of range (1 to {MAX_GAME_ID})"
+        ))
+    })?;
+    offending(read::games_with_bad_plies(conn)?, f, Kind::GamePlies, |r| {
+        let id = r.id(0)?;
+        Ok(format!(
+            "games: game {id}: plies is {}, not 0 to {MAX_PLIES}",
+            show(r.get(1)?)
+        ))
+    })?;
+    offending(read::games_with_bad_moves(conn)?, f, Kind::GamePlies, |r| {
+        let id = r.id(0)?;
+        let plies = show(r.get(1)?);
+        let kind = r.text(2)?;
+        let len = show(r.get(3)?);
+        Ok(if kind == "blob" {
+            format!("games: game {id}: moves holds {len} bytes, not 2 per ply for {plies} plies")
+        } else {
+            format!("games: game {id}: moves is a {kind} value, not a blob")
+        })
+    })
 }
 
 /// Games whose stored roster (Event … Result), start position or moves no longer give the
 /// `hash` computed from them when they were indexed ([`game_hash`]): a damaged byte, or a row
 /// changed by hand. One pass over `games` in rowid order, hashing in place (FNV-1a, no copy of a
 /// text or blob); only the games described are replayed, to name an illegal move.
-fn hashes(conn: &Connection, f: &mut Report) -> Result<()> {
-    let mut st = conn.prepare(
-        "SELECT id, event, site, date, round, white, black, result, fen, moves, hash, chess960
-         FROM games ORDER BY id",
-    )?;
-    let mut rows = st.query([])?;
+fn hashes(conn: &Snapshot, f: &mut Report) -> Result<()> {
+    let mut st = read::game_hashes(conn)?;
+    let mut rows = st.rows(&[])?;
     while let Some(r) = rows.next()? {
         let mut parts: [Cow<'_, [u8]>; 9] = Default::default();
         for (i, part) in parts.iter_mut().enumerate() {
-            *part = bytes(r.get_ref(i + 1)?);
+            *part = bytes(r.get(i + 1)?);
         }
         let [event, site, date, round, white, black, result, fen, moves] = &parts;
         let roster = [event, site, date, round, white, black, result].map(|p| &p[..]);
-        let stored = int(r.get_ref(10)?);
+        let stored = int(r.get(10)?);
         if stored == Some(game_hash(roster, fen, moves)) {
             continue;
         }
         let text = if f.shows(Kind::GameHash) {
-            let id: i64 = r.get(0)?;
+            let id = r.id(0)?;
             let game = StoredGame {
                 id,
                 fen: (!fen.is_empty()).then(|| String::from_utf8_lossy(fen).into_owned()),
-                chess960: int(r.get_ref(11)?).is_some_and(|c| c != 0),
+                chess960: int(r.get(11)?).is_some_and(|c| c != 0),
                 moves: moves.to_vec(),
                 ..StoredGame::default()
             };
@@ -120,10 +88,10 @@ fn hashes(conn: &Connection, f: &mut Report) -> Result<()> {
 
 /// The bytes a stored value was hashed from: a text or blob as it is, NULL as nothing (a
 /// missing tag, the standard start), any other value as its text (which cannot match).
-fn bytes(v: ValueRef<'_>) -> Cow<'_, [u8]> {
+fn bytes(v: Cell<'_>) -> Cow<'_, [u8]> {
     match v {
-        ValueRef::Text(t) | ValueRef::Blob(t) => Cow::Borrowed(t),
-        ValueRef::Null => Cow::Borrowed(&[]),
+        Cell::Text(t) | Cell::Blob(t) => Cow::Borrowed(t),
+        Cell::Null => Cow::Borrowed(&[]),
         other => Cow::Owned(show(other).into_bytes()),
     }
 }
@@ -149,48 +117,39 @@ fn hash_line(id: i64, game: StoredGame, no_hash: bool) -> String {
 }
 
 /// A check of offending ids: its kind, the query for them, the line for one.
-type IdCheck = (Kind, &'static str, fn(i64) -> String);
+type IdCheck = (
+    Kind,
+    for<'s> fn(&'s Snapshot) -> Result<Scan<'s>>,
+    fn(i64) -> String,
+);
 
 /// Games without a summary or runs, and summaries without a game.
-fn summaries_and_runs(conn: &Connection, f: &mut Report) -> Result<()> {
+fn summaries_and_runs(conn: &Snapshot, f: &mut Report) -> Result<()> {
     let checks: [IdCheck; 3] = [
-        (
-            Kind::GameSummary,
-            "SELECT g.id FROM games AS g
-             WHERE NOT EXISTS (SELECT 1 FROM game_summary AS s WHERE s.game_id = g.id)
-             ORDER BY g.id",
-            |id| format!("game_summary: game {id} has no row"),
-        ),
-        (
-            Kind::GameSummary,
-            "SELECT s.game_id FROM game_summary AS s
-             WHERE NOT EXISTS (SELECT 1 FROM games AS g WHERE g.id = s.game_id)
-             ORDER BY s.game_id",
-            |id| format!("game_summary: row for game {id}, which is not in games"),
-        ),
-        (
-            Kind::GameRuns,
-            "SELECT g.id FROM games AS g
-             WHERE NOT EXISTS (SELECT 1 FROM runs AS r WHERE r.game_id = g.id)
-             ORDER BY g.id",
-            |id| format!("runs: game {id} has no runs"),
-        ),
+        (Kind::GameSummary, read::games_without_summary, |id| {
+            format!("game_summary: game {id} has no row")
+        }),
+        (Kind::GameSummary, read::summaries_without_game, |id| {
+            format!("game_summary: row for game {id}, which is not in games")
+        }),
+        (Kind::GameRuns, read::games_without_runs, |id| {
+            format!("runs: game {id} has no runs")
+        }),
     ];
-    for (kind, sql, line) in checks {
-        offending(conn, f, kind, sql, |r| Ok(line(r.get(0)?)))?;
+    for (kind, scan, line) in checks {
+        offending(scan(conn)?, f, kind, |r| Ok(line(r.id(0)?)))?;
     }
     Ok(())
 }
 
 /// `ply_numbers` holds 0..=the longest game (the view expands runs through it).
-fn ply_numbers(conn: &Connection, f: &mut Report) -> Result<()> {
-    let (count, min, max, longest): (i64, Option<i64>, Option<i64>, Option<i64>) = conn.query_row(
-        "SELECT (SELECT count(*) FROM ply_numbers), (SELECT min(n) FROM ply_numbers),
-                    (SELECT max(n) FROM ply_numbers),
-                    (SELECT max(plies) FROM games WHERE typeof(plies) = 'integer')",
-        [],
-        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
-    )?;
+fn ply_numbers(conn: &Snapshot, f: &mut Report) -> Result<()> {
+    let read::PlyNumbers {
+        count,
+        min,
+        max,
+        longest,
+    } = read::ply_numbers(conn)?;
     // `n` is the INTEGER PRIMARY KEY: distinct integers, so 0..=max exactly when min is 0
     // and there are max + 1 of them.
     let contiguous = min == Some(0) && max.and_then(|m| m.checked_add(1)) == Some(count);
@@ -220,13 +179,9 @@ fn ply_numbers(conn: &Connection, f: &mut Report) -> Result<()> {
 /// Games and pawn sets whose ids run far past their rows
 /// ([`crate::store::read::ids::dense`]): the readers that keep a slot per id (`similar`, `stats`)
 /// refuse such a database and name this check.
-pub(super) fn id_spans(conn: &Connection, f: &mut Report) -> Result<()> {
+pub(super) fn id_spans(conn: &Snapshot, f: &mut Report) -> Result<()> {
     for (table, what) in [("games", "games"), ("pawn_sets", "pawn sets")] {
-        let (hi, rows): (i64, i64) = conn.query_row(
-            &format!("SELECT coalesce(max(id), 0), count(*) FROM {table}"),
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )?;
+        let (hi, rows) = read::id_span(conn, table)?;
         if !crate::store::read::ids::dense(1, hi, rows) {
             f.problem(Kind::IdSpans, || {
                 format!(

@@ -2,14 +2,11 @@
 //! and the stored features equal to a recomputation from the pawns.
 
 use anyhow::Result;
-use rusqlite::{Connection, Row};
 
 use super::{Kind, Report, int, show};
 use crate::model::features::{SIDE_FEATURE_COUNT, SIDE_FEATURES, SideFeatures};
-use crate::store::side_columns;
-
-/// Pawn-set ids are below this.
-pub(super) const SET_ID_END: i64 = 1 << 31;
+use crate::store::read::Snapshot;
+use crate::store::read::check::{self as read, Row, SET_ID_END};
 
 /// The columns read after the id: `side`, `pawns` and the side features in list order.
 const COLUMNS: usize = 2 + SIDE_FEATURE_COUNT;
@@ -24,16 +21,13 @@ fn column_name(i: usize) -> &'static str {
 }
 
 /// Streams `pawn_sets`; returns how many there are.
-pub(super) fn pawn_sets(conn: &Connection, f: &mut Report) -> Result<u64> {
-    let mut st = conn.prepare(&format!(
-        "SELECT id, side, pawns, {} FROM pawn_sets ORDER BY id",
-        side_columns::features("")
-    ))?;
-    let mut rows = st.query([])?;
+pub(super) fn pawn_sets(conn: &Snapshot, f: &mut Report) -> Result<u64> {
+    let mut st = read::pawn_sets(conn)?;
+    let mut rows = st.rows(&[])?;
     let mut n = 0u64;
     while let Some(r) = rows.next()? {
         n += 1;
-        let id: i64 = r.get(0)?; // INTEGER PRIMARY KEY
+        let id = r.id(0)?; // INTEGER PRIMARY KEY
         if !(1..SET_ID_END).contains(&id) {
             f.problem(Kind::SetIds, || {
                 format!(
@@ -42,7 +36,7 @@ pub(super) fn pawn_sets(conn: &Connection, f: &mut Report) -> Result<u64> {
                 )
             });
         }
-        let Some(v) = integers(r, id, f)? else {
+        let Some(v) = integers(&r, id, f)? else {
             continue;
         };
         let [side, pawns, stored @ ..] = v;
@@ -56,11 +50,11 @@ pub(super) fn pawn_sets(conn: &Connection, f: &mut Report) -> Result<u64> {
 }
 
 /// The row's values after the id, or `None` (a problem) when one is not an integer.
-fn integers(r: &Row, id: i64, f: &mut Report) -> Result<Option<[i64; COLUMNS]>> {
+fn integers(r: &Row<'_, '_>, id: i64, f: &mut Report) -> Result<Option<[i64; COLUMNS]>> {
     let mut v = [0i64; COLUMNS];
     let mut bad = Vec::new();
     for (i, slot) in v.iter_mut().enumerate() {
-        let value = r.get_ref(i + 1)?;
+        let value = r.get(i + 1)?;
         match int(value) {
             Some(x) => *slot = x,
             None => bad.push(format!("{} is {}", column_name(i), show(value))),

@@ -1,9 +1,11 @@
 //! `pawndex check`: verifies a database without changing it, and returns what it found as a
 //! [`Report`] (the command prints it).
 //!
-//! The file is opened read-only ([`super::schema::open_read_only`], which refuses anything
-//! that is not a pawndex database) and every check runs in one read transaction (a
-//! [`Snapshot`]), so they all see one snapshot, even while `pawndex index` writes. First
+//! The file is opened read-only ([`crate::store::schema::open_read_only`], which refuses
+//! anything that is not a pawndex database) and every check runs in one read transaction (a
+//! [`Snapshot`]), so they all see one snapshot, even while `pawndex index` writes. The reads,
+//! every SQL text, are the store's ([`crate::store::read::check`], rows as they are stored);
+//! the comparisons, the classifier and the report are here. First
 //! SQLite's own `PRAGMA integrity_check` (pages, records, indexes; up to 100 messages), then
 //! pawndex's invariants:
 //!
@@ -20,8 +22,9 @@
 //!   pawns, and the stored features equal
 //!   [`SideFeatures`](crate::model::features::SideFeatures) of the pawns.
 //! - ids: pawndex numbers games and pawn sets from 1 without gaps; ids running far past the
-//!   rows (more than twice as many ids as rows, plus 65,536: [`super::read::ids::dense`]) are a
-//!   problem, which `similar` and `stats` refuse to read.
+//!   rows (more than twice as many ids as rows, plus 65,536:
+//!   [`crate::store::read::ids::dense`]) are a problem, which `similar` and `stats` refuse to
+//!   read.
 //! - `runs`, streamed in key order with their game and both pawn sets: the game exists;
 //!   `0 <= first_ply <= last_ply <= plies`; per game the runs tile `0..=plies` exactly; both
 //!   sets exist on the right side; a pawn set holds one stretch of a game (pawn moves cannot be
@@ -69,13 +72,12 @@ mod structures;
 use std::path::Path;
 
 use anyhow::Result;
-use rusqlite::types::ValueRef;
-use rusqlite::{Connection, Row};
 
 pub use report::{Finding, Kind, Report};
 
 use crate::model::structure::Catalogue;
-use crate::store::read::{Limit, Reader, Snapshot};
+use crate::store::read::Snapshot;
+use crate::store::read::check::{Cell, Row, Scan};
 
 /// The note for an unfinished database: `pending` games stored by a run that did not finish
 /// (above `derived.finished` and `derived.through`). Games of the unmerged tail (above
@@ -83,7 +85,7 @@ use crate::store::read::{Limit, Reader, Snapshot};
 #[must_use]
 pub fn unfinished_note(pending: i64, db: &Path) -> String {
     let games = if pending == 1 { "game" } else { "games" };
-    if super::indexing_now(db) {
+    if crate::store::indexing_now(db) {
         // `pawndex migrate` would wait for the running index's lock: it adds them itself.
         return format!(
             "note: {pending} {games} not yet in the derived tables; a `pawndex index` is writing \
@@ -102,20 +104,11 @@ pub fn unfinished_note(pending: i64, db: &Path) -> String {
 pub fn run(path: &Path) -> Result<Report> {
     // The catalogue in force (a bad PAWNDEX_STRUCTURES folder stops here).
     Catalogue::load_active()?;
-    let reader = Reader::open_as_found(path)?;
-    reader.pragma_update(None, "query_only", true)?;
-    // 8 MiB of SQLite pages: the reads are passes in key order and look-ups of pawn sets, as
-    // fast as with 64 MiB on the masters, and the memory stays with the check's own bounds.
-    reader.pragma_update(None, "cache_size", -8_192)?;
-    check(&reader.snapshot(&Limit::none())?, path)
+    check(&crate::store::read::check::open(path)?, path)
 }
 
 /// Checks a database in one read transaction. `db` names it in messages.
 pub fn check(conn: &Snapshot, db: &Path) -> Result<Report> {
-    check_snapshot(conn, db)
-}
-
-fn check_snapshot(conn: &Connection, db: &Path) -> Result<Report> {
     let mut f = Report::default();
     let r = sqlite::integrity(conn, &mut f);
     f.guard("sqlite", r)?;
@@ -142,24 +135,24 @@ fn check_snapshot(conn: &Connection, db: &Path) -> Result<Report> {
 }
 
 /// An integer value, or `None` for any other type.
-fn int(v: ValueRef<'_>) -> Option<i64> {
+fn int(v: Cell<'_>) -> Option<i64> {
     match v {
-        ValueRef::Integer(i) => Some(i),
+        Cell::Integer(i) => Some(i),
         _ => None,
     }
 }
 
 /// A value for a message.
-fn show(v: ValueRef<'_>) -> String {
+fn show(v: Cell<'_>) -> String {
     match v {
-        ValueRef::Null => "NULL".to_owned(),
-        ValueRef::Integer(i) => i.to_string(),
-        ValueRef::Real(x) => format!("the real {x}"),
-        ValueRef::Text(t) => {
+        Cell::Null => "NULL".to_owned(),
+        Cell::Integer(i) => i.to_string(),
+        Cell::Real(x) => format!("the real {x}"),
+        Cell::Text(t) => {
             let s: String = String::from_utf8_lossy(t).chars().take(40).collect();
             format!("the text {s:?}")
         }
-        ValueRef::Blob(b) => format!("a blob of {} bytes", b.len()),
+        Cell::Blob(b) => format!("a blob of {} bytes", b.len()),
     }
 }
 
@@ -172,17 +165,15 @@ fn n_games(n: i64) -> String {
     }
 }
 
-/// Steps through every row of `sql` (the offending rows), describing the first ones with
+/// Steps through every row of `scan` (the offending rows), describing the first ones with
 /// `line`.
 fn offending(
-    conn: &Connection,
+    mut scan: Scan<'_>,
     f: &mut Report,
     kind: Kind,
-    sql: &str,
-    line: impl Fn(&Row) -> rusqlite::Result<String>,
+    line: impl Fn(Row<'_, '_>) -> Result<String>,
 ) -> Result<()> {
-    let mut st = conn.prepare(sql)?;
-    let mut rows = st.query([])?;
+    let mut rows = scan.rows(&[])?;
     while let Some(r) = rows.next()? {
         let text = if f.shows(kind) {
             line(r)?

@@ -4,10 +4,10 @@
 //! undone); `bishop_pairs` in 0..=3 and `missing` in 0..=2^32-1.
 
 use anyhow::Result;
-use rusqlite::types::ValueRef;
-use rusqlite::{Connection, Row};
 
 use super::{Kind, Report, int, show};
+use crate::store::read::Snapshot;
+use crate::store::read::check::{self as read, Cell, Row};
 
 /// Earlier pawn sets remembered per game and side for the one-stretch check.
 const STRETCH_MEMORY: usize = 4096;
@@ -33,10 +33,10 @@ struct GameRuns {
 }
 
 impl GameRuns {
-    fn new(id: i64, plies: ValueRef<'_>) -> GameRuns {
+    fn new(id: i64, plies: Cell<'_>) -> GameRuns {
         GameRuns {
             id,
-            exists: !matches!(plies, ValueRef::Null),
+            exists: !matches!(plies, Cell::Null),
             plies: int(plies),
             next: Some(0),
             first_run: true,
@@ -45,10 +45,10 @@ impl GameRuns {
     }
 
     /// Checks one run (a row of the query in [`runs`]).
-    fn run(&mut self, r: &Row, f: &mut Report) -> Result<()> {
+    fn run(&mut self, r: &Row<'_, '_>, f: &mut Report) -> Result<()> {
         let id = self.id;
-        let first_value = r.get_ref(1)?;
-        let last_value = r.get_ref(2)?;
+        let first_value = r.get(1)?;
+        let last_value = r.get(2)?;
         let (Some(first), Some(last)) = (int(first_value), int(last_value)) else {
             let (a, b) = (show(first_value), show(last_value));
             f.problem(Kind::RunValues, || {
@@ -123,19 +123,26 @@ impl GameRuns {
     }
 
     /// One side's pawn set of a run: in `pawn_sets`, of that side, in one stretch of the game.
-    fn set(&mut self, r: &Row, f: &mut Report, at: &str, side: usize, name: &str) -> Result<()> {
-        let value = r.get_ref(3 + side)?;
+    fn set(
+        &mut self,
+        r: &Row<'_, '_>,
+        f: &mut Report,
+        at: &str,
+        side: usize,
+        name: &str,
+    ) -> Result<()> {
+        let value = r.get(3 + side)?;
         let Some(set) = int(value) else {
             let shown = show(value);
             f.problem(Kind::RunValues, || format!("{at}: {name} is {shown}"));
             return Ok(());
         };
-        let stored_side = r.get_ref(8 + side)?;
+        let stored_side = r.get(8 + side)?;
         match stored_side {
-            ValueRef::Null => f.problem(Kind::RunSets, || {
+            Cell::Null => f.problem(Kind::RunSets, || {
                 format!("{at}: {name} {set} is not in pawn_sets")
             }),
-            ValueRef::Integer(s) if s == side as i64 => {}
+            Cell::Integer(s) if s == side as i64 => {}
             other => {
                 let what = int(other).map_or_else(
                     || format!("a pawn set with side {}", show(other)),
@@ -181,15 +188,15 @@ impl GameRuns {
 }
 
 /// `bishop_pairs` in 0..=3 and `missing` in 0..=2^32-1.
-fn values(r: &Row, f: &mut Report, at: &str) -> Result<()> {
-    let bishops = r.get_ref(6)?;
+fn values(r: &Row<'_, '_>, f: &mut Report, at: &str) -> Result<()> {
+    let bishops = r.get(6)?;
     if !int(bishops).is_some_and(|b| (0..=3).contains(&b)) {
         let shown = show(bishops);
         f.problem(Kind::RunValues, || {
             format!("{at}: bishop_pairs is {shown}, not 0 to 3")
         });
     }
-    let missing = r.get_ref(5)?;
+    let missing = r.get(5)?;
     if !int(missing).is_some_and(|m| (0..=i64::from(u32::MAX)).contains(&m)) {
         let shown = show(missing);
         f.problem(Kind::RunValues, || {
@@ -200,22 +207,14 @@ fn values(r: &Row, f: &mut Report, at: &str) -> Result<()> {
 }
 
 /// Streams `runs` in key order with their game and pawn sets; returns how many there are.
-pub(super) fn runs(conn: &Connection, f: &mut Report) -> Result<u64> {
-    let mut st = conn.prepare(
-        "SELECT r.game_id, r.first_ply, r.last_ply, r.white_set, r.black_set, r.missing,
-                r.bishop_pairs, g.plies, w.side, b.side
-         FROM runs AS r
-         LEFT JOIN games AS g ON g.id = r.game_id
-         LEFT JOIN pawn_sets AS w ON w.id = r.white_set
-         LEFT JOIN pawn_sets AS b ON b.id = r.black_set
-         ORDER BY r.game_id, r.first_ply",
-    )?;
-    let mut rows = st.query([])?;
+pub(super) fn runs(conn: &Snapshot, f: &mut Report) -> Result<u64> {
+    let mut st = read::runs(conn)?;
+    let mut rows = st.rows(&[])?;
     let mut n = 0u64;
     let mut game: Option<GameRuns> = None;
     while let Some(r) = rows.next()? {
         n += 1;
-        let id_value = r.get_ref(0)?;
+        let id_value = r.get(0)?;
         let Some(id) = int(id_value) else {
             let shown = show(id_value);
             f.problem(Kind::RunValues, || {
@@ -227,9 +226,9 @@ pub(super) fn runs(conn: &Connection, f: &mut Report) -> Result<u64> {
             if let Some(done) = game.take() {
                 done.finish(f);
             }
-            let g = GameRuns::new(id, r.get_ref(7)?);
+            let g = GameRuns::new(id, r.get(7)?);
             if !g.exists {
-                let first = show(r.get_ref(1)?);
+                let first = show(r.get(1)?);
                 f.problem(Kind::RunGame, || {
                     format!("runs: game {id} (run at ply {first}): no such game in games")
                 });
@@ -237,7 +236,7 @@ pub(super) fn runs(conn: &Connection, f: &mut Report) -> Result<u64> {
             game = Some(g);
         }
         if let Some(g) = game.as_mut() {
-            g.run(r, f)?;
+            g.run(&r, f)?;
         }
     }
     if let Some(done) = game.take() {

@@ -6,23 +6,19 @@
 use std::path::Path;
 
 use anyhow::Result;
-use rusqlite::{Connection, params};
 
-use super::features::SET_ID_END;
 use super::recompute::{Acc, gather, slot};
 use super::set_games::compare_games;
 use super::{Kind, Report, int, n_games, offending, show, unfinished_note};
+use crate::store::read::Snapshot;
+use crate::store::read::check::{self as read, SET_ID_END, TOTALS_COLUMNS};
 
 /// Pawn-set ids per pass over the runs for the derived tables.
 const SETS_PER_PASS: i64 = 1 << 20;
 
 /// The derived row; returns `through` when the derived tables can be checked against it.
-pub(super) fn derived_row(conn: &Connection, f: &mut Report, db: &Path) -> Result<Option<i64>> {
-    let (rows, last_game): (i64, i64) = conn.query_row(
-        "SELECT (SELECT count(*) FROM derived), (SELECT coalesce(max(id), 0) FROM games)",
-        [],
-        |r| Ok((r.get(0)?, r.get(1)?)),
-    )?;
+pub(super) fn derived_row(conn: &Snapshot, f: &mut Report, db: &Path) -> Result<Option<i64>> {
+    let (rows, last_game) = read::derived_counts(conn)?;
     if rows != 1 {
         f.problem(Kind::Derived, || {
             format!("derived: holds {rows} rows, not 1 (the games the derived tables cover)")
@@ -32,8 +28,8 @@ pub(super) fn derived_row(conn: &Connection, f: &mut Report, db: &Path) -> Resul
         return Ok(None);
     }
     let ((through, shown), (finished, shown_finished)) =
-        conn.query_row("SELECT through, finished FROM derived LIMIT 1", [], |r| {
-            let (t, f) = (r.get_ref(0)?, r.get_ref(1)?);
+        read::derived_row(conn)?.one(&[], |r| {
+            let (t, f) = (r.get(0)?, r.get(1)?);
             Ok(((int(t), show(t)), (int(f), show(f))))
         })?;
     let Some(finished) = finished.filter(|&t| t >= 0) else {
@@ -70,40 +66,25 @@ pub(super) fn derived_row(conn: &Connection, f: &mut Report, db: &Path) -> Resul
 }
 
 /// Rows of the derived tables for ids that are not pawn sets.
-pub(super) fn orphans(conn: &Connection, f: &mut Report) -> Result<()> {
+pub(super) fn orphans(conn: &Snapshot, f: &mut Report) -> Result<()> {
     for table in ["set_totals", "set_games"] {
-        offending(
-            conn,
-            f,
-            Kind::Orphans,
-            &format!(
-                "SELECT t.set_id FROM {table} AS t
-                 WHERE NOT EXISTS (SELECT 1 FROM pawn_sets AS s WHERE s.id = t.set_id)
-                 ORDER BY t.set_id"
-            ),
-            |r| {
-                let id: i64 = r.get(0)?;
-                Ok(format!(
-                    "{table}: row for set {id}, which is not in pawn_sets"
-                ))
-            },
-        )?;
+        offending(read::orphans(conn, table)?, f, Kind::Orphans, |r| {
+            let id = r.id(0)?;
+            Ok(format!(
+                "{table}: row for set {id}, which is not in pawn_sets"
+            ))
+        })?;
     }
     Ok(())
 }
 
 /// `set_totals`, `set_games` and `bishop_totals` against the runs of the games up to
 /// `through`, in windows of pawn-set ids.
-pub(super) fn derived_tables(conn: &Connection, f: &mut Report, through: i64) -> Result<()> {
+pub(super) fn derived_tables(conn: &Snapshot, f: &mut Report, through: i64) -> Result<()> {
     let mut lo = 1i64;
     let mut first = true;
     loop {
-        let (start, max): (Option<i64>, Option<i64>) = conn.query_row(
-            "SELECT min(id), max(id) FROM pawn_sets WHERE id >= ?1 AND id < ?2
-               AND id < (SELECT min(id) FROM pawn_sets WHERE id >= ?1) + ?3",
-            params![lo, SET_ID_END, SETS_PER_PASS],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )?;
+        let (start, max) = read::set_window(conn, lo, SETS_PER_PASS)?;
         let window = match (start, max) {
             (Some(s), Some(m)) if m >= s => {
                 let len = usize::try_from(m - s + 1)?;
@@ -141,12 +122,12 @@ pub(super) fn derived_tables(conn: &Connection, f: &mut Report, through: i64) ->
 }
 
 /// `bishop_totals` against the positions the runs give each bishop-pair state.
-fn compare_bishops(conn: &Connection, f: &mut Report, bishops: &[i64; 4]) -> Result<()> {
-    let mut st = conn.prepare("SELECT bishop_pairs, positions FROM bishop_totals ORDER BY 1")?;
-    let mut rows = st.query([])?;
+fn compare_bishops(conn: &Snapshot, f: &mut Report, bishops: &[i64; 4]) -> Result<()> {
+    let mut st = read::bishop_totals(conn)?;
+    let mut rows = st.rows(&[])?;
     let mut seen = [false; 4];
     while let Some(r) = rows.next()? {
-        let key: i64 = r.get(0)?; // INTEGER PRIMARY KEY
+        let key = r.id(0)?; // INTEGER PRIMARY KEY
         let Some(i) = usize::try_from(key).ok().filter(|&i| i < 4) else {
             f.problem(Kind::Bishops, || {
                 format!("bishop_totals: row for bishop_pairs {key} (only 0 to 3 exist)")
@@ -154,7 +135,7 @@ fn compare_bishops(conn: &Connection, f: &mut Report, bishops: &[i64; 4]) -> Res
             continue;
         };
         seen[i] = true;
-        let stored = r.get_ref(1)?;
+        let stored = r.get(1)?;
         if int(stored) != Some(bishops[i]) {
             let shown = show(stored);
             let want = bishops[i];
@@ -229,26 +210,21 @@ impl<'a> Window<'a> {
 
 /// `set_totals` rows of the pawn sets `start..end` against `acc` (the window's recomputation).
 fn compare_totals(
-    conn: &Connection,
+    conn: &Snapshot,
     f: &mut Report,
     start: i64,
     end: i64,
     acc: &[Acc],
 ) -> Result<()> {
-    const COLUMNS: [&str; 9] = crate::store::derive::TOTALS_COLUMNS;
-    let mut st = conn.prepare_cached(
-        "SELECT set_id, positions, games, white_wins, draws, black_wins, white_elo_sum,
-                white_elo_positions, black_elo_sum, black_elo_positions
-         FROM set_totals WHERE set_id >= ?1 AND set_id < ?2 ORDER BY set_id",
-    )?;
-    let mut rows = st.query([start, end])?;
+    let mut st = read::set_totals(conn)?;
+    let mut rows = st.rows(&[start, end])?;
     let mut window = Window::new(Kind::SetTotals, start, acc);
     while let Some(r) = rows.next()? {
-        let set: i64 = r.get(0)?; // INTEGER PRIMARY KEY
+        let set = r.id(0)?; // INTEGER PRIMARY KEY
         let want = window.row(f, set).totals();
         let mut differ = Vec::new();
-        for (c, name) in COLUMNS.iter().enumerate() {
-            let stored = r.get_ref(c + 1)?;
+        for (c, name) in TOTALS_COLUMNS.iter().enumerate() {
+            let stored = r.get(c + 1)?;
             if int(stored) != Some(want[c]) {
                 differ.push(format!(
                     "{name} is {}, the runs give {}",

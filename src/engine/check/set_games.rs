@@ -3,17 +3,17 @@
 //! first mismatches are then described game by game (one more pass over the runs each).
 
 use anyhow::Result;
-use rusqlite::Connection;
-use rusqlite::types::ValueRef;
 
 use super::derived::Window;
 use super::recompute::{Acc, fold};
 use super::{Kind, Report, int, n_games, show};
 use crate::store::decode_games;
+use crate::store::read::Snapshot;
+use crate::store::read::check::{self as read, Cell};
 
 /// `set_games` rows of the pawn sets `start..end` against `acc` (the window's recomputation).
 pub(super) fn compare_games(
-    conn: &Connection,
+    conn: &Snapshot,
     f: &mut Report,
     through: i64,
     start: i64,
@@ -26,17 +26,14 @@ pub(super) fn compare_games(
         .unwrap_or(0)
         .saturating_mul(10)
         .saturating_add(16);
-    let mut st = conn.prepare_cached(
-        "SELECT set_id, last_game, games FROM set_games
-         WHERE set_id >= ?1 AND set_id < ?2 ORDER BY set_id",
-    )?;
-    let mut rows = st.query([start, end])?;
+    let mut st = read::set_games(conn)?;
+    let mut rows = st.rows(&[start, end])?;
     let mut window = Window::new(Kind::SetGames, start, acc);
     while let Some(r) = rows.next()? {
-        let set: i64 = r.get(0)?; // INTEGER PRIMARY KEY
+        let set = r.id(0)?; // INTEGER PRIMARY KEY
         let want = window.row(f, set);
         let mut parts = Vec::new();
-        match list_bytes(r.get_ref(2)?, &mut parts) {
+        match list_bytes(r.get(2)?, &mut parts) {
             None => {}
             Some(blob) if blob.len() as u64 > max_bytes => parts.push(format!(
                 "the list is {} bytes, more than any list of the {through} games up to \
@@ -48,7 +45,7 @@ pub(super) fn compare_games(
                 list.compare(conn, f, blob, &mut parts)?;
             }
         }
-        let last = r.get_ref(1)?;
+        let last = r.get(1)?;
         if want.games > 0 && int(last) != Some(want.last_game) {
             parts.push(format!(
                 "last_game is {} but the last game reaching the set is {}",
@@ -68,10 +65,10 @@ pub(super) fn compare_games(
 
 /// The bytes of a stored game list (a blob, or text an append wrote with `||`), with what is
 /// wrong with its type added to `parts`.
-fn list_bytes<'a>(value: ValueRef<'a>, parts: &mut Vec<String>) -> Option<&'a [u8]> {
+fn list_bytes<'a>(value: Cell<'a>, parts: &mut Vec<String>) -> Option<&'a [u8]> {
     match value {
-        ValueRef::Blob(b) => Some(b),
-        ValueRef::Text(t) => {
+        Cell::Blob(b) => Some(b),
+        Cell::Text(t) => {
             // SQLite's `||` turns blobs into text: an append written that way.
             parts.push(format!(
                 "games is text ({} bytes), not a blob, so queries cannot read it",
@@ -98,7 +95,7 @@ impl List {
     /// the games of the runs (described when the example is kept).
     fn compare(
         &self,
-        conn: &Connection,
+        conn: &Snapshot,
         f: &Report,
         blob: &[u8],
         parts: &mut Vec<String>,
@@ -140,17 +137,13 @@ impl List {
 
 /// Where a set's game list first differs from the games whose runs reach it (one pass over
 /// the runs), as `": it …"`.
-fn first_difference(conn: &Connection, through: i64, set: i64, listed: &[i64]) -> Result<String> {
-    let mut st = conn.prepare_cached(
-        "SELECT r.game_id FROM runs AS r JOIN games AS g ON g.id = r.game_id
-         WHERE r.game_id BETWEEN 1 AND ?1 AND (r.white_set = ?2 OR r.black_set = ?2)
-         ORDER BY r.game_id, r.first_ply",
-    )?;
-    let mut rows = st.query([through, set])?;
+fn first_difference(conn: &Snapshot, through: i64, set: i64, listed: &[i64]) -> Result<String> {
+    let mut st = read::games_of_set(conn)?;
+    let mut rows = st.rows(&[through, set])?;
     let mut i = 0usize;
     let mut previous = None;
     while let Some(r) = rows.next()? {
-        let Some(game) = int(r.get_ref(0)?) else {
+        let Some(game) = int(r.get(0)?) else {
             continue;
         };
         if previous == Some(game) {
