@@ -63,6 +63,8 @@ pub struct Writer {
     /// Rows of `pawn_sets` waiting for a multi-row INSERT (far fewer statement executions
     /// than row by row).
     pending_sets: IntRows<SET_COLUMNS>,
+    /// Rows of `game_summary`, the same way.
+    summaries: IntRows<{ tables::SUMMARY_COLUMNS }>,
     /// Rows of `structure_changes`, the same way.
     changes: ChangeRows,
     /// The (set, game) pairs of the games stored, for the derived tables at the end (so that
@@ -128,6 +130,7 @@ impl Writer {
             stopped: false,
             paths,
             pending_sets: IntRows::new(format!("pawn_sets ({})", side_columns::pawn_sets())),
+            summaries: tables::summary_rows(),
             changes: ChangeRows::default(),
             pairs: derive::PairCollector::new(),
             laid_sets: None,
@@ -187,6 +190,7 @@ impl Writer {
     fn flush(&mut self, all: bool) -> Result<()> {
         self.pending_sets.flush(&self.conn, all)?;
         self.paths.runs.flush(&self.conn, all)?;
+        self.summaries.flush(&self.conn, all)?;
         self.changes.flush(&self.conn, all)
     }
 
@@ -222,6 +226,7 @@ impl Writer {
         self.stopped = true;
         self.pending_sets.forget();
         self.paths.runs.forget();
+        self.summaries.forget();
         self.changes.forget();
         let games = self
             .conn
@@ -250,7 +255,8 @@ impl Writer {
         }
         self.ensure_ply_numbers(g.plies)?;
         let game_id = tables::insert_game(&self.conn, g, source)?;
-        tables::insert_summary(&self.conn, game_id, &g.summary)?;
+        self.summaries
+            .add(&self.conn, tables::summary_row(game_id, &g.summary))?;
         let t = &g.header;
         self.pairs
             .start_game(game_id, t.result.as_deref(), t.white_elo, t.black_elo)?;
@@ -289,6 +295,7 @@ impl Writer {
             self.changes.add((ints, c.san.clone()));
         }
         if self.paths.runs.waiting() >= 4 * ROWS_PER_INSERT
+            || self.summaries.waiting() >= 4 * ROWS_PER_INSERT
             || self.changes.waiting() >= 4 * ROWS_PER_INSERT
         {
             self.flush(false)?;

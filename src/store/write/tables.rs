@@ -27,6 +27,7 @@ use anyhow::Result;
 use rusqlite::Connection;
 use rusqlite::types::{ToSqlOutput, ValueRef};
 
+use crate::model::features::{COUNT_FEATURES, SQUARE_FEATURES};
 use crate::model::game::{GameRecord, GameSummary};
 use crate::store::bulk_tree::{self, PageWriter, Tree};
 use crate::store::rows::{ROWS_PER_INSERT, insert_rows, multi_row_insert};
@@ -314,28 +315,30 @@ pub(super) fn insert_game(conn: &Connection, g: &GameRecord, source: &str) -> Re
     Ok(conn.last_insert_rowid())
 }
 
-/// Inserts the `game_summary` row of `g` (game `game_id`): its columns named from
-/// `GameSummary::columns`, the side features' one list.
-pub(super) fn insert_summary(conn: &Connection, game_id: i64, sm: &GameSummary) -> Result<()> {
-    static SQL: OnceLock<String> = OnceLock::new();
-    let sql = SQL.get_or_init(|| {
-        let columns = GameSummary::columns();
-        format!(
-            "INSERT INTO game_summary (game_id, {}) VALUES ({})",
-            columns.join(", "),
-            vec!["?"; columns.len() + 1].join(", ")
-        )
-    });
-    let mut st = conn.prepare_cached(sql)?;
-    st.raw_bind_parameter(1, game_id)?;
-    for (i, a) in sm.any.iter().enumerate() {
-        st.raw_bind_parameter(2 + i, a)?;
+/// Values of a `game_summary` row: the game's id, then `GameSummary::any` and
+/// `GameSummary::max` in their order.
+pub(super) const SUMMARY_COLUMNS: usize = 1 + 2 * SQUARE_FEATURES + 2 + 2 * COUNT_FEATURES;
+
+/// `game_summary` through multi-row statements, its columns named from `GameSummary::columns`
+/// (the side features' one list). Nothing reads the table during a load, so its rows wait for
+/// whole statements as those of `runs` do.
+pub(super) fn summary_rows() -> IntRows<SUMMARY_COLUMNS> {
+    let columns = GameSummary::columns();
+    debug_assert_eq!(columns.len() + 1, SUMMARY_COLUMNS);
+    IntRows::new(format!("game_summary (game_id, {})", columns.join(", ")))
+}
+
+/// The `game_summary` row of game `game_id`.
+pub(super) fn summary_row(game_id: i64, sm: &GameSummary) -> [i64; SUMMARY_COLUMNS] {
+    let mut row = [0; SUMMARY_COLUMNS];
+    row[0] = game_id;
+    for (i, &a) in sm.any.iter().enumerate() {
+        row[1 + i] = a.into();
     }
-    for (i, m) in sm.max.iter().enumerate() {
-        st.raw_bind_parameter(2 + sm.any.len() + i, m)?;
+    for (i, &m) in sm.max.iter().enumerate() {
+        row[1 + sm.any.len() + i] = m.into();
     }
-    st.raw_execute()?;
-    Ok(())
+    row
 }
 
 /// `runs` through multi-row statements, its columns named (a column appended to the table
