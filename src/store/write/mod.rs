@@ -427,6 +427,11 @@ mod tests {
     use super::keys::{DUPLICATE_SQL, KEY_INDEXES, SET_CACHE};
     use super::*;
 
+    /// A writer for the database at `path`, opened (and created) as `index` opens it.
+    fn writer_at(path: &std::path::Path) -> Writer {
+        Writer::new(crate::store::open_for_writing(path).unwrap(), false).unwrap()
+    }
+
     /// The replayed games of `examples/sample.pgn`.
     fn sample_games() -> Vec<GameRecord> {
         use crate::ingest::replay::{Replayed, replay};
@@ -492,8 +497,7 @@ mod tests {
             );
             conn
         };
-        let conn = crate::store::open_for_writing(&path).unwrap();
-        let writer = Writer::new(conn, false).unwrap();
+        let writer = writer_at(&path);
         assert!(indexes(&writer.conn).is_empty(), "dropped for the load");
         writer.finish(true).unwrap();
         let conn = built_at_the_end();
@@ -521,8 +525,7 @@ mod tests {
         let stored = |cap: usize| {
             let dir = tempfile::tempdir().unwrap();
             let path = dir.path().join("t.db");
-            let conn = crate::store::open_for_writing(&path).unwrap();
-            let mut writer = Writer::new(conn, false).unwrap();
+            let mut writer = writer_at(&path);
             for cache in &mut writer.sets {
                 cache.cap = cap;
             }
@@ -578,8 +581,7 @@ mod tests {
             let path = dir.path().join("t.db");
             let mut runs_pages = Vec::new();
             for (part, source) in [(first, "a.pgn"), (second, "b.pgn")] {
-                let conn = crate::store::open_for_writing(&path).unwrap();
-                let mut writer = Writer::new(conn, false).unwrap();
+                let mut writer = writer_at(&path);
                 if !bulk {
                     // The paths of a run with `PAWNDEX_NO_BULK` set.
                     writer.paths.runs = Box::new(tables::runs_rows());
@@ -651,8 +653,7 @@ mod tests {
         let derived = |early: bool| {
             let dir = tempfile::tempdir().unwrap();
             let path = dir.path().join("t.db");
-            let conn = crate::store::open_for_writing(&path).unwrap();
-            let mut writer = Writer::new(conn, false).unwrap();
+            let mut writer = writer_at(&path);
             for g in &games {
                 writer.add_game(g, "a.pgn").unwrap();
             }
@@ -692,8 +693,7 @@ mod tests {
         for small_cache in [false, true] {
             let dir = tempfile::tempdir().unwrap();
             let path = dir.path().join("t.db");
-            let conn = crate::store::open_for_writing(&path).unwrap();
-            let mut writer = Writer::new(conn, false).unwrap();
+            let mut writer = writer_at(&path);
             if small_cache {
                 writer.hashes.cap = 2;
             }
