@@ -4,6 +4,9 @@
 //! tables (with and without a rowid alias) and WITHOUT ROWID tables; a write-ahead log and a
 //! rollback journal; commits every few rows, each with SQLite's own rows in another table first.
 
+mod common;
+
+use common::integrity;
 use proptest::prelude::*;
 use rusqlite::Connection;
 use rusqlite::types::Value;
@@ -201,11 +204,6 @@ fn read(conn: &Connection, c: &Case) -> Vec<Vec<Value>> {
         .unwrap()
         .map(Result::unwrap)
         .collect()
-}
-
-fn integrity(conn: &Connection) -> String {
-    conn.query_row("PRAGMA integrity_check", [], |r| r.get(0))
-        .unwrap()
 }
 
 fn both_ways(c: &Case) -> Result<(), TestCaseError> {

@@ -3,6 +3,8 @@
 //! that trees of a few hundred pages are written across it: `integrity_check` is ok, every row
 //! reads back, and the page is untouched. `past_one_gib.rs` does the same at the real offset.
 
+mod common;
+
 use std::sync::Once;
 
 use rusqlite::Connection;
@@ -100,21 +102,9 @@ fn across_the_lock_page(page_size: usize, journal: &str, n: i64, commits: i64) {
         .query_row("PRAGMA page_count", [], |r| r.get(0))
         .unwrap();
     assert!(pages > lock + 20, "{pages} pages, the lock page is {lock}");
-    let check: String = conn
-        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
-        .unwrap();
+    let check = common::integrity(&conn);
     assert_eq!(check, "ok", "{page_size}-byte pages, {journal}");
-    let lock_bytes: Vec<u8> = conn
-        .query_row(
-            "SELECT data FROM sqlite_dbpage WHERE pgno = ?1",
-            [lock],
-            |r| r.get(0),
-        )
-        .unwrap();
-    assert!(
-        lock_bytes.iter().all(|&b| b == 0),
-        "the lock page is untouched"
-    );
+    common::assert_lock_page_untouched(&conn, lock);
     let mut st = conn.prepare("SELECT id, b FROM r ORDER BY id").unwrap();
     let mut back = st
         .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, Vec<u8>>(1)?)))
@@ -140,9 +130,7 @@ fn across_the_lock_page(page_size: usize, journal: &str, n: i64, commits: i64) {
     )
     .unwrap();
     conn.execute("DELETE FROM t WHERE a % 3 = 0", []).unwrap();
-    let check: String = conn
-        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
-        .unwrap();
+    let check = common::integrity(&conn);
     assert_eq!(check, "ok");
 }
 

@@ -6,6 +6,8 @@
 //! runs with the others. `lock_page.rs` does the same across a moved pending byte, at three
 //! page sizes. Without the lock page skipped, this database reads back "malformed".
 
+mod common;
+
 use rusqlite::Connection;
 use sqlite_pages::{PageWriter, Record, Tree, bulk_root, int_record_max, lock_byte_page};
 
@@ -85,21 +87,9 @@ fn a_database_past_one_gib() {
         pages > lock + 1000,
         "{pages} pages, the lock page is {lock}"
     );
-    let check: String = conn
-        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
-        .unwrap();
+    let check = common::integrity(&conn);
     assert_eq!(check, "ok");
-    let lock_bytes: Vec<u8> = conn
-        .query_row(
-            "SELECT data FROM sqlite_dbpage WHERE pgno = ?1",
-            [lock],
-            |r| r.get(0),
-        )
-        .unwrap();
-    assert!(
-        lock_bytes.iter().all(|&b| b == 0),
-        "the lock page is untouched"
-    );
+    common::assert_lock_page_untouched(&conn, lock);
     let mut st = conn.prepare("SELECT id, b FROM r ORDER BY id").unwrap();
     let mut back = st
         .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, Vec<u8>>(1)?)))

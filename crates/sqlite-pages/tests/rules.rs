@@ -1,6 +1,9 @@
 //! The rules of a transaction that writes pages, each broken once: an error that names it,
 //! never a panic, and the caller's rollback leaves the database as it was.
 
+mod common;
+
+use common::integrity;
 use rusqlite::Connection;
 use sqlite_pages::{PageWriter, Record, RuleBroken, Tree, bulk_root, int_record_max};
 
@@ -23,11 +26,6 @@ fn rule(e: anyhow::Error) -> String {
         Some(r) => r.0.clone(),
         None => panic!("not a broken rule: {e:#}"),
     }
-}
-
-fn integrity(conn: &Connection) -> String {
-    conn.query_row("PRAGMA integrity_check", [], |r| r.get(0))
-        .unwrap()
 }
 
 fn count(conn: &Connection, table: &str) -> i64 {
