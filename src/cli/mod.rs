@@ -6,10 +6,12 @@
 pub mod check;
 pub mod common;
 pub mod export;
+pub mod filters;
 pub mod find;
 pub mod index;
 pub mod info;
 pub mod migrate;
+pub mod plans;
 pub mod query;
 pub mod serve;
 pub mod similar;
@@ -82,6 +84,18 @@ enum Command {
                       status: 0 success, 1 error, 2 bad option."
     )]
     Structures(crate::cli::structures::StructuresArgs),
+    /// What the games do in a structure: each side's moves, pawn breaks, piece squares, model games.
+    #[command(
+        long_about = "For the positions of a structure (a named one, exact pawns, or the \
+                      structures within a distance of them), under find's game filters: the \
+                      moves each side plays there, most played first, with the mover's score in \
+                      the games that have them against the side's score over all the \
+                      structure's games; the pawn breaks and piece captures that leave it, with \
+                      the structure they lead to; where each side's pieces stand (JSON, and \
+                      heat maps with --chart); and the most typical games. Every figure comes \
+                      from replaying the games' stored moves."
+    )]
+    Plans(crate::cli::plans::PlansArgs),
     /// Upgrade a database, finish an interrupted run's work, merge appended games.
     #[command(
         long_about = "Upgrades a database written by an older pawndex to the current schema, in \
@@ -178,6 +192,7 @@ pub fn main_with_args() -> i32 {
         Command::Similar(args) => crate::cli::similar::run(args),
         Command::Stats(args) => crate::cli::stats::run(args),
         Command::Structures(args) => crate::cli::structures::run(args),
+        Command::Plans(args) => crate::cli::plans::run(args),
         Command::Migrate(args) => crate::cli::migrate::run(args),
         Command::Check(args) => crate::cli::check::run(args),
         Command::Info(args) => crate::cli::info::run(args),

@@ -7,6 +7,7 @@ pub mod count;
 pub mod explore;
 pub mod find;
 pub mod parallel;
+pub mod plans;
 pub mod queries;
 pub mod similar;
 mod similar_sets;

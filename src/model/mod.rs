@@ -13,6 +13,7 @@ pub mod names;
 pub mod numbers;
 pub mod outcome;
 pub mod pieceset;
+pub mod plans;
 pub mod report;
 mod scope;
 pub mod search;

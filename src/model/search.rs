@@ -148,6 +148,9 @@ pub enum Rows {
     PositionsWithGame,
     /// `game_id, ply, white, black, result, date` per game, at its first matching ply.
     Games,
+    /// `game_id, first_ply, last_ply` per matching run (its plies inside the ply range), in
+    /// (game, ply) order: what `plans` replays.
+    Runs,
 }
 
 /// How the runs are read (see the module comment).

@@ -5,6 +5,7 @@ pub mod explore;
 pub mod export;
 mod file;
 pub mod info;
+pub mod plans;
 pub mod similar;
 pub mod stats;
 pub mod structures;

@@ -11,6 +11,7 @@
 //! rasterises text, so it needs a TrueType font ([`load_font`]).
 
 mod bars;
+pub mod boards;
 mod font;
 mod frame;
 mod heatmap;

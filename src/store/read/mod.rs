@@ -6,6 +6,7 @@ pub mod dump;
 pub mod ids;
 pub mod info;
 pub mod params;
+pub mod plans;
 pub mod query;
 pub mod search;
 pub mod similar;

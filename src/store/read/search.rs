@@ -359,6 +359,15 @@ impl Search {
         format!("WITH {}\n", ctes.join(",\n"))
     }
 
+    /// The game conditions alone, as SQL over `games AS g` (each a line of a `WHERE`, all to
+    /// hold) with their parameters.
+    #[must_use]
+    pub fn game_conditions(&self) -> (Vec<String>, Vec<(String, Value)>) {
+        let Ok(conds) = walk::conditions(&Sqlite, self);
+        let params = self.games.iter().flat_map(GameCond::params).collect();
+        (conds.games, params)
+    }
+
     /// Whether a run with this `bishop_pairs` value passes the run conditions.
     #[must_use]
     pub fn bishops_pass(&self, bishop_pairs: i64) -> bool {
@@ -392,6 +401,13 @@ impl Search {
                     "SELECT r.game_id, n.n AS ply, {columns}\nFROM matching_runs AS r\n\
                      CROSS JOIN ply_numbers AS n ON n.n BETWEEN {first} AND {last}\n\
                      JOIN games AS g ON g.id = r.game_id\nORDER BY r.game_id, r.first_ply, n.n"
+                );
+            }
+            Rows::Runs => {
+                let _ = write!(
+                    sql,
+                    "SELECT r.game_id, {first} AS first_ply, {last} AS last_ply\n\
+                     FROM matching_runs AS r\nORDER BY r.game_id, r.first_ply"
                 );
             }
             Rows::Games => {
