@@ -20,6 +20,17 @@ pub enum Sides {
 }
 
 impl Sides {
+    /// `white`, `black` or `both`.
+    #[must_use]
+    pub fn parse(text: &str) -> Option<Sides> {
+        match text {
+            "both" => Some(Sides::Both),
+            "white" => Some(Sides::One(Color::White)),
+            "black" => Some(Sides::One(Color::Black)),
+            _ => None,
+        }
+    }
+
     fn list(self) -> Vec<Color> {
         match self {
             Sides::Both => vec![Color::White, Color::Black],

@@ -300,6 +300,55 @@ pub async fn games_export(Extract(state): Shared, q: Pairs) -> Answer {
     crate::web::games::export(&state.pool, &p).await
 }
 
+/// The parameters of `GET /api/plans`: the structure, the game filters, and the lists.
+const PLANS_PARAMS: &[&str] = &[
+    "fen",
+    "structure",
+    "within",
+    "result",
+    "min_elo",
+    "player",
+    "white_player",
+    "black_player",
+    "event",
+    "site",
+    "eco",
+    "date",
+    "side",
+    "top",
+    "model_games",
+];
+
+/// `GET /api/plans?structure=KEY|fen=FEN[&within=N]&FILTERS&side=&top=&model_games=`: the
+/// document of `plans --format json`.
+pub async fn plans(Extract(state): Shared, q: Pairs) -> Answer {
+    let p = params(q, PLANS_PARAMS)?;
+    let filters = crate::web::games::filters(&p)?;
+    let within = match p.get("within") {
+        Some(_) => Some(p.number("within", 0, 0, 64)? as u32),
+        None => None,
+    };
+    let side = p.get("side").unwrap_or("both");
+    let sides = crate::output::plans::Sides::parse(side).ok_or_else(|| {
+        ApiError::bad_request(format!("side={}: give white, black or both", short(side)))
+    })?;
+    let request = crate::engine::plans::Request {
+        filters,
+        within,
+        top: p.number("top", 15, 1, MAX_LIMIT)? as usize,
+        model_games: p.number("model_games", 10, 0, MAX_LIMIT)? as usize,
+        threads: crate::engine::parallel::threads(None),
+    };
+    let v = state
+        .pool
+        .run(move |conn| {
+            let report = crate::engine::plans::plans(conn, &request)?;
+            Ok(crate::output::plans::to_json(&report, sides))
+        })
+        .await?;
+    json(v)
+}
+
 /// An `/api/…` path no route has.
 pub async fn unknown() -> ApiError {
     ApiError::not_found(

@@ -130,6 +130,7 @@ fn router(state: Arc<State>, hosts: Arc<host::Hosts>) -> Router {
         .route("/api/games", get(api::games))
         .route("/api/games/export", get(api::games_export))
         .route("/api/breaks", get(api::breaks))
+        .route("/api/plans", get(api::plans))
         .route("/api/stats", get(api::stats))
         .route("/api/info", get(api::info))
         .route("/api/catalogue", get(api::catalogue))

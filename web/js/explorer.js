@@ -4,6 +4,7 @@ import { get, isAbort, query } from './api.js';
 import { editorBoard } from './board.js';
 import { clear, errorBox, featureValue, fmtInt, go, h, link, resultBar, scoreCell, table } from './dom.js';
 import * as P from './pawns.js';
+import { loadPlans } from './plans.js';
 
 const START = '8/pppppppp/8/8/8/8/PPPPPPPP/8';
 const FILTERS = [
@@ -29,6 +30,7 @@ export function explorer(main, url) {
     opts: { mirror: false, reversed: false, ignore_wings: false },
     structure: null,
     breaks: { rows: [], after: null, next: null, history: [], scope: 'exact' },
+    plans: { scope: 'named' },
     games: { after: null, next: null, stack: [], filters: {}, scope: 'exact', limit: 50 },
     baseShapes: [],
   };
@@ -50,8 +52,9 @@ export function explorer(main, url) {
     b: h('button.toggle.place-b#place-black', { type: 'button', title: 'Clicks on empty squares place Black pawns', on: { click: () => setColour('b') } }, '♟ Black pawn'),
   };
   const wrap = h('div.cg-wrap.board#board');
-  const tabs = ['similar', 'breaks', 'games'].map((t) =>
-    h(`button.tab#tab-${t}`, { type: 'button', on: { click: () => setTab(t) } }, { similar: 'Similar structures', breaks: 'Breaks', games: 'Games' }[t]),
+  const TABS = ['similar', 'plans', 'breaks', 'games'];
+  const tabs = TABS.map((t) =>
+    h(`button.tab#tab-${t}`, { type: 'button', on: { click: () => setTab(t) } }, { similar: 'Similar structures', plans: 'Plans', breaks: 'Breaks', games: 'Games' }[t]),
   );
 
   clear(
@@ -305,6 +308,7 @@ export function explorer(main, url) {
   function loadTab() {
     const bf = P.boardFen(board.get());
     if (s.tab === 'similar') loadSimilar(bf);
+    else if (s.tab === 'plans') loadPlansTab(bf);
     else if (s.tab === 'breaks') loadBreaks(bf);
     else loadGames(bf);
   }
@@ -454,6 +458,23 @@ export function explorer(main, url) {
     }
   }
 
+  function loadPlansTab(bf) {
+    const named = s.structure?.named;
+    const scope = named ? s.plans.scope : 'exact';
+    const exact = scope === 'exact';
+    const which = exact ? { fen: bf } : { structure: named.key + (named.reversed ? '~' : '') };
+    const what = exact ? 'these exact pawns' : `the ${named.name}${named.reversed ? ' (reversed)' : ''}`;
+    const setScope = (v) => ((s.plans.scope = v), loadPlansTab(bf));
+    const seg = h(
+      'div.seg.plans-scope',
+      h('button#plans-named', { type: 'button', class: exact ? 'toggle' : 'toggle on', disabled: !named, on: { click: () => setScope('named') } }, named ? `All ${named.name}${named.reversed ? ' (reversed)' : ''}` : 'Named structure'),
+      h('button#plans-exact', { type: 'button', class: exact ? 'toggle on' : 'toggle', on: { click: () => setScope('exact') } }, 'Exact pawns'),
+    );
+    const out = h('div.plans#plans');
+    clear(el.tabBody, h('div.card-head', h('p.legend', `What the games do in ${what}: each side's moves, the pawn breaks, where the pieces stand, the model games. Hover a move to mark its square.`), seg), out);
+    loadPlans(out, which, what, s.plans, (marks) => board.shapes(marks.length ? marks : s.baseShapes));
+  }
+
   function setBreaksScope(scope, bf) {
     s.breaks.scope = scope;
     s.breaks.after = null;
@@ -566,11 +587,11 @@ export function explorer(main, url) {
       if (counts === 'named' || counts === 'exact') s.countsMode = counts;
       else if (counts != null) notes.push(`The link asks for the counts "${counts}": they are "named" (the whole named structure) or "exact" (these pawns). Showing the ${s.countsMode === 'named' ? 'whole named structure' : 'exact pawns'}.`);
       const tab = u.searchParams.get('tab');
-      if (tab && tab !== s.tab && ['similar', 'breaks', 'games'].includes(tab)) {
+      if (tab && tab !== s.tab && TABS.includes(tab)) {
         s.tab = tab;
         tabs.forEach((b) => b.classList.toggle('on', b.id === `tab-${tab}`));
-      } else if (tab && !['similar', 'breaks', 'games'].includes(tab)) {
-        notes.push(`The link asks for the tab "${tab}": the tabs are similar, breaks and games. Showing ${s.tab === 'similar' ? 'similar structures' : s.tab}.`);
+      } else if (tab && !TABS.includes(tab)) {
+        notes.push(`The link asks for the tab "${tab}": the tabs are similar, plans, breaks and games. Showing ${s.tab === 'similar' ? 'similar structures' : s.tab}.`);
       }
       update(fen).then(() => notes.length && !el.msg.classList.contains('bad') && say(notes.join(' '), true));
     },

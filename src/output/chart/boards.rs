@@ -236,14 +236,7 @@ where
                 } else {
                     WHITE
                 };
-                text(
-                    root,
-                    &label,
-                    (x + SQUARE / 2, y + 5),
-                    10,
-                    &c,
-                    HPos::Center,
-                )?;
+                text(root, &label, (x + SQUARE / 2, y + 5), 10, &c, HPos::Center)?;
             }
         }
     }
