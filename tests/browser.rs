@@ -225,6 +225,7 @@ fn explorer_in_a_real_browser() {
         bad_urls_are_said_in_words(&s, &base);
         result_bars_never_clip_their_labels(&s);
         breaks_say_who_plays_them(&s, dir.path());
+        plans_of_a_named_structure(&s, &base);
         no_request_left_the_machine(&s, &base);
     }));
     s.quit();
@@ -1042,7 +1043,8 @@ fn result_bars_never_clip_their_labels(s: &Session) {
 }
 
 /// The Isolani of issue 37 left by Black's piece captures: the Breaks tab says "…" from the
-/// side the server gives, for the exact pawns and the whole named form.
+/// side the server gives, for the exact pawns and the whole named form, and lists the pawn
+/// breaks apart from the piece captures of a pawn (issue 39).
 fn breaks_say_who_plays_them(s: &Session, dir: &Path) {
     let dir = dir.join("isolani");
     std::fs::create_dir_all(&dir).unwrap();
@@ -1054,9 +1056,11 @@ fn breaks_say_who_plays_them(s: &Session, dir: &Path) {
         "{base}/?fen={}&tab=breaks",
         fen.replace('/', "%2F")
     ));
-    let moves = || {
+    let moves = |table: &str| {
         let v = s.js(
-            "return [...document.querySelectorAll('#breaks-table tbody tr')].map(r => r.cells[0].innerText)",
+            &format!(
+                "return [...document.querySelectorAll('#{table} tbody tr')].map(r => r.cells[0].innerText + ' ' + r.cells[1].innerText)"
+            ),
             json!([]),
         );
         let mut m: Vec<String> = v
@@ -1068,8 +1072,10 @@ fn breaks_say_who_plays_them(s: &Session, dir: &Path) {
         m.sort();
         m
     };
-    let want = ["d5", "…Bxd4", "…Nxd4", "…Qxd4", "…Rxd4", "…b6"];
-    s.wait("the exact pawns' breaks", || moves() == want);
+    let captures = ["…Bxd4 Black", "…Nxd4 Black", "…Qxd4 Black", "…Rxd4 Black"];
+    s.wait("the exact pawns' breaks", || {
+        moves("breaks-table") == ["d5 White", "…b6 Black"] && moves("exits-table") == captures
+    });
     s.wait("the named toggle", || {
         s.js(
             "const b = document.querySelector('#breaks-named'); return !!b && !b.disabled",
@@ -1078,7 +1084,86 @@ fn breaks_say_who_plays_them(s: &Session, dir: &Path) {
     });
     s.click("#breaks-named");
     // ...b6 keeps the Isolani (the game ends in it): the whole form's breaks are the others.
-    s.wait("the Isolani's breaks", || moves() == want[..5]);
+    s.wait("the Isolani's breaks", || {
+        moves("breaks-table") == ["d5 White"] && moves("exits-table") == captures
+    });
+}
+
+/// The Plans tab of the Lopez Formation (issue 39): each side's moves as `GET /api/plans`
+/// gives them, Black's written "…", the heat map a board of 64 squares with White at the
+/// bottom, and the model games linking to the game at the ply it entered the structure.
+fn plans_of_a_named_structure(s: &Session, base: &str) {
+    let lopez = "8/ppp2ppp/3p4/4p3/3PP3/8/PPP2PPP/8";
+    s.goto(&format!(
+        "{base}/?fen={}&tab=plans",
+        lopez.replace('/', "%2F")
+    ));
+    s.wait("the Plans tab's White moves", || {
+        s.find("#plans-white tbody tr").is_some()
+    });
+    let (code, _, body) = fetch(
+        s,
+        "/api/plans?structure=lopez-formation&top=15&model_games=10",
+    );
+    assert_eq!(code, 200, "{body}");
+    let api: Value = serde_json::from_str(&body).unwrap();
+    let column = |table: &str| {
+        s.js(
+            &format!(
+                "return [...document.querySelectorAll('#{table} tbody tr')].map(r => [r.cells[0].innerText, r.cells[1].innerText])"
+            ),
+            json!([]),
+        )
+    };
+    let want = |side: &str, dots: &str| -> Value {
+        api["moves"][side]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| {
+                json!([
+                    format!("{dots}{}", m["san"].as_str().unwrap()),
+                    m["games"].to_string()
+                ])
+            })
+            .collect()
+    };
+    assert!(api["games"].as_u64().unwrap() > 0, "{body}");
+    assert_eq!(column("plans-white"), want("white", ""));
+    assert_eq!(column("plans-black"), want("black", "…"));
+    let summary = s.text("#plans-summary");
+    assert!(
+        summary.starts_with(&format!("{} games reach the Lopez Formation", api["games"])),
+        "{summary}"
+    );
+    // The heat map: 64 squares, a8 first and h1 last (White at the bottom).
+    let squares = s.js(
+        "const q = [...document.querySelectorAll('#heat-board .hsq')]; return [q.length, q[0].title.split(':')[0], q[63].title.split(':')[0]]",
+        json!([]),
+    );
+    assert_eq!(squares, json!([64, "a8", "h1"]));
+    s.click("#heat-piece-king");
+    s.wait("the kings' map", || {
+        s.text("#heat-legend").contains("kings")
+    });
+    let games = s.js(
+        "return [...document.querySelectorAll('#plans-games tbody tr a')].map(a => a.getAttribute('href'))",
+        json!([]),
+    );
+    let first = &api["model_games"][0];
+    assert_eq!(
+        games[0],
+        json!(format!(
+            "/game/{}?ply={}",
+            first["id"], first["entered_ply"]
+        )),
+        "the most typical game opens where it entered the structure"
+    );
+    s.js(
+        "document.querySelector('#tab-plans').scrollIntoView({block: 'start'})",
+        json!([]),
+    );
+    save_screenshot(s, "serve-plans.png");
 }
 
 /// The mirror image of the Lopez Formation is 0 away from it with the mirror option, and

@@ -431,16 +431,19 @@ export function explorer(main, url) {
         }
         return x.after ? h('code.board-code', P.boardFen(x.after)) : '–';
       };
-      clear(
-        out,
-        table(
+      // A pawn move (its SAN starts with a file) is a pawn break; any other leaving move is a
+      // piece capturing a pawn: listed apart. The side is the data's, never the board's.
+      const pawnMove = (x) => /^[a-h]/.test(x.move);
+      const breakTable = (list, id) => {
+        const t = table(
           [
             { label: 'Move', cell: (x) => h('strong', { title: x.side === 'b' ? 'Black plays it' : 'White plays it' }, (x.side === 'b' ? '…' : '') + x.move) },
+            { label: 'Side', cell: (x) => (x.side === 'b' ? 'Black' : 'White') },
             { label: 'Games', cls: 'num', cell: (x) => fmtInt(x.count) },
             { label: 'White %', cell: (x) => scoreCell(x.white_score, 'td', x.games_with_result) },
             { label: 'Leads to', cell: leadsTo },
           ],
-          rows,
+          list,
           (x) => ({
             class: x.after ? 'clickable' : '',
             on: {
@@ -449,10 +452,21 @@ export function explorer(main, url) {
               click: () => x.after && change(x.after),
             },
           }),
-        ),
+        );
+        t.id = id;
+        return t;
+      };
+      const pawnRows = rows.filter(pawnMove);
+      const pieceRows = rows.filter((x) => !pawnMove(x));
+      clear(
+        out,
+        h('h4', 'Pawn breaks'),
+        pawnRows.length ? breakTable(pawnRows, 'breaks-table') : h('p.muted#breaks-none', 'No pawn move leaves it on this page.'),
+        h('h4', 'Piece captures of a pawn'),
+        pieceRows.length ? breakTable(pieceRows, 'exits-table') : h('p.muted#exits-none', 'No piece capture leaves it on this page.'),
         pager,
+        h('p.legend', 'The Plans tab gives each break’s median move number and the mover’s score against the structure’s.'),
       );
-      out.querySelector('table').id = 'breaks-table';
     } catch (e) {
       if (!isAbort(e)) clear(out, errorBox(e));
     }
