@@ -24,6 +24,7 @@ piece kind and all/won/lost), decades (over every game of the database passing t
 and the model games (ids in order, typicality, stay, entered ply, ratings, result, date).
 It also checks that the database's stored moves and ply counts are those of the replay.
 
+Needs Python 3.11 or later (tomllib) and python-chess (tests/engines/requirements.txt).
 Exit status 0 when every figure agrees, 1 on any disagreement or failure. Without
 ../shared/corpus it prints SKIP and exits 0, or 1 when CI=true.
 """
