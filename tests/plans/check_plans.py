@@ -80,7 +80,11 @@ class Check:
             self.passed += 1
         else:
             self.failures.append(name)
-            for d in list(diffs)[:5]:
+            diffs = list(diffs)
+            if diffs:
+                say(f"        {len(diffs)} difference{'s' if len(diffs) > 1 else ''}"
+                    f"{', the first 5' if len(diffs) > 5 else ''}:")
+            for d in diffs[:5]:
                 say(f"        {d}")
 
 
