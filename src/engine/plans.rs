@@ -70,13 +70,23 @@ pub fn plans(conn: &Snapshot, request: &Request) -> Result<Report> {
     };
     let found = start.elapsed();
     let catalogue = Catalogue::active();
-    let tally = replay(conn, &stretches, request.threads, catalogue)?;
+    // The games per decade (a scan of `games`) on a connection of their own, beside the replay.
+    let forks = conn.forks();
+    let (per_decade, tally) = parallel::join(
+        || -> Result<_> {
+            let fork = forks.open()?;
+            games_per_decade(&fork, &search)
+        },
+        || replay(conn, &stretches, request.threads, catalogue),
+    );
+    let tally = tally?;
     let replayed = start.elapsed() - found;
-    let decades = decades(conn, &search, &tally)?;
+    let decades = decades(per_decade?, &tally);
     let report = report(conn, target, tally, decades, request, catalogue)?;
     if std::env::var_os("PAWNDEX_TIMINGS").is_some() {
         eprintln!(
-            "timings: plans: {} games found in {:.3} s, replayed in {:.3} s, report {:.3} s",
+            "timings: plans: {} games found in {:.3} s, replayed (and games per decade counted) in \
+             {:.3} s, report {:.3} s",
             stretches.len(),
             found.as_secs_f64(),
             replayed.as_secs_f64(),
@@ -189,13 +199,9 @@ fn replay(
     Ok(all)
 }
 
-/// Games per decade under the game filters, and those of the structure.
-fn decades(
-    conn: &Snapshot,
-    search: &crate::store::read::search::Search,
-    tally: &Tally,
-) -> Result<Vec<Decade>> {
-    let mut rows: Vec<Decade> = games_per_decade(conn, search)?
+/// Games per decade under the game filters (`per_decade`), and those of the structure.
+fn decades(per_decade: Vec<(Option<i64>, u64)>, tally: &Tally) -> Vec<Decade> {
+    let mut rows: Vec<Decade> = per_decade
         .into_iter()
         .map(|(decade, games)| Decade {
             decade,
@@ -208,7 +214,7 @@ fn decades(
             d.in_structure += 1;
         }
     }
-    Ok(rows)
+    rows
 }
 
 /// The rows of a map of moves, most played first (then by SAN), at most `top`.

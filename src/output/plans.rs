@@ -62,8 +62,10 @@ pub fn baseline(report: &Report, side: Color) -> Option<f64> {
 
 /// A move's score minus its side's baseline, in percentage points (rounded as shown).
 fn delta(report: &Report, row: &MoveRow) -> Option<f64> {
-    let round = |v: f64| (v * 10.0).round() / 10.0;
-    Some(round(row.score()?) - round(baseline(report, row.mv.side())?))
+    // Rounded as shown (`number_json`, `format!("{:.1}")`: an exact tie to even), so the delta
+    // is the difference of the two numbers a reader sees.
+    let shown = |v: f64| format!("{v:.1}").parse::<f64>().unwrap_or(v);
+    Some(shown(row.score()?) - shown(baseline(report, row.mv.side())?))
 }
 
 fn move_json(report: &Report, r: &MoveRow) -> Value {
