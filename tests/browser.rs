@@ -216,7 +216,7 @@ fn explorer_in_a_real_browser() {
         similar_structures(&s);
         list_and_export_games(&s);
         replay_a_game_with_the_keyboard(&s, &base);
-        catalogue_and_errors(&s, &base);
+        catalogue_and_errors(&s, &base, &dir.path().join("sample.db"));
         similar_with_the_mirror(&s, &base);
         the_page_reads_pawns_and_moves(&s);
         breaks_of_a_named_structure(&s, &base);
@@ -337,6 +337,23 @@ fn similar_structures(s: &Session) {
         rows.len() >= 2,
         "the similar table has the target and its neighbours: {rows:?}"
     );
+    // Each row draws its pawns: those its FEN names.
+    let n = s.js(
+        "return document.querySelectorAll('#similar-table tbody tr svg.diagram').length",
+        json!([]),
+    );
+    assert_eq!(n, json!(rows.len()), "a diagram in every row");
+    for (i, r) in rows.iter().enumerate() {
+        let fen = r[1].as_str().unwrap().trim();
+        assert_eq!(
+            diagram_pawns(
+                s,
+                &format!("#similar-table tbody tr:nth-child({}) svg.diagram", i + 1)
+            ),
+            fen_pawns(fen),
+            "row {i}: {fen}"
+        );
+    }
     let (i, target) = rows
         .iter()
         .enumerate()
@@ -563,7 +580,7 @@ fn replay_a_game_with_the_keyboard(s: &Session, base: &str) {
     );
 }
 
-fn catalogue_and_errors(s: &Session, base: &str) {
+fn catalogue_and_errors(s: &Session, base: &str, db: &Path) {
     s.goto(&format!("{base}/structures"));
     s.wait("the catalogue", || {
         s.find(".catalogue table tbody tr").is_some()
@@ -573,6 +590,7 @@ fn catalogue_and_errors(s: &Session, base: &str) {
         names.contains("Carlsbad") && names.contains("Isolani"),
         "the catalogue lists named structures"
     );
+    catalogue_diagrams(s, db);
     save_screenshot(s, "serve-catalogue.png");
     // A structure of the catalogue that the sample reaches opens in the explorer by its name.
     s.js(
@@ -619,6 +637,173 @@ fn catalogue_and_errors(s: &Session, base: &str) {
     s.wait("the rank-1 error", || {
         s.find(".msg.bad").is_some() && s.text(".msg.bad").contains("rank 1")
     });
+}
+
+/// The pawns a diagram draws: (square, 'P' or 'p') sorted, with the fill of each pawn.
+fn diagram_pawns(s: &Session, svg_css: &str) -> Vec<(String, String)> {
+    let v = s.js(
+        "const d = document.querySelector(arguments[0]);
+         return d ? [...d.querySelectorAll('[data-pawn]')].map(p => [p.dataset.pawn, p.getAttribute('fill')]) : null;",
+        json!([svg_css]),
+    );
+    let mut out: Vec<(String, String)> = v
+        .as_array()
+        .unwrap_or_else(|| panic!("no diagram at {svg_css}"))
+        .iter()
+        .map(|p| {
+            let (pawn, fill) = (p[0].as_str().unwrap(), p[1].as_str().unwrap());
+            // White's pawns are drawn white, Black's black.
+            let want = if pawn.starts_with('P') {
+                "#fff"
+            } else {
+                "#111"
+            };
+            assert_eq!(fill, want, "{svg_css}: the fill of {pawn}");
+            (pawn[1..].to_string(), pawn[..1].to_string())
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// The pawns of a FEN board as (square, 'P' or 'p'), sorted.
+fn fen_pawns(fen: &str) -> Vec<(String, String)> {
+    let mut v = Vec::new();
+    for (i, rank) in fen.split('/').enumerate() {
+        let mut file = 0u8;
+        for c in rank.chars() {
+            if let Some(n) = c.to_digit(10) {
+                file += n as u8;
+            } else {
+                v.push((
+                    format!("{}{}", char::from(b'a' + file), 8 - i),
+                    c.to_string(),
+                ));
+                file += 1;
+            }
+        }
+    }
+    v.sort();
+    v
+}
+
+/// The pawns of two masks as (square, 'P' or 'p'), sorted.
+fn mask_pawns(white: i64, black: i64) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for (mask, c) in [(white, "P"), (black, "p")] {
+        for i in 0..64 {
+            if mask >> i & 1 == 1 {
+                let sq = format!("{}{}", char::from(b'a' + (i % 8) as u8), i / 8 + 1);
+                out.push((sq, c.to_string()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Every form the sample reaches has a diagram in the catalogue; the Lopez Formation's shows one
+/// of its most common exact forms, counted here from `ply_features` (the pawns reached in the
+/// most games), the one its link opens; the board reads as a diagram (a1 dark, h1 light).
+fn catalogue_diagrams(s: &Session, db: &Path) {
+    let conn =
+        rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .unwrap();
+    let mut st = conn
+        .prepare(
+            "SELECT white_pawns, black_pawns, count(DISTINCT game_id) AS n FROM ply_features
+             WHERE structure = 'lopez-formation' AND structure_reversed = 0
+             GROUP BY white_pawns, black_pawns",
+        )
+        .unwrap();
+    let forms: Vec<(i64, i64, i64)> = st
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let most = forms
+        .iter()
+        .map(|f| f.2)
+        .max()
+        .expect("the sample reaches the Lopez Formation");
+    let best: Vec<Vec<(String, String)>> = forms
+        .iter()
+        .filter(|f| f.2 == most)
+        .map(|f| mask_pawns(f.0, f.1))
+        .collect();
+    let row = "#s-lopez-formation";
+    let drawn = diagram_pawns(s, &format!("{row} svg.diagram"));
+    assert!(
+        best.contains(&drawn),
+        "the Lopez Formation's diagram {drawn:?} is one of its forms reached in {most} games: {best:?}"
+    );
+    let href = s.js(
+        "return document.querySelector(arguments[0] + ' a.diagram-link').getAttribute('href')",
+        json!([row]),
+    );
+    let fen = href
+        .as_str()
+        .unwrap()
+        .split("fen=")
+        .nth(1)
+        .unwrap()
+        .split('&')
+        .next()
+        .unwrap();
+    let fen = fen.replace("%2F", "/");
+    let named = s.js(
+        "return document.querySelector(arguments[0] + ' td.c-name a:not(.diagram-link)').getAttribute('href')",
+        json!([row]),
+    );
+    assert_eq!(named, href, "the diagram and the name open the same form");
+    assert!(href.as_str().unwrap().ends_with("&counts=named"), "{href}");
+    let shown = fen_pawns(&fen);
+    assert_eq!(shown, drawn, "the link opens the pawns the diagram shows");
+    let colours = s.js(
+        "const d = document.querySelector(arguments[0] + ' svg.diagram');
+         return ['a1', 'h1', 'a8', 'h8'].map(q => d.querySelector(`[data-square=${q}]`).getAttribute('class'));",
+        json!([row]),
+    );
+    assert_eq!(
+        colours,
+        json!(["sq-dark", "sq-light", "sq-light", "sq-dark"])
+    );
+    // a1 is drawn bottom left.
+    let a1 = s.js(
+        "const d = document.querySelector(arguments[0] + ' svg.diagram'); const b = d.getBoundingClientRect();
+         const r = d.querySelector('[data-square=a1]').getBoundingClientRect();
+         return [r.left - b.left, b.bottom - r.bottom, r.width];",
+        json!([row]),
+    );
+    assert!(
+        a1[0].as_f64().unwrap() < 1.0 && a1[1].as_f64().unwrap() < 1.0,
+        "a1 at the bottom left: {a1}"
+    );
+    assert!(
+        a1[2].as_f64().unwrap() >= 8.0,
+        "squares of at least 8 pixels: {a1}"
+    );
+    // Every form with positions has a diagram; the others none.
+    let (with, without) = {
+        let v = s.js(
+            "const rows = [...document.querySelectorAll('.catalogue tbody tr')];
+             return [rows.filter(r => r.querySelector('svg.diagram')).length, rows.filter(r => !r.querySelector('svg.diagram')).length];",
+            json!([]),
+        );
+        (v[0].as_u64().unwrap(), v[1].as_u64().unwrap())
+    };
+    let (_, _, body) = fetch(s, "/api/catalogue");
+    let cat: Value = serde_json::from_str(&body).unwrap();
+    let rows = cat["rows"].as_array().unwrap();
+    let reached = rows
+        .iter()
+        .filter(|r| r["positions"].as_u64().unwrap_or(0) > 0)
+        .count() as u64;
+    assert_eq!(
+        with, reached,
+        "a diagram for every form the database reaches"
+    );
+    assert_eq!(with + without, rows.len() as u64);
 }
 
 /// Every request the browser made went to the server on loopback, and the CSP refused nothing.

@@ -1083,7 +1083,49 @@ fn breaks_carry_the_side_that_played_them() {
 #[test]
 fn the_catalogue_names_each_forms_most_common_pawns() {
     let (_dir, db) = sample_db();
-    let conn = rusqlite::Connection::open(&db).unwrap();
+    assert_common_forms(&db, 5);
+}
+
+/// The same on 3,000 games of the masters corpus (many forms, reached in hundreds of games,
+/// read in slices of games on several threads and added up), when `../shared` is there.
+#[test]
+fn the_catalogue_boards_on_a_corpus_slice() {
+    let shard = root("../shared/corpus/masters-1.pgn.zst");
+    if !shard.is_file() {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "{} is missing and CI=true",
+            shard.display()
+        );
+        eprintln!("SKIPPED: {} does not exist", shard.display());
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let pgn = dir.path().join("slice.pgn");
+    let mut text = Vec::new();
+    zstd::Decoder::new(std::fs::File::open(&shard).unwrap())
+        .unwrap()
+        .read_to_end(&mut text)
+        .unwrap();
+    // The first 3,000 records.
+    let mut starts = text
+        .windows(8)
+        .enumerate()
+        .filter(|(i, w)| *w == b"[Event \"" && (*i == 0 || text[i - 1] == b'\n'))
+        .map(|(i, _)| i);
+    let end = starts.nth(3000).unwrap();
+    std::fs::write(&pgn, &text[..end]).unwrap();
+    let db = dir.path().join("slice.db");
+    let db = db.to_str().unwrap();
+    let (code, _, err) = pawndex(&["index", "--db", db, pgn.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert_common_forms(db, 20);
+}
+
+/// Every form of `/api/catalogue` that `db` reaches (at least `forms` of them) has as `board`
+/// one of its exact forms reached in the most games, and that many as `board_games`.
+fn assert_common_forms(db: &str, forms: usize) {
+    let conn = rusqlite::Connection::open(db).unwrap();
     let mut st = conn
         .prepare(
             "SELECT structure, structure_reversed, white_pawns, black_pawns,
@@ -1116,8 +1158,8 @@ fn the_catalogue_names_each_forms_most_common_pawns() {
             e.1.push(board);
         }
     }
-    assert!(want.len() >= 5, "{want:?}");
-    let server = Server::start(&db, &[]);
+    assert!(want.len() >= forms, "{want:?}");
+    let server = Server::start(db, &[]);
     let cat = server.json("/api/catalogue");
     let mut seen = 0;
     for r in cat["rows"].as_array().unwrap() {

@@ -29,6 +29,10 @@ Columns (--by): game_id, ply, white_pawns, black_pawns, white_islands, black_isl
   black_bishop_pair, pieceset (the ply_features columns), and derived:
   ply_bucket       ply / 10 * 10
   elo_band         mean of both Elos floored to 100 (empty when an Elo is missing)
+  year             the year of the Date tag (its first four characters when they are
+                   digits); in --by `unknown` when it has none, sorted last; in --where
+                   a number, NULL when unknown
+  decade           the year floored to 10, shown 1990s in --by (1990 in --where)
   phase            endgame when each side has no queen or at most one rook, bishop or
                    knight (pieces as they started; promoted pieces do not count);
                    else opening up to ply 20; else middlegame
@@ -53,6 +57,7 @@ Examples:
   pawndex stats --by phase,white_islands --per game --min-elo 2500 -o islands.csv
   pawndex stats --by elo_band --where \"white_bishop_pair = 1 AND black_bishop_pair = 0\"
   pawndex stats --by structure --per game --min-elo 2500
+  pawndex stats --by decade --per game --where \"structure = 'carlsbad'\"
   pawndex stats --by structure,white_islands --where \"structure IS NOT NULL\"
   pawndex stats --report islands-vs-score --chart islands.svg";
 

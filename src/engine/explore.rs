@@ -17,6 +17,7 @@ use crate::model::structure::Catalogue;
 use crate::model::structure_near::nearest;
 use crate::model::structure_report::{EcoShare, Row};
 use crate::store::read::Snapshot;
+use crate::store::read::structure_report::CommonForm;
 
 /// How many near forms a card lists when no form matches.
 pub const NEAREST: usize = 3;
@@ -127,6 +128,22 @@ pub fn form_row<'a>(rows: &'a [Row], key: &str, reversed: bool) -> Option<&'a Ro
 pub fn structures_report(conn: &Snapshot, top: usize) -> Result<Vec<Row>> {
     let names = crate::store::read::structure_report::names(conn)?;
     Ok(crate::engine::structures::report(conn, &names, |_| true, top)?.rows)
+}
+
+/// Per named form of the database, its most common exact form (the pawns reached in the most
+/// games among its positions): the runs with a name read in `threads` slices of games at once,
+/// each on a connection forked from `conn` (the games up to `conn`'s last one), their tallies
+/// added up.
+pub fn common_forms(conn: &Snapshot, threads: usize) -> Result<Vec<CommonForm>> {
+    use crate::store::read::structure_report as read;
+    let last = crate::store::schema::games::last_game_id(conn)?;
+    let slices = crate::engine::parallel::split(1, last, threads);
+    let forks = conn.forks();
+    let tallies = crate::engine::parallel::fan_out(slices, |slice| {
+        let fork = forks.open()?;
+        read::form_tally(&fork, slice)
+    })?;
+    read::common_forms_of(conn, &read::merge_tallies(tallies))
 }
 
 /// A game by id, replayed: `None` when no game has this id.

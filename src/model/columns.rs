@@ -40,6 +40,12 @@ pub enum Column {
     PlyBucket,
     /// Mean of both Elos floored to a multiple of 100; NULL when either Elo is missing.
     EloBand,
+    /// The year of the game's `Date` tag (see [`year_of`]); `unknown` in `--by` when the tag
+    /// gives none, NULL in `--where`.
+    Year,
+    /// The decade of the game's year (`1990`, shown `1990s` in `--by`); like [`Column::Year`]
+    /// when the year is unknown.
+    Decade,
     /// `opening`, `middlegame` or `endgame`: see [`Phase`].
     Phase,
     /// The number of squares of a side feature that is a set of squares (`white_duo_count`).
@@ -94,7 +100,13 @@ pub fn all() -> &'static [Column] {
             .into_iter()
             .filter(|c| !matches!(c, Column::Structure | Column::StructureReversed))
             .collect();
-        out.extend([Column::PlyBucket, Column::EloBand, Column::Phase]);
+        out.extend([
+            Column::PlyBucket,
+            Column::EloBand,
+            Column::Year,
+            Column::Decade,
+            Column::Phase,
+        ]);
         out.extend(side_features(Column::SquareCount, Some(Kind::Squares)));
         out.extend([
             Column::PawnFen,
@@ -116,6 +128,8 @@ impl Column {
             Column::Pieceset => "pieceset".into(),
             Column::PlyBucket => "ply_bucket".into(),
             Column::EloBand => "elo_band".into(),
+            Column::Year => "year".into(),
+            Column::Decade => "decade".into(),
             Column::Phase => "phase".into(),
             Column::SquareCount(f, s) => format!("{}_{}_count", s.name(), f.name()),
             Column::PawnFen => "pawn_fen".into(),
@@ -144,6 +158,8 @@ impl Column {
             Column::Pieceset => "piece-set".into(),
             Column::PlyBucket => "ply (in tens)".into(),
             Column::EloBand => "Elo band (mean of both players)".into(),
+            Column::Year => "year".into(),
+            Column::Decade => "decade".into(),
             Column::Phase => "game phase".into(),
             Column::SquareCount(f, s) => format!("number of {} {} squares", whose(s), f.name()),
             Column::PawnFen => "pawns".into(),
@@ -159,7 +175,7 @@ impl Column {
 
     pub fn level(self) -> Level {
         match self {
-            Column::GameId | Column::EloBand => Level::Game,
+            Column::GameId | Column::EloBand | Column::Year | Column::Decade => Level::Game,
             Column::BishopPair(_)
             | Column::Pieceset
             | Column::Structure
@@ -211,6 +227,7 @@ impl Column {
     pub fn render(self, cell: &Cell) -> String {
         match (self, cell) {
             (Column::Phase, Cell::Int(code)) => Phase::from_code(*code).name().to_string(),
+            (Column::Decade, Cell::Int(decade)) => format!("{decade}s"),
             (_, c) => c.to_string(),
         }
     }
@@ -245,6 +262,34 @@ pub fn elo_band(white: Option<i64>, black: Option<i64>) -> Cell {
         (Some(w), Some(b)) => Cell::Int((w + b).div_euclid(200) * 100),
         _ => Cell::Null,
     }
+}
+
+/// The `--by` value of a game whose year is unknown (sorted after every year: a text cell
+/// orders after the numbers).
+pub const UNKNOWN_YEAR: &str = "unknown";
+
+/// The year of a PGN `Date` tag (`YYYY.MM.DD`): its first four characters when they are four
+/// digits, else none (`????.??.??`, a missing tag, any other text).
+#[must_use]
+pub fn year_of(date: Option<&str>) -> Option<i64> {
+    let head = date?.as_bytes().get(..4)?;
+    head.iter()
+        .all(u8::is_ascii_digit)
+        .then(|| head.iter().fold(0, |y, d| y * 10 + i64::from(d - b'0')))
+}
+
+/// `year`: the year of the game's date, or `unknown`.
+pub fn year(year: Option<i64>) -> Cell {
+    year.map_or_else(|| Cell::Text(UNKNOWN_YEAR.into()), Cell::Int)
+}
+
+/// `decade`: the year floored to a multiple of 10 (1999 gives 1990, shown `1990s`), or
+/// `unknown`.
+pub fn decade(year: Option<i64>) -> Cell {
+    year.map_or_else(
+        || Cell::Text(UNKNOWN_YEAR.into()),
+        |y| Cell::Int(y.div_euclid(10) * 10),
+    )
 }
 
 /// The board part of a FEN holding only the pawns, rank 8 first.
@@ -411,6 +456,26 @@ mod tests {
         assert_eq!(elo_band(Some(0), Some(99)), Cell::Int(0));
         assert_eq!(elo_band(Some(-10), Some(0)), Cell::Int(-100));
         assert_eq!(elo_band(None, Some(2500)), Cell::Null);
+    }
+
+    #[test]
+    fn year_and_decade_from_the_date_tag() {
+        assert_eq!(year_of(Some("1999.12.31")), Some(1999));
+        assert_eq!(year_of(Some("1851.??.??")), Some(1851));
+        assert_eq!(year_of(Some("2004")), Some(2004));
+        assert_eq!(year_of(Some("????.??.??")), None);
+        assert_eq!(year_of(Some("19??.??.??")), None);
+        assert_eq!(year_of(Some("199")), None);
+        assert_eq!(year_of(Some("")), None);
+        assert_eq!(year_of(None), None);
+        assert_eq!(decade(Some(1999)), Cell::Int(1990));
+        assert_eq!(decade(Some(2000)), Cell::Int(2000));
+        assert_eq!(decade(None), Cell::Text("unknown".into()));
+        assert_eq!(year(None), Cell::Text("unknown".into()));
+        assert_eq!(Column::Decade.render(&Cell::Int(1990)), "1990s");
+        assert_eq!(Column::Decade.render(&decade(None)), "unknown");
+        // The unknown year sorts after every year.
+        assert!(year(Some(2021)) < year(None));
     }
 
     #[test]

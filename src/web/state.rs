@@ -27,6 +27,9 @@ pub struct State {
     pub assets: Assets,
     report: Mutex<Option<(i64, Arc<Vec<Row>>)>>,
     forms: Mutex<Option<(i64, Arc<Vec<CommonForm>>)>>,
+    /// Held while the common forms are computed: a request that comes meanwhile waits for
+    /// them instead of reading the runs a second time.
+    forms_busy: Mutex<()>,
     stats: Mutex<HashMap<String, (i64, Kept)>>,
 }
 
@@ -37,16 +40,24 @@ impl State {
             assets: Assets::load(),
             report: Mutex::new(None),
             forms: Mutex::new(None),
+            forms_busy: Mutex::new(()),
             stats: Mutex::new(HashMap::new()),
         }
     }
 
-    /// Computes the `structures` report in the background, so the first card does not wait.
+    /// Computes the `structures` report and the named forms' most common exact forms in the
+    /// background, each on a reader of its own, so that neither the first card nor the
+    /// catalogue waits for them.
     pub fn warm_up(self: &Arc<Self>) {
         let state = Arc::clone(self);
         tokio::spawn(async move {
             let s = Arc::clone(&state);
             let _ = state.pool.run(move |conn| s.report(conn)).await;
+        });
+        let state = Arc::clone(self);
+        tokio::spawn(async move {
+            let s = Arc::clone(&state);
+            let _ = state.pool.run(move |conn| s.common_forms(conn)).await;
         });
     }
 
@@ -70,13 +81,22 @@ impl State {
     /// sees the database.
     pub fn common_forms(&self, conn: &Snapshot) -> Result<Arc<Vec<CommonForm>>> {
         let version = crate::store::schema::games::last_game_id(conn)?;
-        if let Ok(kept) = self.forms.lock()
-            && let Some((v, forms)) = kept.as_ref()
-            && *v == version
-        {
-            return Ok(Arc::clone(forms));
+        let kept = || {
+            self.forms.lock().ok().and_then(|kept| {
+                kept.as_ref()
+                    .filter(|(v, _)| *v == version)
+                    .map(|(_, f)| Arc::clone(f))
+            })
+        };
+        if let Some(forms) = kept() {
+            return Ok(forms);
         }
-        let forms = Arc::new(crate::store::read::structure_report::common_forms(conn)?);
+        let _busy = self.forms_busy.lock();
+        if let Some(forms) = kept() {
+            return Ok(forms);
+        }
+        let threads = crate::engine::parallel::threads(None);
+        let forms = Arc::new(crate::engine::explore::common_forms(conn, threads)?);
         if let Ok(mut kept) = self.forms.lock() {
             *kept = Some((version, Arc::clone(&forms)));
         }

@@ -25,7 +25,8 @@ pub const FIXTURES: &[&str] = &[
     "tests/fixtures/bad.pgn",
 ];
 
-/// Games written for these tests: Elo bands at the rounding edge, a game without Elos, a FEN
+/// Games written for these tests: Elo bands at the rounding edge, a game without Elos (nor a
+/// known date), a FEN
 /// start where the queens come off at ply 2, and a Chess960 start with the queens in the
 /// corners (only the start position's piece types tell that slot 0 is a queen there).
 pub const EXTRA_PGN: &str = r#"[Event "stats: Elo 2450 v 2551"]
@@ -56,7 +57,7 @@ pub const EXTRA_PGN: &str = r#"[Event "stats: Elo 2450 v 2551"]
 
 [Event "stats: no Elo"]
 [Site "?"]
-[Date "2024.02.01"]
+[Date "????.??.??"]
 [Round "3"]
 [White "Unrated, E"]
 [Black "Unrated, F"]
@@ -193,6 +194,7 @@ pub struct Ply {
     pub fen: Option<String>,
     pub chess960: bool,
     pub eco: Option<String>,
+    pub date: Option<String>,
 }
 
 pub const FEATURE_COLUMNS: &[&str] = &[
@@ -219,7 +221,7 @@ pub const FEATURE_COLUMNS: &[&str] = &[
 pub fn plies(db: &Path) -> Vec<Ply> {
     let conn = Connection::open(db).unwrap();
     let sql = format!(
-        "SELECT f.game_id, f.ply, {}, g.result, g.white_elo, g.black_elo, g.fen, g.chess960, g.eco
+        "SELECT f.game_id, f.ply, {}, g.result, g.white_elo, g.black_elo, g.fen, g.chess960, g.eco, g.date
          FROM ply_features AS f JOIN games AS g ON g.id = f.game_id
          ORDER BY f.game_id, f.ply",
         FEATURE_COLUMNS
@@ -245,6 +247,7 @@ pub fn plies(db: &Path) -> Vec<Ply> {
             fen: r.get(5 + n)?,
             chess960: r.get(6 + n)?,
             eco: r.get(7 + n)?,
+            date: r.get(8 + n)?,
         })
     })
     .unwrap()
@@ -394,6 +397,13 @@ pub fn naive_pawn_fen(white: i64, black: i64) -> String {
     ranks.join("/")
 }
 
+/// The year of a PGN date as docs/stats.md says: its first four characters when all four are
+/// digits.
+pub fn naive_year(date: Option<&str>) -> Option<i64> {
+    let head: String = date?.chars().take(4).collect();
+    (head.len() == 4 && head.chars().all(|c| c.is_ascii_digit())).then(|| head.parse().unwrap())
+}
+
 /// A column's value at one position, computed naively.
 pub fn value(p: &Ply, column: &str) -> Val {
     let count = |mask: &str| Val::Int(i64::from((p.f[mask] as u64).count_ones()));
@@ -406,6 +416,14 @@ pub fn value(p: &Ply, column: &str) -> Val {
             _ => Val::Null,
         },
         "phase" => Val::Phase(naive_phase(p)),
+        "year" => match naive_year(p.date.as_deref()) {
+            Some(y) => Val::Int(y),
+            None => Val::Text("unknown".into()),
+        },
+        "decade" => match naive_year(p.date.as_deref()) {
+            Some(y) => Val::Text(format!("{}s", y - y % 10)),
+            None => Val::Text("unknown".into()),
+        },
         "white_duo_count" => count("white_duo"),
         "black_duo_count" => count("black_duo"),
         "white_trio_count" => count("white_trio"),
@@ -439,6 +457,8 @@ pub const ALL_COLUMNS: &[&str] = &[
     "pieceset",
     "ply_bucket",
     "elo_band",
+    "year",
+    "decade",
     "phase",
     "white_duo_count",
     "black_duo_count",

@@ -4,6 +4,7 @@ import { get, isAbort, query } from './api.js';
 import { editorBoard } from './board.js';
 import { clear, errorBox, featureValue, fmtInt, go, h, link, resultBar, scoreCell, table } from './dom.js';
 import * as P from './pawns.js';
+import { pawnDiagram } from './diagram.js';
 import { loadPlans } from './plans.js';
 
 const START = '8/pppppppp/8/8/8/8/PPPPPPPP/8';
@@ -333,7 +334,7 @@ export function explorer(main, url) {
         table(
           [
             { label: 'Dist.', cls: 'num', cell: (x) => String(x.distance) },
-            { label: 'Structure', cell: (x) => h('code.board-code', x.structure) },
+            { label: 'Structure', cell: (x) => h('div.named', pawnDiagram(P.fromLists(x.white_pawns, x.black_pawns), { size: 64, title: x.structure }), h('code.board-code', x.structure)) },
             { label: 'Games', cls: 'num', cell: (x) => fmtInt(x.games) },
             { label: 'White %', cell: (x) => scoreCell(x.white_score, 'td', x.games) },
             { label: 'What differs', cell: (x) => x.differs },

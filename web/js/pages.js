@@ -1,10 +1,12 @@
 // The catalogue, statistics and database pages.
 import { get, query } from './api.js';
 import { clear, errorBox, fmtInt, h, link, noteBox, scoreCell, table } from './dom.js';
+import { pawnDiagram } from './diagram.js';
+import { parseBoard } from './pawns.js';
 
 export function catalogueView(main) {
   const out = h('div.catalogue', h('p.muted', 'Reading the catalogue…'));
-  clear(main, h('div.page', h('h1', 'Named structures'), h('p.lead', 'The catalogue of docs/structures.md with what this database holds of each form (the colour-reversed form is marked "reversed"). White % is White\'s score per game: each game that reaches the form counts once. Click a structure to open its most common exact pawns in the explorer, with the whole form\'s counts.'), out));
+  clear(main, h('div.page', h('h1', 'Named structures'), h('p.lead', 'The catalogue of docs/structures.md with what this database holds of each form (the colour-reversed form is marked "reversed"). White % is White\'s score per game: each game that reaches the form counts once. Each diagram shows the form\'s most common exact pawns (those reached in the most games); click it or the name to open them in the explorer, with the whole form\'s counts.'), out));
   (async () => {
     try {
       const r = await get('/api/catalogue');
@@ -20,7 +22,7 @@ export function catalogueView(main) {
           h('h2.family', family),
           table(
             [
-              { label: 'Structure', cls: 'c-name', cell: (x) => structureLink(x) },
+              { label: 'Structure', cls: 'c-name', cell: (x) => h('div.named', diagramLink(x), structureLink(x)) },
               { label: 'Form', cell: (x) => (x.reversed ? 'reversed' : 'normal') },
               { label: 'Positions', cls: 'num', cell: (x) => fmtInt(x.positions) },
               { label: 'Games', cls: 'num', cell: (x) => fmtInt(x.games) },
@@ -50,6 +52,15 @@ function structureLink(x) {
   if (x.board) return link(`/?fen=${encodeURIComponent(x.board)}&counts=named`, { title: `Its most common form, reached in ${fmtInt(x.board_games)} game${x.board_games === 1 ? '' : 's'}` }, label);
   if (!x.positions) return h('span.absent', { title: 'No position of this database has it' }, label);
   return link(`/?structure=${encodeURIComponent(x.key + (x.reversed ? '~' : ''))}`, label);
+}
+
+/** The form's most common exact pawns as a small diagram, linked as its name is (none when the
+ *  database never reaches the form). */
+function diagramLink(x) {
+  if (!x.board) return h('span.diagram-none', { title: 'No position of this database has it' });
+  const games = `${fmtInt(x.board_games)} game${x.board_games === 1 ? '' : 's'}`;
+  const diagram = pawnDiagram(parseBoard(x.board), { size: 72, title: `${x.name}${x.reversed ? ' (reversed)' : ''}: its most common form, reached in ${games}` });
+  return link(`/?fen=${encodeURIComponent(x.board)}&counts=named`, { class: 'diagram-link', 'aria-hidden': 'true', tabindex: '-1' }, diagram);
 }
 
 const REPORTS = [

@@ -81,6 +81,8 @@ impl Games {
                 tuple.push(match c {
                     Column::GameId => Cell::Int(g.id),
                     Column::EloBand => columns::elo_band(g.white_elo, g.black_elo),
+                    Column::Year => columns::year(g.year),
+                    Column::Decade => columns::decade(g.year),
                     _ => unreachable!("not a game column: {c:?}"),
                 });
             }

@@ -520,6 +520,7 @@ fn step(col: Column) -> Option<i64> {
     match col {
         Column::PlyBucket => Some(10),
         Column::EloBand => Some(100),
+        Column::Decade => Some(10),
         Column::Feature(f, _) if f.kind() == Kind::Squares => None,
         Column::GameId
         | Column::Pawns(_)

@@ -7,6 +7,8 @@
 use anyhow::Result;
 use rusqlite::Connection;
 
+use crate::model::hash::IntMap;
+
 pub use crate::store::read::search::StructureName;
 
 /// Every game in id order: its result, ECO, length and start position.
@@ -123,22 +125,25 @@ pub struct CommonForm {
     pub games: u64,
 }
 
-/// Every run with a name, in key order (game by game): its name and its two pawn sets.
-const NAMED_RUNS: &str =
-    "SELECT game_id, structure, white_set, black_set FROM runs WHERE structure <> 0
-     ORDER BY game_id, first_ply";
+/// The runs with a name of games `?1..=?2`, in key order (game by game): the game, its named
+/// form and its two pawn sets.
+const NAMED_RUNS: &str = "SELECT game_id, structure, white_set, black_set FROM runs
+     WHERE game_id BETWEEN ?1 AND ?2 AND structure <> 0 ORDER BY game_id, first_ply";
 
 /// The pawns of a pawn set by id.
 const SET_PAWNS: &str = "SELECT pawns FROM pawn_sets WHERE id = ?1";
 
-/// Per named form, its most common exact form (ties: the smaller set ids, the first stored):
-/// one pass over the runs, each (form, pawns) pair counted once per game.
-pub fn common_forms(conn: &Connection) -> Result<Vec<CommonForm>> {
-    use std::collections::HashMap;
+/// For each (named form code, white set, black set): the games of a slice that reach it.
+pub type FormTally = IntMap<(u16, i64, i64), u64>;
+
+/// The games of `first..=last` that reach each exact form with a name: one pass over their
+/// runs with a name, each (form, pawns) counted once per game. Slices of disjoint games add up
+/// ([`merge_tallies`]).
+pub fn form_tally(conn: &Connection, (first, last): (i64, i64)) -> Result<FormTally> {
     // (code, white set, black set) -> (games, the last game counted)
-    let mut tally: HashMap<(u16, i64, i64), (u64, i64)> = HashMap::new();
+    let mut tally: IntMap<(u16, i64, i64), (u64, i64)> = IntMap::default();
     let mut st = conn.prepare(NAMED_RUNS)?;
-    let mut rows = st.query([])?;
+    let mut rows = st.query([first, last])?;
     while let Some(r) = rows.next()? {
         let game: i64 = r.get(0)?;
         let key = (number(r, 1)?, r.get(2)?, r.get(3)?);
@@ -148,8 +153,30 @@ pub fn common_forms(conn: &Connection) -> Result<Vec<CommonForm>> {
             e.1 = game;
         }
     }
-    let mut best: HashMap<u16, (u64, i64, i64)> = HashMap::new();
-    for ((code, w, b), (games, _)) in tally {
+    Ok(tally
+        .into_iter()
+        .map(|(k, (games, _))| (k, games))
+        .collect())
+}
+
+/// The tallies of slices of disjoint games as one.
+#[must_use]
+pub fn merge_tallies(tallies: Vec<FormTally>) -> FormTally {
+    let mut tallies = tallies.into_iter();
+    let mut all = tallies.next().unwrap_or_default();
+    for t in tallies {
+        for (k, games) in t {
+            *all.entry(k).or_insert(0) += games;
+        }
+    }
+    all
+}
+
+/// Per named form, its most common exact form in `tally` (ties: the smaller set ids, the first
+/// stored), with its pawns read from `pawn_sets`.
+pub fn common_forms_of(conn: &Connection, tally: &FormTally) -> Result<Vec<CommonForm>> {
+    let mut best: IntMap<u16, (u64, i64, i64)> = IntMap::default();
+    for (&(code, w, b), &games) in tally {
         let e = best.entry(code).or_insert((games, w, b));
         if (games, std::cmp::Reverse((w, b))) > (e.0, std::cmp::Reverse((e.1, e.2))) {
             *e = (games, w, b);

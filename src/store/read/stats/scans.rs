@@ -7,7 +7,7 @@ use rusqlite::Row;
 
 use super::StatsDb;
 use super::sql::{self, Joins, ScanColumns};
-use crate::model::columns::{PieceMasks, Side};
+use crate::model::columns::{PieceMasks, Side, year_of};
 use crate::model::outcome::Outcome;
 use crate::model::tally::PlyRange;
 
@@ -44,6 +44,8 @@ pub struct GameRow {
     pub masks: Option<PieceMasks>,
     /// `games.plies`.
     pub plies: Option<i64>,
+    /// The year of `games.date` ([`crate::model::columns::year_of`]).
+    pub year: Option<i64>,
 }
 
 /// An integer column of a scan row, with no more checks than its type (the scans read
@@ -139,6 +141,7 @@ impl StatsDb {
                 black_elo,
                 masks: start,
                 plies: r.get(6)?,
+                year: year_of(r.get_ref(7)?.as_str_or_null()?),
             })?;
         }
         Ok(())

@@ -14,7 +14,8 @@ use std::fmt::Write as _;
 
 use crate::model::columns::{Column, OPENING_LAST_PLY, PieceMasks, Side};
 
-/// `games` columns a `--where` expression may use (besides `game_id` and `elo_band`).
+/// `games` columns a `--where` expression may use (besides `game_id`, `elo_band`, `year` and
+/// `decade`).
 pub const GAME_COLUMNS: &[&str] = &[
     "event",
     "site",
@@ -46,6 +47,19 @@ fn elo_band() -> String {
         "CASE WHEN g.white_elo IS NULL OR g.black_elo IS NULL THEN NULL \
          ELSE ({sum} - ({sum} % 200 + 200) % 200) / 2 END"
     )
+}
+
+/// `year`: the first four characters of the date when they are four digits, else NULL (the
+/// twin of [`crate::model::columns::year_of`]).
+fn year() -> String {
+    "CASE WHEN substr(g.date, 1, 4) GLOB '[0-9][0-9][0-9][0-9]' \
+     THEN CAST(substr(g.date, 1, 4) AS INTEGER) END"
+        .to_string()
+}
+
+/// `decade`: the year floored to a multiple of 10 (1990 for the 1990s), NULL when unknown.
+fn decade() -> String {
+    format!("({} / 10 * 10)", year())
 }
 
 /// `phase` at ply `ply`, see [`crate::model::columns::Phase`]. `masks` is `m` when the per-game masks
@@ -105,6 +119,8 @@ pub fn column_expr(c: Column, ply: &str, masks: Option<&str>) -> Option<String> 
         Column::BishopPair(Side::Black) => "(p.bishop_pairs >> 1)".into(),
         Column::Pieceset => "(4294967295 - p.missing)".into(),
         Column::EloBand => elo_band(),
+        Column::Year => year(),
+        Column::Decade => decade(),
         Column::SquareCount(f, s) => popcount(&format!("{}.{}", alias(s), f.name())),
         Column::PawnFen => return None,
         Column::Structure => {
@@ -161,7 +177,8 @@ pub fn side_source(side: Side) -> String {
     sql
 }
 
-/// `, g.event AS event, …, elo_band`: the [`GAME_COLUMNS`] and `elo_band` of the games row `g`.
+/// `, g.event AS event, …, elo_band, year, decade`: the [`GAME_COLUMNS`] and the derived game
+/// columns of the games row `g`.
 fn select_game_columns(sql: &mut String) {
     select_list(
         sql,
@@ -169,7 +186,14 @@ fn select_game_columns(sql: &mut String) {
             .iter()
             .map(|name| (format!("g.{name}"), name.to_string())),
     );
-    select_list(sql, [(elo_band(), "elo_band".to_string())]);
+    select_list(
+        sql,
+        [
+            (elo_band(), "elo_band".to_string()),
+            (year(), "year".to_string()),
+            (decade(), "decade".to_string()),
+        ],
+    );
 }
 
 /// What a `--where` expression can see in the game scan.
@@ -390,7 +414,7 @@ pub fn game_scan(filters: &[String], min_elo: bool) -> String {
         filters.push("white_elo >= :min_elo AND black_elo >= :min_elo".into());
     }
     format!(
-        "SELECT id, result, white_elo, black_elo, fen, chess960, plies FROM (\n{}\n){}",
+        "SELECT id, result, white_elo, black_elo, fen, chess960, plies, date FROM (\n{}\n){}",
         game_source(),
         where_clause(&filters)
     )
