@@ -486,7 +486,19 @@ export function explorer(main, url) {
       h('button#plans-exact', { type: 'button', class: exact ? 'toggle on' : 'toggle', on: { click: () => setScope('exact') } }, 'Exact pawns'),
     );
     const out = h('div.plans#plans');
-    clear(el.tabBody, h('div.card-head', h('p.legend', `What the games do in ${what}: each side's moves, the pawn breaks, where the pieces stand, the model games. Hover a move to mark its square.`), seg), out);
+    // The lesson diagram: the exact pawns, or the named form's most common exact form (the
+    // catalogue's board, computed once per server start; drawn when it comes).
+    const diagram = h('div.plans-diagram#plans-diagram');
+    const draw = (board, title) => clear(diagram, pawnDiagram(P.parseBoard(board), { size: 96, title }), h('span.muted', title));
+    if (exact) draw(bf, 'these pawns');
+    else
+      get('/api/catalogue', { top: 1 })
+        .then((r) => {
+          const row = (r.rows || []).find((x) => x.key === named.key && x.reversed === !!named.reversed);
+          if (row?.board) draw(row.board, `its most common form (${fmtInt(row.board_games)} games)`);
+        })
+        .catch(() => {});
+    clear(el.tabBody, h('div.card-head', h('div.plans-head', diagram, h('p.legend', `What the games do in ${what}: each side's moves, the pawn breaks, where the pieces stand, the model games. Hover a move to mark its square.`)), seg), out);
     loadPlans(out, which, what, s.plans, (marks) => board.shapes(marks.length ? marks : s.baseShapes));
   }
 

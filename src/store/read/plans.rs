@@ -7,6 +7,7 @@ use rusqlite::Connection;
 
 use super::params::bind_params;
 use super::search::{Rows, Search, json_array};
+use crate::model::plans::decade;
 use crate::model::stored::StoredGame;
 
 /// A game's stretches of plies in the structure: (first, last), both included, ascending.
@@ -77,26 +78,31 @@ pub fn passing_games(conn: &Connection, search: &Search, ids: &[i64]) -> Result<
 }
 
 /// The games passing the game conditions of `search`, per decade of their date (`Some(1990)`
-/// for 1990–1999, `None` for an unknown year), ascending with the unknown last.
+/// for 1990–1999, `None` for an unknown year), ascending with the unknown last. The dates are
+/// read and counted here (one pass, no sort), by [`decade`].
 pub fn games_per_decade(conn: &Connection, search: &Search) -> Result<Vec<(Option<i64>, u64)>> {
     let (conds, params) = search.game_conditions();
-    let mut sql = String::from(
-        "SELECT CASE WHEN g.date GLOB '[0-9][0-9][0-9][0-9]*' \
-         THEN CAST(substr(g.date, 1, 3) AS INTEGER) * 10 END AS decade, count(*)\nFROM games AS g",
-    );
+    let mut sql = String::from("SELECT g.date FROM games AS g");
     if !conds.is_empty() {
         sql.push_str("\nWHERE ");
         sql.push_str(&conds.join("\n  AND "));
     }
-    sql.push_str("\nGROUP BY decade ORDER BY decade IS NULL, decade");
     let mut st = conn.prepare(&sql)?;
     bind_params(&mut st, &params)?;
-    let mut out = Vec::new();
+    let mut counts: std::collections::BTreeMap<(bool, i64), u64> = std::collections::BTreeMap::new();
     let mut rows = st.raw_query();
     while let Some(r) = rows.next()? {
-        out.push((r.get(0)?, u64::try_from(r.get::<_, i64>(1)?).unwrap_or(0)));
+        let date = match r.get_ref(0)? {
+            rusqlite::types::ValueRef::Text(t) => std::str::from_utf8(t).ok(),
+            _ => None,
+        };
+        let d = decade(date);
+        *counts.entry((d.is_none(), d.unwrap_or(0))).or_default() += 1;
     }
-    Ok(out)
+    Ok(counts
+        .into_iter()
+        .map(|((unknown, d), n)| ((!unknown).then_some(d), n))
+        .collect())
 }
 
 /// One stored game by id (`None` when there is none).
