@@ -94,7 +94,10 @@ export async function loadPlans(out, which, what, state, shapes) {
     return t;
   };
   const heat = h('div.plans-heat#plans-heat');
-  const decades = (r.decades || []).filter((d) => d.games > 0);
+  // Decades with few games say little (the masters' 1740s hold one game): left out, and said.
+  const MIN_DECADE = 100;
+  const decades = (r.decades || []).filter((d) => d.decade && d.games >= MIN_DECADE);
+  const fewDecades = (r.decades || []).filter((d) => !d.decade || d.games < MIN_DECADE).reduce((a, d) => a + d.games, 0);
   clear(
     out,
     summary,
@@ -109,6 +112,7 @@ export async function loadPlans(out, which, what, state, shapes) {
     heat,
     decades.length ? h('h4', 'Games reaching it, per decade') : null,
     decades.length ? decadeBars(decades) : null,
+    decades.length && fewDecades ? h('p.legend', `Left out: ${fmtInt(fewDecades)} games of decades with fewer than ${MIN_DECADE} games or of unknown years.`) : null,
     h('h4', 'Model games'),
     h('p.legend', `Most typical first: how many of its side’s ${r.typical_moves} most played moves the winner played here (a draw: the smaller of both sides), then rating and stay.`),
     modelGames(r.model_games || []),
