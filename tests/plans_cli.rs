@@ -281,6 +281,20 @@ fn filters_and_exact_structures() {
     assert_eq!(v["plies"], 12 + 14);
     let breaks = rows(&v["breaks"]);
     assert_eq!(breaks, vec![row("b4", 2, 12, 50.0, 0.0)]);
+    // Within distance 0: the same positions; within 3: more of them (b4 and a6 are one pawn
+    // step each from those pawns), never fewer.
+    let same = json(&db.path, &["--structure", after_e3, "--within", "0"]);
+    assert_eq!((&same["games"], &same["plies"]), (&v["games"], &v["plies"]));
+    assert_eq!(same["moves"], v["moves"]);
+    let near = json(&db.path, &["--structure", after_e3, "--within", "3"]);
+    assert_eq!(near["games"], 2);
+    assert!(near["plies"].as_u64().unwrap() > 26, "{}", near["plies"]);
+    assert!(
+        near["structure"]
+            .as_str()
+            .unwrap()
+            .contains("within distance 3")
+    );
 }
 
 #[test]

@@ -335,7 +335,7 @@ pub fn write_table(out: &mut dyn Write, report: &Report, sides: Sides) -> Result
         )?;
         writeln!(
             out,
-            "{:>8}  {:<40}  {:<7}  {:<10}  {:>4}  {:>4}",
+            "{:>8}  {:<52}  {:<7}  {:<10}  {:>4}  {:>4}",
             "game", "players", "result", "date", "stay", "typ."
         )?;
         for m in &report.model_games {
@@ -350,9 +350,9 @@ pub fn write_table(out: &mut dyn Write, report: &Report, sides: Sides) -> Result
             );
             writeln!(
                 out,
-                "{:>8}  {:<40}  {:<7}  {:<10}  {:>4}  {:>4}",
+                "{:>8}  {:<52}  {:<7}  {:<10}  {:>4}  {:>4}",
                 m.visit.id,
-                crate::output::structures::fit(&players, 40),
+                crate::output::structures::fit(&players, 52),
                 m.header.result.as_deref().unwrap_or("*"),
                 m.header.date.as_deref().unwrap_or(""),
                 m.visit.stay,

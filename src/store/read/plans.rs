@@ -89,7 +89,8 @@ pub fn games_per_decade(conn: &Connection, search: &Search) -> Result<Vec<(Optio
     }
     let mut st = conn.prepare(&sql)?;
     bind_params(&mut st, &params)?;
-    let mut counts: std::collections::BTreeMap<(bool, i64), u64> = std::collections::BTreeMap::new();
+    let mut counts: std::collections::BTreeMap<(bool, i64), u64> =
+        std::collections::BTreeMap::new();
     let mut rows = st.raw_query();
     while let Some(r) = rows.next()? {
         let date = match r.get_ref(0)? {
