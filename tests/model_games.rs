@@ -218,3 +218,242 @@ fn migrate_classes_a_version_4_database_from_the_event_and_info_says_so() {
         ]
     );
 }
+
+/// `find ARGS --per game --format csv` on `db`: the game ids in the order printed.
+fn game_ids(db: &Path, args: &[&str]) -> Vec<i64> {
+    let mut all = vec!["find", "--db", db.to_str().unwrap(), "--format", "csv"];
+    all.extend_from_slice(args);
+    let run = pawndex(&all);
+    run.expect_code(0, &args.join(" "));
+    run.stdout
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').next().unwrap().parse().unwrap())
+        .collect()
+}
+
+/// The ids (1-based, in the order written) of the games whose tags pass `keep`.
+fn ids_where(tags: &[Tags], keep: impl Fn(&Tags) -> bool) -> Vec<i64> {
+    (1..)
+        .zip(tags)
+        .filter(|(_, t)| keep(t))
+        .map(|(id, _)| id)
+        .collect()
+}
+
+fn year(t: &Tags) -> Option<i64> {
+    t.date[..4].parse().ok()
+}
+
+#[test]
+fn the_new_game_filters_match_the_tags() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, tags) = indexed(dir.path());
+    let per_game = |extra: &[&str]| {
+        let mut args = vec!["--per", "game"];
+        args.extend_from_slice(extra);
+        game_ids(&db, &args)
+    };
+    let both = |t: &Tags| t.white_elo.zip(t.black_elo);
+    assert_eq!(
+        per_game(&["--max-elo", "2500"]),
+        ids_where(&tags, |t| both(t)
+            .is_some_and(|(w, b)| w <= 2500 && b <= 2500))
+    );
+    assert_eq!(
+        per_game(&["--min-elo", "2300", "--max-elo", "2600"]),
+        ids_where(&tags, |t| both(t).is_some_and(|(w, b)| (2300..=2600)
+            .contains(&w)
+            && (2300..=2600).contains(&b)))
+    );
+    for (range, lo, hi) in [
+        ("2001", 2001, 2001),
+        ("1980..2005", 1980, 2005),
+        ("..1980", 0, 1980),
+        ("2005..", 2005, 9999),
+    ] {
+        assert_eq!(
+            per_game(&["--year", range]),
+            ids_where(&tags, |t| year(t).is_some_and(|y| (lo..=hi).contains(&y))),
+            "--year {range}"
+        );
+    }
+    assert_eq!(
+        per_game(&["--year", "1975,2010"]),
+        ids_where(&tags, |t| matches!(year(t), Some(1975 | 2010)))
+    );
+    assert_eq!(
+        per_game(&["--time-class", "blitz,bullet"]),
+        ids_where(&tags, |t| matches!(class_of(t), "blitz" | "bullet"))
+    );
+    assert_eq!(
+        per_game(&["--time-class", "Classical", "--time-class", "simul"]),
+        ids_where(&tags, |t| matches!(class_of(t), "classical" | "simul"))
+    );
+    assert_eq!(
+        per_game(&["--exclude-time-class", "unknown,blitz"]),
+        ids_where(&tags, |t| !matches!(class_of(t), "unknown" | "blitz"))
+    );
+}
+
+/// The matching positions of each game, from `find --per position` (one row per position):
+/// (game id, positions), in game order.
+fn stays(db: &Path, args: &[&str]) -> Vec<(i64, i64)> {
+    let mut out: Vec<(i64, i64)> = Vec::new();
+    for id in game_ids(db, args) {
+        match out.last_mut() {
+            Some((g, n)) if *g == id => *n += 1,
+            _ => out.push((id, 1)),
+        }
+    }
+    out
+}
+
+#[test]
+fn min_stay_keeps_the_games_with_enough_matching_positions() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, _) = indexed(dir.path());
+    for cond in [
+        vec!["--white", "islands:2.."],
+        vec!["--black", "duo", "--ply", "10..60"],
+        vec!["--no-pawns", "wd"],
+    ] {
+        let all = stays(&db, &cond);
+        assert!(all.len() > 4, "{cond:?}: too few games to test");
+        let mut counts: Vec<i64> = all.iter().map(|s| s.1).collect();
+        counts.sort_unstable();
+        let n = counts[counts.len() / 2];
+        let long: Vec<(i64, i64)> = all.iter().copied().filter(|s| s.1 >= n).collect();
+        assert!(
+            long.len() < all.len(),
+            "{cond:?} {n}: the filter must leave games out"
+        );
+        let n_text = n.to_string();
+        let mut with = cond.clone();
+        with.extend(["--min-stay", &n_text]);
+        // Per position: the positions of the games that stay long enough.
+        assert_eq!(stays(&db, &with), long, "{with:?}");
+        // Per game: those games, and their count.
+        let mut games = with.clone();
+        games.extend(["--per", "game"]);
+        let ids: Vec<i64> = long.iter().map(|s| s.0).collect();
+        assert_eq!(game_ids(&db, &games), ids, "{games:?}");
+        for (per, want) in [
+            ("game", ids.len() as i64),
+            ("position", long.iter().map(|s| s.1).sum()),
+        ] {
+            let mut args = vec![
+                "find",
+                "--db",
+                db.to_str().unwrap(),
+                "--count",
+                "--per",
+                per,
+            ];
+            args.extend_from_slice(&with);
+            let run = pawndex(&args);
+            run.expect_code(0, "count");
+            assert_eq!(run.stdout.trim(), want.to_string(), "{args:?}");
+        }
+    }
+}
+
+#[test]
+fn sorts_order_the_games_by_their_tags_and_stay() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, tags) = indexed(dir.path());
+    let cond = ["--white", "islands:2.."];
+    let stay = stays(&db, &cond);
+    let matching: Vec<i64> = stay.iter().map(|s| s.0).collect();
+    let tag = |id: i64| &tags[id as usize - 1];
+    // Each key: a value per game (None: the game has none, last either way), highest first.
+    type Key<'a> = Box<dyn Fn(i64) -> Option<String> + 'a>;
+    let number = |v: Option<i64>| v.map(|v| format!("{v:08}"));
+    let keys: Vec<(&str, Key<'_>)> = vec![
+        (
+            "elo",
+            Box::new(move |id| {
+                number(tag(id).white_elo.zip(tag(id).black_elo).map(|(w, b)| w + b))
+            }),
+        ),
+        ("white-elo", Box::new(move |id| number(tag(id).white_elo))),
+        ("black-elo", Box::new(move |id| number(tag(id).black_elo))),
+        (
+            "date",
+            Box::new(move |id| {
+                let d = tag(id).date;
+                (!d.starts_with('?')).then(|| d.replace('?', "0"))
+            }),
+        ),
+        (
+            "stay",
+            Box::new({
+                let stay = stay.clone();
+                move |id| number(stay.iter().find(|s| s.0 == id).map(|s| s.1))
+            }),
+        ),
+    ];
+    for (name, key) in &keys {
+        for reverse in [false, true] {
+            let mut want = matching.clone();
+            want.sort_by(|a, b| {
+                let (ka, kb) = (key(*a), key(*b));
+                let by_key = match (&ka, &kb) {
+                    (Some(x), Some(y)) if reverse => x.cmp(y),
+                    (Some(x), Some(y)) => y.cmp(x),
+                    (Some(_), None) => std::cmp::Ordering::Less,
+                    (None, Some(_)) => std::cmp::Ordering::Greater,
+                    (None, None) => std::cmp::Ordering::Equal,
+                };
+                by_key.then(a.cmp(b))
+            });
+            let mut args = vec!["--per", "game", "--sort", name];
+            args.extend_from_slice(&cond);
+            if reverse {
+                args.push("--reverse");
+            }
+            assert_eq!(game_ids(&db, &args), want, "{args:?}");
+        }
+    }
+    let mut args = vec!["--per", "game", "--reverse"];
+    args.extend_from_slice(&cond);
+    let mut back = matching.clone();
+    back.reverse();
+    assert_eq!(game_ids(&db, &args), back);
+    args.extend(["--sort", "id"]);
+    assert_eq!(game_ids(&db, &args), back);
+}
+
+#[test]
+fn bad_values_are_usage_errors_naming_the_option() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, _) = indexed(dir.path());
+    let d = db.to_str().unwrap();
+    for (args, words) in [
+        (vec!["--max-elo", "5000"], "--max-elo 5000"),
+        (vec!["--max-elo", "x"], "--max-elo"),
+        (
+            vec!["--min-elo", "2600", "--max-elo", "2400"],
+            "--max-elo 2400",
+        ),
+        (vec!["--year", "20x"], "--year 20x"),
+        (vec!["--year", "2001.05"], "--year 2001.05"),
+        (vec!["--year", "2005..2001"], "--year 2005..2001"),
+        (vec!["--time-class", "fast"], "--time-class fast"),
+        (vec!["--exclude-time-class", ","], "--exclude-time-class"),
+        (vec!["--min-stay=-1"], "--min-stay -1"),
+        (vec!["--min-stay", "99999"], "--min-stay 99999"),
+        (
+            vec!["--per", "game", "--sort", "typicality"],
+            "--sort typicality",
+        ),
+        (vec!["--sort", "elo"], "--sort"),
+        (vec!["--reverse"], "--reverse"),
+    ] {
+        let mut all = vec!["find", "--db", d];
+        all.extend_from_slice(&args);
+        let run = pawndex(&all);
+        run.expect_code(2, &args.join(" "));
+        assert!(run.stderr.contains(words), "{args:?}: {}", run.stderr);
+    }
+}

@@ -38,6 +38,19 @@ impl GameCond {
             GameCond::MinElo(_) => {
                 format!("g.white_elo >= :min_elo{suffix} AND g.black_elo >= :min_elo{suffix}")
             }
+            GameCond::MaxElo(_) => {
+                format!("g.white_elo <= :max_elo{suffix} AND g.black_elo <= :max_elo{suffix}")
+            }
+            GameCond::TimeClasses(names) | GameCond::ExcludeTimeClasses(names) => {
+                let (not, param) = match self {
+                    GameCond::TimeClasses(_) => ("", "time_class"),
+                    _ => ("NOT ", "exclude_time_class"),
+                };
+                let list: Vec<String> = (1..=names.len())
+                    .map(|i| format!(":{param}_{i}{suffix}"))
+                    .collect();
+                format!("g.time_class {not}IN ({})", list.join(", "))
+            }
             GameCond::Player(_) => format!(
                 "({} OR {})",
                 like("white", "player"),
@@ -94,6 +107,18 @@ impl GameCond {
         match self {
             GameCond::Result(r) => vec![text("result", r)],
             GameCond::MinElo(e) => vec![(format!("min_elo{suffix}"), Value::Integer(*e))],
+            GameCond::MaxElo(e) => vec![(format!("max_elo{suffix}"), Value::Integer(*e))],
+            GameCond::TimeClasses(names) | GameCond::ExcludeTimeClasses(names) => {
+                let param = match self {
+                    GameCond::TimeClasses(_) => "time_class",
+                    _ => "exclude_time_class",
+                };
+                names
+                    .iter()
+                    .enumerate()
+                    .map(|(i, n)| text(&format!("{param}_{}", i + 1), n))
+                    .collect()
+            }
             GameCond::Player(n) => vec![text("player", &like_pattern(n))],
             GameCond::WhitePlayer(n) => vec![text("white_player", &like_pattern(n))],
             GameCond::BlackPlayer(n) => vec![text("black_player", &like_pattern(n))],
@@ -264,6 +289,12 @@ impl Search {
                 Value::Text(form.key.clone()),
             ));
         }
+        if let Some(n) = self.min_stay {
+            p.push(("min_stay".to_string(), Value::Integer(n.into())));
+        }
+        if let Some(after) = self.order.after {
+            p.push(("after_game".to_string(), Value::Integer(after)));
+        }
         p
     }
 
@@ -349,13 +380,29 @@ impl Search {
             from.push_str("    JOIN games AS g ON g.id = r.game_id\n");
             wheres.extend(conds.games);
         }
+        // With a least stay, the runs found first, then those of the games that stay long
+        // enough in them.
+        let name = if self.min_stay.is_some() {
+            "found_runs"
+        } else {
+            "matching_runs"
+        };
         let mut runs =
-            format!("matching_runs AS (\n    SELECT r.game_id, r.first_ply, r.last_ply\n{from}");
+            format!("{name} AS (\n    SELECT r.game_id, r.first_ply, r.last_ply\n{from}");
         if !wheres.is_empty() {
             let _ = writeln!(runs, "    WHERE {}", wheres.join("\n      AND "));
         }
         runs.push(')');
         ctes.push(runs);
+        if self.min_stay.is_some() {
+            let (first, last) = walk::bounds(&Sqlite, self);
+            ctes.push(format!(
+                "matching_runs AS (\n    SELECT r.game_id, r.first_ply, r.last_ply\n    \
+                 FROM found_runs AS r\n    WHERE r.game_id IN (\n        \
+                 SELECT r.game_id FROM found_runs AS r\n        GROUP BY r.game_id\n        \
+                 HAVING sum({last} - {first} + 1) >= :min_stay  -- the game's stay\n    )\n)"
+            ));
+        }
         format!("WITH {}\n", ctes.join(",\n"))
     }
 
@@ -393,6 +440,35 @@ impl Search {
                      CROSS JOIN ply_numbers AS n ON n.n BETWEEN {first} AND {last}\n\
                      JOIN games AS g ON g.id = r.game_id\nORDER BY r.game_id, r.first_ply, n.n"
                 );
+            }
+            Rows::Games if !self.order.is_plain() => {
+                let key = sort_key(self.order);
+                sql.truncate(sql.trim_end().len());
+                let (before, after) = if self.order.key.descending() != self.order.reverse {
+                    ("DESC", "<")
+                } else {
+                    ("ASC", ">")
+                };
+                let _ = write!(
+                    sql,
+                    ",\ngames_found AS (\n    SELECT r.game_id, min({first}) AS ply, \
+                     sum({last} - {first} + 1) AS stay\n    FROM matching_runs AS r\n    \
+                     GROUP BY r.game_id\n),\nkeyed AS MATERIALIZED (\n    \
+                     SELECT f.game_id, f.ply, {key} AS sort_key\n    FROM games_found AS f\n    \
+                     JOIN games AS g ON g.id = f.game_id\n)\n\
+                     SELECT k.game_id, k.ply, {columns}\nFROM keyed AS k\n\
+                     JOIN games AS g ON g.id = k.game_id\n"
+                );
+                if self.order.after.is_some() {
+                    // A keyset page: the games after :after_game in this order.
+                    let _ = writeln!(
+                        sql,
+                        "WHERE k.sort_key {after} (SELECT sort_key FROM keyed WHERE game_id = \
+                         :after_game)\n   OR (k.sort_key = (SELECT sort_key FROM keyed WHERE \
+                         game_id = :after_game) AND k.game_id > :after_game)"
+                    );
+                }
+                let _ = write!(sql, "ORDER BY k.sort_key {before}, k.game_id");
             }
             Rows::Games => {
                 let _ = write!(
@@ -617,6 +693,27 @@ impl Search {
             }
         }
         CountPlan::Runs
+    }
+}
+
+/// The SQL of an order's key over `games AS g` and a game's row `f` of `games_found`
+/// (`f.stay`): a value for every game, those without one (no rating, no known year) given the
+/// value that puts them last in the order asked for.
+fn sort_key(order: crate::model::search::Order) -> String {
+    use crate::model::search::SortKey;
+    let last_low = order.key.descending() != order.reverse;
+    let missing = if last_low { "-1" } else { "100000" };
+    match order.key {
+        SortKey::Id => "f.game_id".to_string(),
+        SortKey::Elo => format!("coalesce(g.white_elo + g.black_elo, {missing})"),
+        SortKey::WhiteElo => format!("coalesce(g.white_elo, {missing})"),
+        SortKey::BlackElo => format!("coalesce(g.black_elo, {missing})"),
+        SortKey::Date => format!(
+            "CASE WHEN g.date GLOB '[0-9][0-9][0-9][0-9]*' THEN replace(g.date, '?', '0') \
+             ELSE '{}' END",
+            if last_low { "" } else { "~" }
+        ),
+        SortKey::Stay => "f.stay".to_string(),
     }
 }
 
