@@ -702,7 +702,8 @@ impl Search {
 fn sort_key(order: crate::model::search::Order) -> String {
     use crate::model::search::SortKey;
     let last_low = order.key.descending() != order.reverse;
-    let missing = if last_low { "-1" } else { "100000" };
+    // Beyond any rating a tag can hold (SQLite compares integers and reals by value).
+    let missing = if last_low { "-1e300" } else { "1e300" };
     match order.key {
         SortKey::Id => "f.game_id".to_string(),
         SortKey::Elo => format!("coalesce(g.white_elo + g.black_elo, {missing})"),
