@@ -317,6 +317,7 @@ fn min_stay_keeps_the_games_with_enough_matching_positions() {
         vec!["--white", "islands:2.."],
         vec!["--black", "duo", "--ply", "10..60"],
         vec!["--no-pawns", "wd"],
+        vec![],
     ] {
         let all = stays(&db, &cond);
         assert!(all.len() > 4, "{cond:?}: too few games to test");
@@ -337,6 +338,11 @@ fn min_stay_keeps_the_games_with_enough_matching_positions() {
         let mut games = with.clone();
         games.extend(["--per", "game"]);
         let ids: Vec<i64> = long.iter().map(|s| s.0).collect();
+        assert_eq!(game_ids(&db, &games), ids, "{games:?}");
+        let mut longest = long.clone();
+        longest.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        games.extend(["--sort", "stay"]);
+        let ids: Vec<i64> = longest.iter().map(|s| s.0).collect();
         assert_eq!(game_ids(&db, &games), ids, "{games:?}");
         for (per, want) in [
             ("game", ids.len() as i64),
@@ -362,8 +368,15 @@ fn min_stay_keeps_the_games_with_enough_matching_positions() {
 fn sorts_order_the_games_by_their_tags_and_stay() {
     let dir = tempfile::tempdir().unwrap();
     let (db, tags) = indexed(dir.path());
-    let cond = ["--white", "islands:2.."];
-    let stay = stays(&db, &cond);
+    // With a position condition, and without (every position matches: the store reads no
+    // run, the stay is the game's positions).
+    for cond in [&["--white", "islands:2.."][..], &[]] {
+        sorted_as_the_tags_say(&db, &tags, cond);
+    }
+}
+
+fn sorted_as_the_tags_say(db: &Path, tags: &[Tags], cond: &[&str]) {
+    let stay = stays(db, cond);
     let matching: Vec<i64> = stay.iter().map(|s| s.0).collect();
     let tag = |id: i64| &tags[id as usize - 1];
     // Each key: a value per game (None: the game has none, last either way), highest first.
@@ -408,20 +421,20 @@ fn sorts_order_the_games_by_their_tags_and_stay() {
                 by_key.then(a.cmp(b))
             });
             let mut args = vec!["--per", "game", "--sort", name];
-            args.extend_from_slice(&cond);
+            args.extend_from_slice(cond);
             if reverse {
                 args.push("--reverse");
             }
-            assert_eq!(game_ids(&db, &args), want, "{args:?}");
+            assert_eq!(game_ids(db, &args), want, "{args:?}");
         }
     }
     let mut args = vec!["--per", "game", "--reverse"];
-    args.extend_from_slice(&cond);
+    args.extend_from_slice(cond);
     let mut back = matching.clone();
     back.reverse();
-    assert_eq!(game_ids(&db, &args), back);
+    assert_eq!(game_ids(db, &args), back);
     args.extend(["--sort", "id"]);
-    assert_eq!(game_ids(&db, &args), back);
+    assert_eq!(game_ids(db, &args), back);
 }
 
 #[test]

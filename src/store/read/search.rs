@@ -406,6 +406,16 @@ impl Search {
         format!("WITH {}\n", ctes.join(",\n"))
     }
 
+    /// Whether every position of a game passes the search's position conditions (none on the
+    /// pawns, the runs, the named structure or the plies): only the game conditions select.
+    fn positions_free(&self) -> bool {
+        self.white.is_empty()
+            && self.black.is_empty()
+            && self.runs.is_empty()
+            && self.structures.is_empty()
+            && !self.ply_range()
+    }
+
     /// Whether a run with this `bishop_pairs` value passes the run conditions.
     #[must_use]
     pub fn bishops_pass(&self, bishop_pairs: i64) -> bool {
@@ -443,21 +453,42 @@ impl Search {
             }
             Rows::Games if !self.order.is_plain() => {
                 let key = sort_key(self.order);
-                sql.truncate(sql.trim_end().len());
                 let (before, after) = if self.order.key.descending() != self.order.reverse {
                     ("DESC", "<")
                 } else {
                     ("ASC", ">")
                 };
+                if self.positions_free() {
+                    // Every position of a game matches (its runs tile it from ply 0 to its
+                    // last): no run is read, the stay is the game's positions.
+                    let Ok(conds) = walk::conditions(&Sqlite, self);
+                    let mut wheres = conds.games;
+                    if self.min_stay.is_some() {
+                        wheres.push("g.plies + 1 >= :min_stay  -- the game's stay".to_string());
+                    }
+                    sql = "WITH games_found AS (\n    SELECT g.id AS game_id, 0 AS ply, \
+                           g.plies + 1 AS stay\n    FROM games AS g"
+                        .to_string();
+                    if !wheres.is_empty() {
+                        let _ = write!(sql, "\n    WHERE {}", wheres.join("\n      AND "));
+                    }
+                    sql.push_str("\n)");
+                } else {
+                    sql.truncate(sql.trim_end().len());
+                    let _ = write!(
+                        sql,
+                        ",\ngames_found AS (\n    SELECT r.game_id, min({first}) AS ply, \
+                         sum({last} - {first} + 1) AS stay\n    FROM matching_runs AS r\n    \
+                         GROUP BY r.game_id\n)"
+                    );
+                }
                 let _ = write!(
                     sql,
-                    ",\ngames_found AS (\n    SELECT r.game_id, min({first}) AS ply, \
-                     sum({last} - {first} + 1) AS stay\n    FROM matching_runs AS r\n    \
-                     GROUP BY r.game_id\n),\nkeyed AS MATERIALIZED (\n    \
-                     SELECT f.game_id, f.ply, {key} AS sort_key\n    FROM games_found AS f\n    \
-                     JOIN games AS g ON g.id = f.game_id\n)\n\
-                     SELECT k.game_id, k.ply, {columns}\nFROM keyed AS k\n\
-                     JOIN games AS g ON g.id = k.game_id\n"
+                    ",\nkeyed AS MATERIALIZED (\n    \
+                     SELECT f.game_id, f.ply, {columns}, {key} AS sort_key\n    \
+                     FROM games_found AS f\n    JOIN games AS g ON g.id = f.game_id\n)\n\
+                     SELECT k.game_id, k.ply, k.white, k.black, k.result, k.date\n\
+                     FROM keyed AS k\n"
                 );
                 if self.order.after.is_some() {
                     // A keyset page: the games after :after_game in this order.
