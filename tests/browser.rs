@@ -496,6 +496,59 @@ fn list_and_export_games(s: &Session) {
         12,
         "the export holds the 12 games"
     );
+    // The sort control: newest first, the rows and the export in the order of
+    // /api/games?sort=date (find --sort date), reversed with the box.
+    for (reverse, what) in [(false, "newest first"), (true, "oldest first")] {
+        s.js(
+            "document.querySelector('#games-limit').value = '50'; \
+             document.querySelector('#games-sort').value = 'date'; \
+             document.querySelector('#games-reverse').checked = arguments[0];",
+            json!([reverse]),
+        );
+        s.click("#game-filters button[type=submit]");
+        let (code, _, answer) = fetch(
+            s,
+            &format!(
+                "/api/games?limit=50&sort=date{}",
+                if reverse { "&reverse=1" } else { "" }
+            ),
+        );
+        assert_eq!(code, 200, "{answer}");
+        let answer: Value = serde_json::from_str(&answer).unwrap();
+        let want: Vec<Value> = answer["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| json!(r["game_id"].to_string()))
+            .collect();
+        assert_ne!(json!(want), all, "sorted by date is not the id order");
+        s.wait(what, || rows() == json!(want));
+        let href = s.js(
+            "return document.querySelector('#export-csv').getAttribute('href')",
+            json!([]),
+        );
+        let href = href.as_str().unwrap().to_string();
+        assert!(href.contains("sort=date"), "{href}");
+        let (_, _, csv) = fetch(s, &href);
+        let ids: Vec<Value> = csv
+            .lines()
+            .skip(1)
+            .map(|l| json!(l.split(',').next().unwrap()))
+            .collect();
+        assert_eq!(ids, want, "the export in the order shown");
+    }
+    // Back to database order, ten a page, for the steps after this one.
+    s.js(
+        "document.querySelector('#games-limit').value = '10'; \
+         document.querySelector('#games-sort').value = 'id'; \
+         document.querySelector('#games-reverse').checked = false;",
+        json!([]),
+    );
+    s.click("#game-filters button[type=submit]");
+    let first: Vec<Value> = all.as_array().unwrap()[..10].to_vec();
+    s.wait("the first page in database order", || {
+        rows() == json!(first)
+    });
 }
 
 fn replay_a_game_with_the_keyboard(s: &Session, base: &str) {

@@ -55,7 +55,8 @@ fn agrees_with_sql(db: &Path, j: &serde_json::Value) {
         count(&conn, "SELECT count(*) FROM pawn_sets")
     );
     assert_eq!(j["rejected"], count(&conn, "SELECT count(*) FROM rejects"));
-    assert_eq!(j["schema_version"], 4);
+    assert_eq!(j["schema_version"], 5);
+    assert_eq!(j["games_without_time_control"], 0);
     assert_eq!(
         j["structures"],
         count(&conn, "SELECT count(*) FROM structure_names")

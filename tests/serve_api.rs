@@ -390,6 +390,34 @@ fn game_pages_equal_find_and_exports_stream() {
             "&white=islands:3..&ply=10..40",
             vec!["--white", "islands:3..", "--ply", "10..40"],
         ),
+        // Sorted pages: most games share a key (8 of the 12 have no ratings), so the pages
+        // cut through ties.
+        ("&sort=elo", vec!["--sort", "elo"]),
+        (
+            "&sort=date&reverse=1&max_elo=2800",
+            vec!["--sort", "date", "--reverse", "--max-elo", "2800"],
+        ),
+        (
+            "&sort=stay&white=islands:2..&min_stay=5",
+            vec![
+                "--sort",
+                "stay",
+                "--white",
+                "islands:2..",
+                "--min-stay",
+                "5",
+            ],
+        ),
+        (
+            "&reverse=1&year=1900..&exclude_time_class=blitz",
+            vec![
+                "--reverse",
+                "--year",
+                "1900..",
+                "--exclude-time-class",
+                "blitz",
+            ],
+        ),
     ] {
         let mut args = vec!["find", "--db", &db, "--per", "game", "--format", "json"];
         args.extend(flags.iter().copied());
@@ -423,6 +451,13 @@ fn game_pages_equal_find_and_exports_stream() {
     let (status, msg) = server.error("/api/games?eco=Z99");
     assert_eq!(status, 400);
     assert!(msg.starts_with("eco=Z99: "), "{msg}");
+    let (status, msg) = server.error("/api/games?sort=typicality");
+    assert_eq!(status, 400);
+    assert!(msg.starts_with("sort=typicality: "), "{msg}");
+    let (_, msg) = server.error("/api/games?time_class=fast");
+    assert!(msg.starts_with("time_class=fast: "), "{msg}");
+    let (_, msg) = server.error("/api/games?min_stay=x");
+    assert!(msg.starts_with("min_stay=x: "), "{msg}");
     let (_, msg) = server.error("/api/games?structure=carlsbadd");
     assert!(msg.contains("did you mean carlsbad"), "{msg}");
 }

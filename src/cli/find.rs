@@ -35,6 +35,17 @@ FEATURE (for --white and --black):
   'islands>=N', islands=N, …   comparisons =, !=, <, <=, >, >= (quote those with < or >:
                                the shell reads them as redirections)
 
+MODEL GAMES: --min-stay N keeps the games with at least N matching positions (for a structure,
+  the plies they spend in it, inside --ply); with --per game, --sort KEY orders them: id (the
+  default), elo (the average of both ratings, highest first), white-elo, black-elo, date (newest
+  first), stay (most matching plies first); games without the key (unrated, no year) come last;
+  ties by game id; --reverse flips the order.
+
+TIME CLASS (--time-class, --exclude-time-class): classical, rapid, blitz, bullet, simul,
+  blindfold or unknown, from the TimeControl tag (base + 40 increments: bullet under 3 minutes,
+  blitz under 10, rapid under 60), else from words of the Event tag (Blitz, Rapid, Rapidplay,
+  Simul, Blindfold, ...); a simul or blindfold Event wins (docs/find.md, \"Time class\").
+
 NAMED STRUCTURES (--structure-name): the keys of the structure catalogue (structures/*.toml;
   `pawndex query --list` lists them), or their names (\"Maroczy Bind\"), case ignored. KEY alone is
   the normal form, KEY~ the colour-reversed form (colours swapped, board flipped: in
@@ -51,7 +62,9 @@ Examples:
   pawndex find --pawns \"wd4 we3 bc6 bd5\" --no-pawns \"wc be\" --eco D35 --date 2020.. --per game
   pawndex find --white-player Kasparov --event Olympiad --site Moscow --black quart --count
   pawndex find --structure-name carlsbad --eco D3 --per game --count
-  pawndex find --structure-name isolani --structure-name isolani~ --ply 20..40"
+  pawndex find --structure-name isolani --structure-name isolani~ --ply 20..40
+  pawndex find --structure-name carlsbad --time-class classical --min-elo 2600 --per game --sort elo
+  pawndex find --structure-name isolani --exclude-time-class blitz,bullet --min-stay 20 --per game --sort stay"
 )]
 pub struct FindArgs {
     /// A White feature (repeatable): duo, trio, quart, bishop-pair, no-bishop-pair,
@@ -106,6 +119,30 @@ pub struct FindArgs {
     /// precision (year, year.month, full date) is the one compared; several: any of them
     #[arg(long, value_name = "A..B")]
     pub date: Vec<String>,
+    /// Both players rated at most N (games without both ratings are left out)
+    #[arg(long, value_name = "N")]
+    pub max_elo: Option<i64>,
+    /// Years A..B of the game's date, both included (1990..1999, 2000.., ..1950, or one year
+    /// 2001); several: any of them
+    #[arg(long, value_name = "A..B")]
+    pub year: Vec<String>,
+    /// The game's time class: classical, rapid, blitz, bullet, simul, blindfold or unknown
+    /// (several: any of them, "classical,rapid"; see TIME CLASS)
+    #[arg(long = "time-class", value_name = "CLASS")]
+    pub time_class: Vec<String>,
+    /// Leave out games of these time classes ("blitz,bullet,simul")
+    #[arg(long = "exclude-time-class", value_name = "CLASS")]
+    pub exclude_time_class: Vec<String>,
+    /// Only games with at least N matching positions (for a structure: N plies in it)
+    #[arg(long = "min-stay", value_name = "N")]
+    pub min_stay: Option<i64>,
+    /// With --per game, the order of the games: id (the default), elo (average of both
+    /// ratings), white-elo, black-elo, date (newest first), stay (most matching plies first)
+    #[arg(long, value_name = "KEY")]
+    pub sort: Option<String>,
+    /// With --per game, the order of --sort flipped (ties stay by ascending game id)
+    #[arg(long)]
+    pub reverse: bool,
     /// One row per matching position, or per game (its first matching ply)
     #[arg(long, value_enum, default_value_t = Per::Position)]
     pub per: Per,
@@ -136,12 +173,29 @@ impl FindArgs {
             site: self.site.clone(),
             eco: self.eco.clone(),
             date: self.date.clone(),
+            max_elo: self.max_elo,
+            year: self.year.clone(),
+            time_class: self.time_class.clone(),
+            exclude_time_class: self.exclude_time_class.clone(),
+            min_stay: self.min_stay,
+            sort: self.sort.clone(),
+            reverse: self.reverse,
         }
     }
 }
 
 /// The search described by a `find` command line.
 pub fn search(args: &FindArgs) -> Result<Search> {
+    if args.per == Per::Position {
+        for (given, flag) in [(args.sort.is_some(), "--sort"), (args.reverse, "--reverse")] {
+            if given {
+                crate::model::usage!(
+                    "{flag} orders games: give --per game with it (positions come in game and \
+                     ply order)"
+                );
+            }
+        }
+    }
     crate::engine::find::search(&args.filters())
 }
 

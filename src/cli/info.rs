@@ -125,6 +125,16 @@ fn table(info: &Info) -> String {
         ("structures", structures_line(info)),
         ("rejected", thousands(info.rejected)),
     ];
+    if info.without_time_control > 0 {
+        facts.push((
+            "time class",
+            format!(
+                "{} games indexed before schema version 5 have no TimeControl stored: their \
+                 time class comes from the Event tag alone (re-index them to use TimeControl)",
+                thousands(info.without_time_control)
+            ),
+        ));
+    }
     if info.unfolded() {
         facts.insert(3, ("log", log_line(info)));
     }

@@ -191,9 +191,11 @@ pub(crate) fn execute(plan: &Plan, params: &[(String, Value)], output: &OutputAr
     let (sql, params): (String, Vec<(String, Value)>) = match plan {
         Plan::Search(search, rows) => {
             if output.count {
-                let n = if *rows == Rows::Games {
+                // A least stay is a condition on each game's runs together: counted in SQL,
+                // as the games are.
+                let n = if *rows == Rows::Games || search.min_stay.is_some() {
                     let (form, games) = search.rows_form(&conn)?;
-                    let mut c = search.count_sql(form, true);
+                    let mut c = search.count_sql(form, *rows == Rows::Games);
                     c.params.extend(games);
                     adhoc::count(&conn, &c.text, &c.params)?
                 } else {

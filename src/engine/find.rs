@@ -8,6 +8,8 @@ use shakmaty::{Color, File, Rank, Square};
 use crate::model::features::Kind;
 use crate::model::fen::structure_of;
 use crate::model::outcome::side_name;
+use crate::model::search::SortKey;
+use crate::model::time_class::TimeClass;
 use crate::model::{UsageError, usage};
 use crate::store::read::Snapshot;
 use crate::store::read::search::{
@@ -33,6 +35,15 @@ pub struct Filters {
     pub site: Vec<String>,
     pub eco: Vec<String>,
     pub date: Vec<String>,
+    pub max_elo: Option<i64>,
+    pub year: Vec<String>,
+    pub time_class: Vec<String>,
+    pub exclude_time_class: Vec<String>,
+    pub min_stay: Option<i64>,
+    /// `--sort KEY` (the games' order, `--per game` only).
+    pub sort: Option<String>,
+    /// `--reverse`: the order flipped.
+    pub reverse: bool,
 }
 
 fn side_of(color: Color) -> Side {
@@ -286,9 +297,21 @@ pub fn check_min_elo(elo: i64) -> Result<()> {
     ))
 }
 
+/// Refuses a `--max-elo` outside 0 to [`MAX_ELO`], as [`check_min_elo`].
+pub fn check_max_elo(elo: i64) -> Result<()> {
+    if (0..=MAX_ELO).contains(&elo) {
+        return Ok(());
+    }
+    Err(crate::model::bad_value(
+        "--max-elo",
+        elo.to_string(),
+        format!("not a rating (give one from 0 to {MAX_ELO})"),
+    ))
+}
+
 /// Refuses a filter given more than [`MAX_VALUES`] values.
 fn check_value_counts(args: &Filters) -> Result<()> {
-    let lists: [(&'static str, &[String]); 13] = [
+    let lists: [(&'static str, &[String]); 16] = [
         ("--white", &args.white),
         ("--black", &args.black),
         ("--pawns", &args.pawns),
@@ -302,6 +325,9 @@ fn check_value_counts(args: &Filters) -> Result<()> {
         ("--site", &args.site),
         ("--eco", &args.eco),
         ("--date", &args.date),
+        ("--year", &args.year),
+        ("--time-class", &args.time_class),
+        ("--exclude-time-class", &args.exclude_time_class),
     ];
     for (flag, given) in lists {
         // A name may hold commas and spaces ("Kasparov, Garry"): the text filters count the
@@ -364,7 +390,103 @@ pub fn search(args: &Filters) -> Result<Search> {
             .map_err(|why| crate::model::bad_value("--ply", range.as_str(), why))?;
     }
     game_filters(args, &mut f)?;
+    model_game_filters(args, &mut f)?;
     Ok(f)
+}
+
+/// The most plies `--min-stay` takes (a game holds at most this many positions).
+pub const MAX_STAY: i64 = crate::model::game::MAX_PLIES as i64 + 1;
+
+/// The filters and the order of model games: `--max-elo`, `--year`, `--time-class`,
+/// `--exclude-time-class`, `--min-stay`, `--sort` and `--reverse`.
+fn model_game_filters(args: &Filters, f: &mut Search) -> Result<()> {
+    if let Some(elo) = args.max_elo {
+        check_max_elo(elo)?;
+        if let Some(min) = args.min_elo
+            && min > elo
+        {
+            usage!("--min-elo {min} and --max-elo {elo}: no rating lies between them");
+        }
+        f.games.push(GameCond::MaxElo(elo));
+    }
+    let mut years = Vec::new();
+    for range in values("--year", &args.year)? {
+        let (from, to) =
+            year_range(range).map_err(|why| crate::model::bad_value("--year", range, why))?;
+        years.push(GameCond::Date(from, to));
+    }
+    f.games.extend(any_of(years));
+    for (flag, given, exclude) in [
+        ("--time-class", &args.time_class, false),
+        ("--exclude-time-class", &args.exclude_time_class, true),
+    ] {
+        let mut names: Vec<String> = Vec::new();
+        for v in values(flag, given)? {
+            let Some(class) = TimeClass::parse(v) else {
+                let all: Vec<&str> = TimeClass::ALL.iter().map(|c| c.name()).collect();
+                return Err(crate::model::bad_value(
+                    flag,
+                    v,
+                    format!(
+                        "not a time class (give {}; several: blitz,bullet)",
+                        all.join(", ")
+                    ),
+                ));
+            };
+            if !names.iter().any(|n| n == class.name()) {
+                names.push(class.name().to_string());
+            }
+        }
+        if !names.is_empty() {
+            f.games.push(if exclude {
+                GameCond::ExcludeTimeClasses(names)
+            } else {
+                GameCond::TimeClasses(names)
+            });
+        }
+    }
+    if let Some(n) = args.min_stay {
+        if !(0..=MAX_STAY).contains(&n) {
+            return Err(crate::model::bad_value(
+                "--min-stay",
+                n.to_string(),
+                format!("not a number of plies (give one from 0 to {MAX_STAY})"),
+            ));
+        }
+        if n > 0 {
+            f.min_stay = Some(n as u32);
+        }
+    }
+    if let Some(key) = &args.sort {
+        let Some(key) = SortKey::parse(key) else {
+            let all: Vec<&str> = SortKey::ALL.iter().map(|k| k.name()).collect();
+            return Err(crate::model::bad_value(
+                "--sort",
+                key.as_str(),
+                format!("not a sort key (give {})", all.join(", ")),
+            ));
+        };
+        f.order.key = key;
+    }
+    f.order.reverse = args.reverse;
+    Ok(())
+}
+
+/// A `--year` range as the bounds of a date range: `2001`, `1990..1999`, `2000..`, `..1950`.
+pub(crate) fn year_range(
+    range: &str,
+) -> std::result::Result<(Option<String>, Option<String>), String> {
+    let (a, b) = range.split_once("..").unwrap_or((range, range));
+    for y in [a, b] {
+        let y = y.trim();
+        let year = y.len() == 4 && y.bytes().all(|c| c.is_ascii_digit());
+        if !y.is_empty() && !year {
+            return Err(format!(
+                "\"{y}\" is not a year (four digits: 2001, 1990..1999, 2000.., ..1950)"
+            ));
+        }
+    }
+    date_range(range)
 }
 
 /// `--pawns` and `--no-pawns` into each side's conditions, refusing a square required for

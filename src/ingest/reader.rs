@@ -516,6 +516,7 @@ impl Visitor for Collect {
             b"WhiteElo" => &mut tags.white_elo,
             b"BlackElo" => &mut tags.black_elo,
             b"ECO" => &mut tags.eco,
+            b"TimeControl" => &mut tags.time_control,
             b"FEN" => &mut tags.fen,
             b"SetUp" => &mut tags.setup,
             b"Variant" => &mut tags.variant,

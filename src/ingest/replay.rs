@@ -265,11 +265,13 @@ pub fn replay(mut game: RawGame) -> Replayed {
             [w, b]
         })
         .collect();
+    let time_control = game.tags.time_control.clone();
     let header = game.tags.into_header();
     let hash = game_hash(&header, fen.as_deref(), &moves);
     Replayed::Game(Box::new(GameRecord {
         offset: game.offset,
         header,
+        time_control,
         fen,
         chess960,
         plies,

@@ -21,6 +21,8 @@ pub struct Tags {
     pub white_elo: Option<String>,
     pub black_elo: Option<String>,
     pub eco: Option<String>,
+    /// The `TimeControl` tag (stored as read, in `games.time_control`).
+    pub time_control: Option<String>,
     pub fen: Option<String>,
     pub setup: Option<String>,
     pub variant: Option<String>,
@@ -209,6 +211,8 @@ impl GameSummary {
 pub struct GameRecord {
     pub offset: u64,
     pub header: Header,
+    /// The `TimeControl` tag as read (`None` when the game has none).
+    pub time_control: Option<String>,
     /// The start position as a normalised FEN, `None` for the standard start.
     pub fen: Option<String>,
     pub chess960: bool,

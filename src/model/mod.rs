@@ -25,6 +25,7 @@ mod structure_file;
 pub mod structure_near;
 pub mod structure_report;
 pub mod tally;
+pub mod time_class;
 mod usage;
 pub mod workload;
 

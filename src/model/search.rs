@@ -73,6 +73,12 @@ pub enum GameCond {
     Result(String),
     /// Both players rated at least this.
     MinElo(i64),
+    /// Both players rated at most this (a game without both ratings is out).
+    MaxElo(i64),
+    /// The game's time class (`games.time_class`) is one of these names.
+    TimeClasses(Vec<String>),
+    /// The game's time class is none of these names.
+    ExcludeTimeClasses(Vec<String>),
     /// White or Black name contains this (ASCII case-insensitive).
     Player(String),
     /// White's name contains this.
@@ -114,6 +120,87 @@ impl StructureForm {
     }
 }
 
+/// What the games of a search are sorted by (`find --per game --sort`, `GET /api/games?sort=`).
+/// Ties go by game id, ascending.
+///
+/// Hook: a key computed outside SQL (the *typicality* of the plans) would be one more variant,
+/// its values handed to the store with the search (a JSON object of game id to value, read by
+/// `json_each` as `:games` is), and one more arm in `store::read::search::sort_key`.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum SortKey {
+    /// Game id (database order), ascending.
+    #[default]
+    Id,
+    /// The average of both players' ratings, highest first; games without both ratings last.
+    Elo,
+    /// White's rating, highest first; unrated last.
+    WhiteElo,
+    /// Black's rating, highest first; unrated last.
+    BlackElo,
+    /// The date, newest first; an unknown month or day counts as 00 (a date known to the year
+    /// comes after the known dates of that year), an unknown year last.
+    Date,
+    /// The game's matching positions (plies in the structure asked for), most first.
+    Stay,
+}
+
+impl SortKey {
+    /// Every key, in the order of the help.
+    pub const ALL: [SortKey; 6] = [
+        SortKey::Id,
+        SortKey::Elo,
+        SortKey::WhiteElo,
+        SortKey::BlackElo,
+        SortKey::Date,
+        SortKey::Stay,
+    ];
+
+    /// The name `--sort` takes.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            SortKey::Id => "id",
+            SortKey::Elo => "elo",
+            SortKey::WhiteElo => "white-elo",
+            SortKey::BlackElo => "black-elo",
+            SortKey::Date => "date",
+            SortKey::Stay => "stay",
+        }
+    }
+
+    /// The key of a name ([`SortKey::name`], case ignored, `_` for `-`).
+    #[must_use]
+    pub fn parse(name: &str) -> Option<SortKey> {
+        let n = name.trim().to_ascii_lowercase().replace('_', "-");
+        Self::ALL.into_iter().find(|k| k.name() == n)
+    }
+
+    /// Whether the key's natural order is descending (all but the id).
+    #[must_use]
+    pub fn descending(self) -> bool {
+        self != SortKey::Id
+    }
+}
+
+/// The order of a search's games and where a page of them starts.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Order {
+    pub key: SortKey,
+    /// The key's order flipped (ties still by ascending id).
+    pub reverse: bool,
+    /// Only the games after this one in this order (a keyset page: the last game id of the
+    /// page before; a game the list does not hold yields nothing).
+    pub after: Option<i64>,
+}
+
+impl Order {
+    /// Whether this is the plain order of game ids, from the first.
+    #[must_use]
+    pub fn is_plain(&self) -> bool {
+        *self == Order::default()
+    }
+}
+
 /// A position search. Plies are `plies.0..=plies.1`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Search {
@@ -124,6 +211,12 @@ pub struct Search {
     pub plies: (u32, u32),
     /// The run's named structure is one of these forms (none: any structure, named or not).
     pub structures: Vec<StructureForm>,
+    /// Only games with at least this many matching positions (the *stay*: for a structure, the
+    /// plies the game spends in it, inside the ply range). SQLite's alone: the dialects refuse
+    /// it.
+    pub min_stay: Option<u32>,
+    /// The order of the games (`Rows::Games`).
+    pub order: Order,
 }
 
 impl Default for Search {
@@ -135,6 +228,8 @@ impl Default for Search {
             games: Vec::new(),
             plies: (0, u32::MAX),
             structures: Vec::new(),
+            min_stay: None,
+            order: Order::default(),
         }
     }
 }

@@ -25,6 +25,7 @@ pub fn to_json(info: &Info) -> serde_json::Value {
         "rejected": info.rejected,
         "structures": info.structures,
         "structures_current": info.structures_current,
+        "games_without_time_control": info.without_time_control,
         "sources": info.sources.iter().map(|s| json!({
             "source": s.name,
             "games": s.games,

@@ -39,6 +39,13 @@ pub const FILTERS: &[&str] = &[
     "site",
     "eco",
     "date",
+    "max_elo",
+    "year",
+    "time_class",
+    "exclude_time_class",
+    "min_stay",
+    "sort",
+    "reverse",
 ];
 
 /// How long an export may run.
@@ -73,7 +80,27 @@ pub fn filters(p: &Params) -> Result<Filters, ApiError> {
         site: p.all("site"),
         eco: p.all("eco"),
         date: p.all("date"),
+        max_elo: whole(p, "max_elo", "a rating")?,
+        year: p.all("year"),
+        time_class: p.all("time_class"),
+        exclude_time_class: p.all("exclude_time_class"),
+        min_stay: whole(p, "min_stay", "a number of plies")?,
+        sort: p.get("sort").map(str::to_owned),
+        reverse: p.flag("reverse")?,
     })
+}
+
+/// A whole number parameter whose range is `find`'s rule (engine::find), `None` when absent.
+fn whole(p: &Params, name: &str, what: &str) -> Result<Option<i64>, ApiError> {
+    match p.get(name) {
+        Some(v) => Ok(Some(v.trim().parse::<i64>().map_err(|_| {
+            ApiError::bad_request(format!(
+                "{name}={}: not a whole number (give {what})",
+                short(v)
+            ))
+        })?)),
+        None => Ok(None),
+    }
 }
 
 /// The search of the filters, its structure names resolved against the database's catalogue.
@@ -115,8 +142,25 @@ pub async fn page(pool: &Arc<Pool>, p: &Params) -> Result<Value, ApiError> {
 /// ids (each twice as wide as the last), so a page reads the runs of about the games it lists,
 /// however deep it is (a search through candidate lists takes one window).
 fn windows(conn: &Snapshot, search: &Search, after: i64, limit: u64) -> anyhow::Result<Vec<u8>> {
-    let last = crate::store::schema::games::last_game_id(conn)?;
     let mut buf = Vec::new();
+    if !search.order.is_plain() {
+        // Sorted: every matching game is keyed, one statement; the page starts after the
+        // game `after` in this order (keyset on the key and the id: no game twice, none
+        // skipped).
+        let mut s = search.clone();
+        s.order.after = (after > 0).then_some(after);
+        let mut stmt = s.rows_statement(conn, Rows::Games)?;
+        crate::output::table::write_results(
+            conn,
+            &mut stmt,
+            Format::Json,
+            Some(limit),
+            1,
+            &mut buf,
+        )?;
+        return Ok(buf);
+    }
+    let last = crate::store::schema::games::last_game_id(conn)?;
     // A search with pawn or structure conditions reads lists of candidate games first (cheap
     // for a few games, costly to repeat): one window to the end.
     let listed =

@@ -17,10 +17,25 @@ const FILTERS = [
   ['eco', 'ECO', 'D35 or A00-E99'],
   ['date', 'Date', '2010.. or 1990..1995'],
   ['min_elo', 'Min Elo', '2600'],
+  ['max_elo', 'Max Elo', '2800'],
+  ['year', 'Years', '1990..1999'],
+  ['time_class', 'Time class', 'classical,rapid'],
+  ['exclude_time_class', 'Leave out', 'blitz,bullet,simul'],
+  ['min_stay', 'Min stay (plies)', '20'],
   ['result', 'Result', '1-0,0-1'],
   ['ply', 'Plies', '20..40'],
   ['white', "White's features", 'islands:3.. or quart'],
   ['black', "Black's features", 'no-bishop-pair'],
+];
+
+/** The orders of the Games tab: `sort` of /api/games (`find --sort`). */
+const SORTS = [
+  ['id', 'database order'],
+  ['elo', 'rating (average, highest first)'],
+  ['white-elo', "White's rating"],
+  ['black-elo', "Black's rating"],
+  ['date', 'date (newest first)'],
+  ['stay', 'stay in the structure (longest first)'],
 ];
 
 export function explorer(main, url) {
@@ -32,7 +47,7 @@ export function explorer(main, url) {
     structure: null,
     breaks: { rows: [], after: null, next: null, history: [], scope: 'exact' },
     plans: { scope: 'named' },
-    games: { after: null, next: null, stack: [], filters: {}, scope: 'exact', limit: 50 },
+    games: { after: null, next: null, stack: [], filters: {}, scope: 'exact', limit: 50, sort: 'id', reverse: false },
     baseShapes: [],
   };
 
@@ -513,6 +528,9 @@ export function explorer(main, url) {
     const f = { ...s.games.filters };
     if (s.games.scope === 'exact') f.fen = bf;
     else if (s.games.scope === 'named' && s.structure?.named) f.structure = s.structure.named.key + (s.structure.named.reversed ? '~' : '');
+    // The order goes with the filters: the pages and the exports list the games alike.
+    if (s.games.sort !== 'id') f.sort = s.games.sort;
+    if (s.games.reverse) f.reverse = '1';
     return f;
   }
 
@@ -528,6 +546,8 @@ export function explorer(main, url) {
             for (const [k] of FILTERS) if (fd.get(k)) s.games.filters[k] = String(fd.get(k)).trim();
             s.games.scope = fd.get('scope');
             s.games.limit = Number(fd.get('limit')) || 50;
+            s.games.sort = String(fd.get('sort') || 'id');
+            s.games.reverse = fd.get('reverse') === '1';
             s.games.after = null;
             s.games.stack = [];
             loadGames(bf);
@@ -545,6 +565,8 @@ export function explorer(main, url) {
       h('div.grid', FILTERS.map(([k, label, ph]) => h('label', h('span', label), h('input', { name: k, value: s.games.filters[k] || '', placeholder: ph })))),
       h(
         'div.form-end',
+        h('label.inline', 'Sort by ', h('select#games-sort', { name: 'sort' }, SORTS.map(([v, label]) => h('option', { value: v, selected: v === s.games.sort }, label)))),
+        h('label.inline', h('input#games-reverse', { type: 'checkbox', name: 'reverse', value: '1', checked: s.games.reverse }), ' reversed'),
         h('label.inline', 'Per page ', h('select#games-limit', { name: 'limit' }, [10, 20, 50, 100, 200].map((n) => h('option', { value: String(n), selected: n === s.games.limit }, String(n))))),
         h('button', { type: 'submit' }, 'Find games'),
       ),

@@ -107,6 +107,16 @@ pub enum Counting {
 /// transaction; the runs a [`Counting`] asks for are read with [`RunFilter::games`] and
 /// [`RunFilter::range`], on this connection or others to the same database.
 pub fn prepare(conn: &Connection, search: &Search) -> Result<Counting> {
+    if search.min_stay.is_some() {
+        // A least stay holds of a game's runs together, which the run filter reads one by
+        // one: counted in SQL.
+        let (form, games) = search.rows_form(conn)?;
+        let mut c = search.count_sql(form, false);
+        c.params.extend(games);
+        return Ok(Counting::Done(
+            single(conn, &c.text, &c.params)?.max(0) as u64
+        ));
+    }
     Ok(match search.count_plan() {
         CountPlan::Totals(side) => Counting::Done(from_totals(conn, search, side)?),
         CountPlan::Bishops => Counting::Done(from_bishop_totals(conn, search)?),

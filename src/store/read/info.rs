@@ -67,6 +67,9 @@ pub struct Info {
     pub structures_current: bool,
     /// Whether a `pawndex index` is writing the database now (holds its lock).
     pub indexing: bool,
+    /// Games indexed before schema version 5, whose `TimeControl` tag was not stored (their
+    /// time class comes from the Event tag alone; a re-index stores it).
+    pub without_time_control: i64,
 }
 
 impl Info {
@@ -152,6 +155,11 @@ pub fn snapshot(conn: &super::Snapshot, db: &Path) -> Result<Info> {
         indexing: crate::store::schema::indexing_now(db),
         lag: lag(conn)?,
         structures: one("SELECT count(*) FROM structure_names")?,
+        // Game ids are dense from 1: the games before the first stored with its TimeControl.
+        without_time_control: one(
+            "SELECT min((SELECT from_game FROM time_control_stored) - 1, \
+             (SELECT coalesce(max(id), 0) FROM games))",
+        )?,
         structures_current: crate::model::structure::Catalogue::load_active()
             .map_or(Ok(false), |c| {
                 crate::store::schema::structures::is_current(conn, c)

@@ -38,6 +38,19 @@ impl GameCond {
             GameCond::MinElo(_) => {
                 format!("g.white_elo >= :min_elo{suffix} AND g.black_elo >= :min_elo{suffix}")
             }
+            GameCond::MaxElo(_) => {
+                format!("g.white_elo <= :max_elo{suffix} AND g.black_elo <= :max_elo{suffix}")
+            }
+            GameCond::TimeClasses(names) | GameCond::ExcludeTimeClasses(names) => {
+                let (not, param) = match self {
+                    GameCond::TimeClasses(_) => ("", "time_class"),
+                    _ => ("NOT ", "exclude_time_class"),
+                };
+                let list: Vec<String> = (1..=names.len())
+                    .map(|i| format!(":{param}_{i}{suffix}"))
+                    .collect();
+                format!("g.time_class {not}IN ({})", list.join(", "))
+            }
             GameCond::Player(_) => format!(
                 "({} OR {})",
                 like("white", "player"),
@@ -94,6 +107,18 @@ impl GameCond {
         match self {
             GameCond::Result(r) => vec![text("result", r)],
             GameCond::MinElo(e) => vec![(format!("min_elo{suffix}"), Value::Integer(*e))],
+            GameCond::MaxElo(e) => vec![(format!("max_elo{suffix}"), Value::Integer(*e))],
+            GameCond::TimeClasses(names) | GameCond::ExcludeTimeClasses(names) => {
+                let param = match self {
+                    GameCond::TimeClasses(_) => "time_class",
+                    _ => "exclude_time_class",
+                };
+                names
+                    .iter()
+                    .enumerate()
+                    .map(|(i, n)| text(&format!("{param}_{}", i + 1), n))
+                    .collect()
+            }
             GameCond::Player(n) => vec![text("player", &like_pattern(n))],
             GameCond::WhitePlayer(n) => vec![text("white_player", &like_pattern(n))],
             GameCond::BlackPlayer(n) => vec![text("black_player", &like_pattern(n))],
@@ -264,6 +289,12 @@ impl Search {
                 Value::Text(form.key.clone()),
             ));
         }
+        if let Some(n) = self.min_stay {
+            p.push(("min_stay".to_string(), Value::Integer(n.into())));
+        }
+        if let Some(after) = self.order.after {
+            p.push(("after_game".to_string(), Value::Integer(after)));
+        }
         p
     }
 
@@ -349,13 +380,29 @@ impl Search {
             from.push_str("    JOIN games AS g ON g.id = r.game_id\n");
             wheres.extend(conds.games);
         }
+        // With a least stay, the runs found first, then those of the games that stay long
+        // enough in them.
+        let name = if self.min_stay.is_some() {
+            "found_runs"
+        } else {
+            "matching_runs"
+        };
         let mut runs =
-            format!("matching_runs AS (\n    SELECT r.game_id, r.first_ply, r.last_ply\n{from}");
+            format!("{name} AS (\n    SELECT r.game_id, r.first_ply, r.last_ply\n{from}");
         if !wheres.is_empty() {
             let _ = writeln!(runs, "    WHERE {}", wheres.join("\n      AND "));
         }
         runs.push(')');
         ctes.push(runs);
+        if self.min_stay.is_some() {
+            let (first, last) = walk::bounds(&Sqlite, self);
+            ctes.push(format!(
+                "matching_runs AS (\n    SELECT r.game_id, r.first_ply, r.last_ply\n    \
+                 FROM found_runs AS r\n    WHERE r.game_id IN (\n        \
+                 SELECT r.game_id FROM found_runs AS r\n        GROUP BY r.game_id\n        \
+                 HAVING sum({last} - {first} + 1) >= :min_stay  -- the game's stay\n    )\n)"
+            ));
+        }
         format!("WITH {}\n", ctes.join(",\n"))
     }
 
@@ -366,6 +413,16 @@ impl Search {
         let Ok(conds) = walk::conditions(&Sqlite, self);
         let params = self.games.iter().flat_map(GameCond::params).collect();
         (conds.games, params)
+    }
+
+    /// Whether every position of a game passes the search's position conditions (none on the
+    /// pawns, the runs, the named structure or the plies): only the game conditions select.
+    fn positions_free(&self) -> bool {
+        self.white.is_empty()
+            && self.black.is_empty()
+            && self.runs.is_empty()
+            && self.structures.is_empty()
+            && !self.ply_range()
     }
 
     /// Whether a run with this `bishop_pairs` value passes the run conditions.
@@ -409,6 +466,56 @@ impl Search {
                     "SELECT r.game_id, {first} AS first_ply, {last} AS last_ply\n\
                      FROM matching_runs AS r\nORDER BY r.game_id, r.first_ply"
                 );
+            }
+            Rows::Games if !self.order.is_plain() => {
+                let key = sort_key(self.order);
+                let (before, after) = if self.order.key.descending() != self.order.reverse {
+                    ("DESC", "<")
+                } else {
+                    ("ASC", ">")
+                };
+                if self.positions_free() {
+                    // Every position of a game matches (its runs tile it from ply 0 to its
+                    // last): no run is read, the stay is the game's positions.
+                    let Ok(conds) = walk::conditions(&Sqlite, self);
+                    let mut wheres = conds.games;
+                    if self.min_stay.is_some() {
+                        wheres.push("g.plies + 1 >= :min_stay  -- the game's stay".to_string());
+                    }
+                    sql = "WITH games_found AS (\n    SELECT g.id AS game_id, 0 AS ply, \
+                           g.plies + 1 AS stay\n    FROM games AS g"
+                        .to_string();
+                    if !wheres.is_empty() {
+                        let _ = write!(sql, "\n    WHERE {}", wheres.join("\n      AND "));
+                    }
+                    sql.push_str("\n)");
+                } else {
+                    sql.truncate(sql.trim_end().len());
+                    let _ = write!(
+                        sql,
+                        ",\ngames_found AS (\n    SELECT r.game_id, min({first}) AS ply, \
+                         sum({last} - {first} + 1) AS stay\n    FROM matching_runs AS r\n    \
+                         GROUP BY r.game_id\n)"
+                    );
+                }
+                let _ = write!(
+                    sql,
+                    ",\nkeyed AS MATERIALIZED (\n    \
+                     SELECT f.game_id, f.ply, {columns}, {key} AS sort_key\n    \
+                     FROM games_found AS f\n    JOIN games AS g ON g.id = f.game_id\n)\n\
+                     SELECT k.game_id, k.ply, k.white, k.black, k.result, k.date\n\
+                     FROM keyed AS k\n"
+                );
+                if self.order.after.is_some() {
+                    // A keyset page: the games after :after_game in this order.
+                    let _ = writeln!(
+                        sql,
+                        "WHERE k.sort_key {after} (SELECT sort_key FROM keyed WHERE game_id = \
+                         :after_game)\n   OR (k.sort_key = (SELECT sort_key FROM keyed WHERE \
+                         game_id = :after_game) AND k.game_id > :after_game)"
+                    );
+                }
+                let _ = write!(sql, "ORDER BY k.sort_key {before}, k.game_id");
             }
             Rows::Games => {
                 let _ = write!(
@@ -633,6 +740,28 @@ impl Search {
             }
         }
         CountPlan::Runs
+    }
+}
+
+/// The SQL of an order's key over `games AS g` and a game's row `f` of `games_found`
+/// (`f.stay`): a value for every game, those without one (no rating, no known year) given the
+/// value that puts them last in the order asked for.
+fn sort_key(order: crate::model::search::Order) -> String {
+    use crate::model::search::SortKey;
+    let last_low = order.key.descending() != order.reverse;
+    // Beyond any rating a tag can hold (SQLite compares integers and reals by value).
+    let missing = if last_low { "-1e300" } else { "1e300" };
+    match order.key {
+        SortKey::Id => "f.game_id".to_string(),
+        SortKey::Elo => format!("coalesce(g.white_elo + g.black_elo, {missing})"),
+        SortKey::WhiteElo => format!("coalesce(g.white_elo, {missing})"),
+        SortKey::BlackElo => format!("coalesce(g.black_elo, {missing})"),
+        SortKey::Date => format!(
+            "CASE WHEN g.date GLOB '[0-9][0-9][0-9][0-9]*' THEN replace(g.date, '?', '0') \
+             ELSE '{}' END",
+            if last_low { "" } else { "~" }
+        ),
+        SortKey::Stay => "f.stay".to_string(),
     }
 }
 

@@ -3,6 +3,7 @@
 use std::path::Path;
 
 use anyhow::{Context, Result};
+use rusqlite::functions::FunctionFlags;
 use rusqlite::{Connection, TransactionBehavior};
 
 use super::open::check_pawndex;
@@ -16,10 +17,27 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../../../migrations/0002_storage_v2.sql"),
     include_str!("../../../migrations/0003_unmerged_tail.sql"),
     include_str!("../../../migrations/0004_structures.sql"),
+    include_str!("../../../migrations/0005_time_class.sql"),
 ];
 
 /// The schema version this binary writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// Adds the SQL function `pawndex_time_class(time_control, event)`: the class
+/// [`time_class`](crate::model::time_class::time_class) gives, by name (migration 5 fills
+/// `games.time_class` of the stored games with it).
+fn register_time_class(conn: &Connection) -> rusqlite::Result<()> {
+    conn.create_scalar_function(
+        "pawndex_time_class",
+        2,
+        FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC,
+        |ctx| {
+            let tc: Option<String> = ctx.get(0)?;
+            let event: Option<String> = ctx.get(1)?;
+            Ok(crate::model::time_class::time_class(tc.as_deref(), event.as_deref()).name())
+        },
+    )
+}
 
 pub(crate) fn schema_version(conn: &Connection) -> Result<i64> {
     Ok(conn.query_row("PRAGMA user_version", [], |r| r.get(0))?)
@@ -41,6 +59,7 @@ pub fn migrate(conn: &mut Connection, path: &Path) -> Result<()> {
     // database between the first check and taking the write lock.
     let version = schema_version(&tx)?;
     side_columns::register_kernels(&tx)?;
+    register_time_class(&tx)?;
     for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
         tx.execute_batch(sql)
             .with_context(|| format!("applying migration {}", i + 1))?;

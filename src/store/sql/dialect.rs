@@ -164,6 +164,9 @@ impl Target for Dialect {
 
 /// The WHERE conditions of a search over `runs`.
 fn conditions(dialect: Dialect, search: &Search) -> Result<Vec<String>> {
+    if search.min_stay.is_some() {
+        bail!("a least stay (--min-stay) is not available in --dialect SQL");
+    }
     let conds = walk::conditions(&dialect, search)?;
     let mut wheres = conds.white;
     wheres.extend(conds.black);

@@ -29,6 +29,7 @@ use rusqlite::types::{ToSqlOutput, ValueRef};
 
 use crate::model::features::{COUNT_FEATURES, SQUARE_FEATURES};
 use crate::model::game::{GameRecord, GameSummary};
+use crate::model::time_class::time_class;
 use crate::store::bulk_tree::{self, PageWriter, Tree};
 use crate::store::rows::{ROWS_PER_INSERT, insert_rows, multi_row_insert};
 
@@ -224,7 +225,7 @@ fn int(v: Option<i64>) -> ValueRef<'static> {
 
 /// The columns of `games` the writer fills, and how: the one list its statement is made from.
 /// A new column is a migration that adds it (`ALTER TABLE games ADD COLUMN`) and an entry here.
-pub(super) const GAME_COLUMNS: [GameColumn; 17] = [
+pub(super) const GAME_COLUMNS: [GameColumn; 19] = [
     GameColumn {
         name: "event",
         value: |g, _| text(g.header.event.as_deref()),
@@ -293,6 +294,17 @@ pub(super) const GAME_COLUMNS: [GameColumn; 17] = [
     GameColumn {
         name: "hash",
         value: |g, _| ValueRef::Integer(g.hash),
+    },
+    GameColumn {
+        name: "time_control",
+        value: |g, _| text(g.time_control.as_deref()),
+    },
+    GameColumn {
+        name: "time_class",
+        value: |g, _| {
+            let class = time_class(g.time_control.as_deref(), g.header.event.as_deref());
+            ValueRef::Text(class.name().as_bytes())
+        },
     },
 ];
 
