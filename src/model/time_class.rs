@@ -137,7 +137,16 @@ pub fn from_time_control(tc: &str) -> TimeClass {
 pub const EVENT_WORDS: [(TimeClass, &[&str]); 6] = [
     (
         TimeClass::Simul,
-        &["simul", "simuls", "simultan", "simultaneous", "simultanee"],
+        // `sim`: ChessBase's abbreviation (Zuerich sim, USA tour sim).
+        &[
+            "simul",
+            "simuls",
+            "sim",
+            "sims",
+            "simultan",
+            "simultaneous",
+            "simultanee",
+        ],
     ),
     (
         TimeClass::Blindfold,
@@ -161,6 +170,8 @@ pub const EVENT_WORDS: [(TimeClass, &[&str]); 6] = [
         &[
             "rapid",
             "rapids",
+            // ChessBase's abbreviation (Corsica rap op, Kettler Cup rap).
+            "rap",
             "rapidplay",
             "superrapid",
             "semirapid",
@@ -261,6 +272,10 @@ mod tests {
         assert_eq!(ev("7th Norway Armageddon"), TimeClass::Blitz);
         assert_eq!(ev("Titled Tuesday 2nd June"), TimeClass::Blitz);
         assert_eq!(ev("WORLD BLITZ"), TimeClass::Blitz);
+        assert_eq!(ev("Zuerich sim"), TimeClass::Simul);
+        assert_eq!(ev("Paris blind-simul"), TimeClass::Simul);
+        assert_eq!(ev("Corsica rap op"), TimeClass::Rapid);
+        assert_eq!(ev("Simpson mem"), TimeClass::Unknown);
     }
 
     #[test]
