@@ -1,6 +1,6 @@
-//! The game filters `find` has (players, ratings, dates, ECO, result, event, site), as options
-//! for the commands that take them besides `find` (`plans`); they fill the same
-//! [`Filters`] `find` fills, so they mean the same.
+//! The game filters (players, ratings, dates and years, ECO, result, event, site, time class,
+//! the stay in the structure), one set of options flattened into every command that takes
+//! them (`find`, `plans`): they fill the same [`Filters`], so they mean the same everywhere.
 
 use clap::Args;
 
@@ -34,10 +34,27 @@ pub struct GameFilterArgs {
     /// them (D35,D36)
     #[arg(long, value_name = "CODES")]
     pub eco: Vec<String>,
-    /// Dates A..B, both included (2020.., ..2019.06, 2018..2019, or one year 2020); several:
-    /// any of them
+    /// Dates A..B, both included (2020.., ..2019.06, 2018..2019, or one year 2020); a bound's
+    /// precision (year, year.month, full date) is the one compared; several: any of them
     #[arg(long, value_name = "A..B")]
     pub date: Vec<String>,
+    /// Both players rated at most N (games without both ratings are left out)
+    #[arg(long, value_name = "N")]
+    pub max_elo: Option<i64>,
+    /// Years A..B of the game's date, both included (1990..1999, 2000.., ..1950, or one year
+    /// 2001); several: any of them
+    #[arg(long, value_name = "A..B")]
+    pub year: Vec<String>,
+    /// The game's time class: classical, rapid, blitz, bullet, simul, blindfold or unknown
+    /// (several: any of them, "classical,rapid"; see TIME CLASS)
+    #[arg(long = "time-class", value_name = "CLASS")]
+    pub time_class: Vec<String>,
+    /// Leave out games of these time classes ("blitz,bullet,simul")
+    #[arg(long = "exclude-time-class", value_name = "CLASS")]
+    pub exclude_time_class: Vec<String>,
+    /// Only games with at least N matching positions (for a structure: N plies in it)
+    #[arg(long = "min-stay", value_name = "N")]
+    pub min_stay: Option<i64>,
 }
 
 impl GameFilterArgs {
@@ -52,5 +69,10 @@ impl GameFilterArgs {
         f.site.clone_from(&self.site);
         f.eco.clone_from(&self.eco);
         f.date.clone_from(&self.date);
+        f.max_elo = self.max_elo;
+        f.year.clone_from(&self.year);
+        f.time_class.clone_from(&self.time_class);
+        f.exclude_time_class.clone_from(&self.exclude_time_class);
+        f.min_stay = self.min_stay;
     }
 }

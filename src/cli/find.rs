@@ -8,6 +8,7 @@ use crate::store::read::params::Value;
 use anyhow::Result;
 use clap::Args;
 
+use crate::cli::filters::GameFilterArgs;
 use crate::cli::query;
 use crate::engine::find::{Filters, resolve_names};
 use crate::model::Per;
@@ -90,52 +91,8 @@ pub struct FindArgs {
     /// Plies A..B, both included (A.., ..B, or one ply N)
     #[arg(long, value_name = "A..B")]
     pub ply: Option<String>,
-    /// Game result: 1-0, 0-1, 1/2-1/2 or * (several: any of them, "1-0,0-1")
-    #[arg(long, value_name = "RESULT")]
-    pub result: Vec<String>,
-    /// Both players rated at least N (games without both ratings are left out)
-    #[arg(long, value_name = "N")]
-    pub min_elo: Option<i64>,
-    /// White or Black name contains NAME (ASCII letters in any case; repeat for any of several)
-    #[arg(long, value_name = "NAME")]
-    pub player: Vec<String>,
-    /// White's name contains NAME (repeat for any of several)
-    #[arg(long, value_name = "NAME")]
-    pub white_player: Vec<String>,
-    /// Black's name contains NAME (repeat for any of several)
-    #[arg(long, value_name = "NAME")]
-    pub black_player: Vec<String>,
-    /// The Event tag contains TEXT (repeat for any of several)
-    #[arg(long, value_name = "TEXT")]
-    pub event: Vec<String>,
-    /// The Site tag contains TEXT (repeat for any of several)
-    #[arg(long, value_name = "TEXT")]
-    pub site: Vec<String>,
-    /// ECO codes: a range A00-E99 (both included) or a prefix (B, B2, D35); several: any of
-    /// them (D35,D36)
-    #[arg(long, value_name = "CODES")]
-    pub eco: Vec<String>,
-    /// Dates A..B, both included (2020.., ..2019.06, 2018..2019, or one year 2020); a bound's
-    /// precision (year, year.month, full date) is the one compared; several: any of them
-    #[arg(long, value_name = "A..B")]
-    pub date: Vec<String>,
-    /// Both players rated at most N (games without both ratings are left out)
-    #[arg(long, value_name = "N")]
-    pub max_elo: Option<i64>,
-    /// Years A..B of the game's date, both included (1990..1999, 2000.., ..1950, or one year
-    /// 2001); several: any of them
-    #[arg(long, value_name = "A..B")]
-    pub year: Vec<String>,
-    /// The game's time class: classical, rapid, blitz, bullet, simul, blindfold or unknown
-    /// (several: any of them, "classical,rapid"; see TIME CLASS)
-    #[arg(long = "time-class", value_name = "CLASS")]
-    pub time_class: Vec<String>,
-    /// Leave out games of these time classes ("blitz,bullet,simul")
-    #[arg(long = "exclude-time-class", value_name = "CLASS")]
-    pub exclude_time_class: Vec<String>,
-    /// Only games with at least N matching positions (for a structure: N plies in it)
-    #[arg(long = "min-stay", value_name = "N")]
-    pub min_stay: Option<i64>,
+    #[command(flatten)]
+    pub games: GameFilterArgs,
     /// With --per game, the order of the games: id (the default), elo (average of both
     /// ratings), white-elo, black-elo, date (newest first), stay (most matching plies first)
     #[arg(long, value_name = "KEY")]
@@ -156,7 +113,7 @@ pub struct FindArgs {
 impl FindArgs {
     /// The filters of the command line, for [`crate::engine::find::search`].
     pub fn filters(&self) -> Filters {
-        Filters {
+        let mut f = Filters {
             white: self.white.clone(),
             black: self.black.clone(),
             pawns: self.pawns.clone(),
@@ -164,23 +121,12 @@ impl FindArgs {
             structure: self.structure.clone(),
             structure_name: self.structure_name.clone(),
             ply: self.ply.clone(),
-            result: self.result.clone(),
-            min_elo: self.min_elo,
-            player: self.player.clone(),
-            white_player: self.white_player.clone(),
-            black_player: self.black_player.clone(),
-            event: self.event.clone(),
-            site: self.site.clone(),
-            eco: self.eco.clone(),
-            date: self.date.clone(),
-            max_elo: self.max_elo,
-            year: self.year.clone(),
-            time_class: self.time_class.clone(),
-            exclude_time_class: self.exclude_time_class.clone(),
-            min_stay: self.min_stay,
             sort: self.sort.clone(),
             reverse: self.reverse,
-        }
+            ..Filters::default()
+        };
+        self.games.fill(&mut f);
+        f
     }
 }
 
@@ -240,6 +186,13 @@ fn run_inner(args: FindArgs) -> Result<i32> {
     if args.print_sql {
         print_sql(&search.rows_sql(Form::Scan, rows(args.per)))?;
         return Ok(0);
+    }
+    if !args.output.count {
+        crate::engine::find::rank_typical(
+            &query::open(&args.output.db)?,
+            &args.filters(),
+            &mut search,
+        )?;
     }
 
     query::execute(

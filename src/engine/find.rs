@@ -466,6 +466,13 @@ fn model_game_filters(args: &Filters, f: &mut Search) -> Result<()> {
                 format!("not a sort key (give {})", all.join(", ")),
             ));
         };
+        if key == SortKey::Typicality && args.structure.is_none() && args.structure_name.is_empty()
+        {
+            usage!(
+                "--sort typicality: give the structure (--structure-name KEY or --structure FEN): \
+                 a game is typical of a structure"
+            );
+        }
         f.order.key = key;
     }
     f.order.reverse = args.reverse;
@@ -866,4 +873,17 @@ pub(crate) fn date_range(
         }
     }
     Ok((from, to))
+}
+
+/// For `--sort typicality`, the games' typicality ranks from the plans of the search's
+/// structure (`engine::plans`), put into the search; nothing for another order.
+pub fn rank_typical(conn: &Snapshot, filters: &Filters, search: &mut Search) -> Result<()> {
+    if search.order.key == SortKey::Typicality {
+        search.typical = crate::engine::plans::typical_games(
+            conn,
+            filters,
+            crate::engine::parallel::threads(None),
+        )?;
+    }
+    Ok(())
 }

@@ -313,6 +313,7 @@ fn report(
             .then_with(|| b.stay.cmp(&a.stay))
             .then_with(|| a.id.cmp(&b.id))
     });
+    let order: Vec<(i64, u32)> = ranked.iter().map(|(t, v)| (v.id, *t)).collect();
     let mut model_games = Vec::new();
     for (t, v) in ranked.into_iter().take(request.model_games) {
         if let Some(g) = game(conn, v.id)? {
@@ -336,5 +337,32 @@ fn report(
         decades,
         model_games,
         typical_moves: TYPICAL_MOVES,
+        ranked: order,
     })
+}
+
+/// The games of the structure of `filters` in the order of their typicality (the model
+/// games' order), as `(game id, rank key)` with larger keys for more typical games: what
+/// `find --sort typicality` and `GET /api/games?sort=typicality` sort by.
+pub fn typical_games(conn: &Snapshot, filters: &Filters, threads: usize) -> Result<Vec<(i64, i64)>> {
+    let mut f = filters.clone();
+    f.sort = None;
+    f.reverse = false;
+    let report = plans(
+        conn,
+        &Request {
+            filters: f,
+            within: None,
+            top: 1,
+            model_games: 0,
+            threads,
+        },
+    )?;
+    let n = report.ranked.len() as i64;
+    Ok(report
+        .ranked
+        .iter()
+        .enumerate()
+        .map(|(i, (id, _))| (*id, n - i as i64))
+        .collect())
 }

@@ -123,9 +123,8 @@ impl StructureForm {
 /// What the games of a search are sorted by (`find --per game --sort`, `GET /api/games?sort=`).
 /// Ties go by game id, ascending.
 ///
-/// Hook: a key computed outside SQL (the *typicality* of the plans) would be one more variant,
-/// its values handed to the store with the search (a JSON object of game id to value, read by
-/// `json_each` as `:games` is), and one more arm in `store::read::search::sort_key`.
+/// The *typicality* is computed outside SQL (by the plans of the structure, `engine::plans`):
+/// its ranks travel with the search ([`Search::typical`]) to the store.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub enum SortKey {
     /// Game id (database order), ascending.
@@ -142,17 +141,22 @@ pub enum SortKey {
     Date,
     /// The game's matching positions (plies in the structure asked for), most first.
     Stay,
+    /// How typical the game is of the structure (docs/plans.md: the winner's moves among its
+    /// side's 10 most played there; ties by rating, then stay), most typical first. Needs a
+    /// structure (`--structure-name` or `--structure`).
+    Typicality,
 }
 
 impl SortKey {
     /// Every key, in the order of the help.
-    pub const ALL: [SortKey; 6] = [
+    pub const ALL: [SortKey; 7] = [
         SortKey::Id,
         SortKey::Elo,
         SortKey::WhiteElo,
         SortKey::BlackElo,
         SortKey::Date,
         SortKey::Stay,
+        SortKey::Typicality,
     ];
 
     /// The name `--sort` takes.
@@ -165,6 +169,7 @@ impl SortKey {
             SortKey::BlackElo => "black-elo",
             SortKey::Date => "date",
             SortKey::Stay => "stay",
+            SortKey::Typicality => "typicality",
         }
     }
 
@@ -217,6 +222,9 @@ pub struct Search {
     pub min_stay: Option<u32>,
     /// The order of the games (`Rows::Games`).
     pub order: Order,
+    /// For [`SortKey::Typicality`]: each game of the structure with its rank key (larger: more
+    /// typical), from `engine::plans::typical_games`; a game not listed sorts last.
+    pub typical: Vec<(i64, i64)>,
 }
 
 impl Default for Search {
@@ -230,6 +238,7 @@ impl Default for Search {
             structures: Vec::new(),
             min_stay: None,
             order: Order::default(),
+            typical: Vec::new(),
         }
     }
 }

@@ -103,10 +103,12 @@ fn whole(p: &Params, name: &str, what: &str) -> Result<Option<i64>, ApiError> {
     }
 }
 
-/// The search of the filters, its structure names resolved against the database's catalogue.
+/// The search of the filters, its structure names resolved against the database's catalogue
+/// (and, sorted by typicality, the games' ranks from the plans).
 fn resolved(conn: &Snapshot, filters: &Filters) -> anyhow::Result<Search> {
     let mut s = search(filters)?;
     resolve_names(conn, &mut s)?;
+    crate::engine::find::rank_typical(conn, filters, &mut s)?;
     Ok(s)
 }
 

@@ -295,6 +295,17 @@ impl Search {
         if let Some(after) = self.order.after {
             p.push(("after_game".to_string(), Value::Integer(after)));
         }
+        if !self.typical.is_empty() {
+            let pairs: Vec<String> = self
+                .typical
+                .iter()
+                .map(|(game, rank)| format!("[{game},{rank}]"))
+                .collect();
+            p.push((
+                "typical".to_string(),
+                Value::Text(format!("[{}]", pairs.join(","))),
+            ));
+        }
         p
     }
 
@@ -498,11 +509,21 @@ impl Search {
                          GROUP BY r.game_id\n)"
                     );
                 }
+                // The typicality's ranks (computed by the plans) as a table of their own.
+                let typical = if self.order.key == crate::model::search::SortKey::Typicality {
+                    sql.push_str(
+                        ",\ntypical AS MATERIALIZED (\n    SELECT j.value ->> 0 AS game_id, \
+                         j.value ->> 1 AS rank\n    FROM json_each(:typical) AS j\n)",
+                    );
+                    "\n    LEFT JOIN typical AS t ON t.game_id = f.game_id"
+                } else {
+                    ""
+                };
                 let _ = write!(
                     sql,
                     ",\nkeyed AS MATERIALIZED (\n    \
                      SELECT f.game_id, f.ply, {columns}, {key} AS sort_key\n    \
-                     FROM games_found AS f\n    JOIN games AS g ON g.id = f.game_id\n)\n\
+                     FROM games_found AS f\n    JOIN games AS g ON g.id = f.game_id{typical}\n)\n\
                      SELECT k.game_id, k.ply, k.white, k.black, k.result, k.date\n\
                      FROM keyed AS k\n"
                 );
@@ -762,6 +783,7 @@ fn sort_key(order: crate::model::search::Order) -> String {
             if last_low { "" } else { "~" }
         ),
         SortKey::Stay => "f.stay".to_string(),
+        SortKey::Typicality => format!("coalesce(t.rank, {missing})"),
     }
 }
 
