@@ -7,7 +7,7 @@
 #
 # Per form: the games in it, the least and the median wall time of RUNS runs (3 by default)
 # of `pawndex plans --structure-name FORM --format json` (all games counted, no sampling),
-# and PAWNDEX_TIMINGS' split (finding the games, replaying them, the report). Then the
+# and PAWNDEX_TIMINGS' split of the last run (finding and replaying the games, the report). Then the
 # slowest form, the Carlsbad, and the first page of GET-like model-game lists are summed up.
 # Targets: any named structure <= 1 s on the masters database, the Carlsbad <= 500 ms, any
 # form <= 3 s on the 4M-game scale database.
@@ -22,7 +22,7 @@ fi
 echo "# bench/plans.sh $(date -u +%FT%TZ) commit $(git -C "$root" rev-parse --short HEAD) cores $(nproc) runs $runs"
 echo "# db $db: $("$bin" info --db "$db" --format json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin).get("games"))') games"
 forms=$(sqlite3 "file:$db?mode=ro" "SELECT key FROM structure_names ORDER BY key; SELECT key || '~' FROM structure_names WHERE reversed ORDER BY key;")
-printf '%-24s %8s %8s %8s  %s\n' form games least_s median_s "split (found / replayed / report, s) of the last run"
+printf '%-24s %8s %8s %8s  %s\n' form games least_s median_s "PAWNDEX_TIMINGS of the last run"
 worst=0; worst_form=
 for form in $forms; do
   times=()

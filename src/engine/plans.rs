@@ -19,7 +19,9 @@ use crate::model::similar::{Options, Pawns};
 use crate::model::structure::{Catalogue, Code};
 use crate::model::usage;
 use crate::store::read::Snapshot;
-use crate::store::read::plans::{Stretches, game, games_per_decade, passing_games, push_stretch};
+use crate::store::read::plans::{
+    Stretches, game, games_per_decade, named_stretches, passing_games, push_stretch, replayed_game,
+};
 
 /// How many of a side's most played plan moves the typicality of a game counts.
 pub const TYPICAL_MOVES: usize = 10;
@@ -61,35 +63,87 @@ pub fn plans(conn: &Snapshot, request: &Request) -> Result<Report> {
     if !search.structures.is_empty() {
         resolve_names(conn, &mut search)?;
     }
-    let (target, stretches) = match (request.within, &f.structure) {
-        (Some(distance), Some(fen)) => within(conn, request, &search, fen, distance)?,
-        _ => (
-            target_words(&search, f),
-            crate::store::read::plans::stretches(conn, &search)?,
-        ),
-    };
-    let found = start.elapsed();
     let catalogue = Catalogue::active();
-    // The games per decade (a scan of `games`) on a connection of their own, beside the replay.
-    let forks = conn.forks();
-    let (per_decade, tally) = parallel::join(
-        || -> Result<_> {
-            let fork = forks.open()?;
-            games_per_decade(&fork, &search)
-        },
-        || replay(conn, &stretches, request.threads, catalogue),
-    );
-    let tally = tally?;
+    let (target, games, tally, per_decade, found) = if let Some(codes) = named_only(conn, &search)?
+    {
+        // A named structure and game filters only: each thread takes a slice of the game ids,
+        // finds its games' stays from the structure changes, counts its games per decade and
+        // replays its games; nothing waits for another phase.
+        let last = crate::store::schema::games::last_game_id(conn)?;
+        let forks = conn.forks();
+        let filtered = !search.games.is_empty();
+        let parts = parallel::fan_out(
+            parallel::split(1, last, request.threads.max(1)),
+            |(from, to)| -> Result<(usize, Tally, PerDecade)> {
+                let fork = forks.open()?;
+                let mut stretches = named_stretches(&fork, &codes, from, to)?;
+                if filtered {
+                    let ids: Vec<i64> = stretches.iter().map(|(g, _)| *g).collect();
+                    let keep = passing_games(&fork, &search, &ids)?;
+                    stretches.retain(|(g, _)| keep.binary_search(g).is_ok());
+                }
+                let tally = replay_slice(&fork, &stretches, catalogue)?;
+                let per_decade = games_per_decade(&fork, &search, Some((from, to)))?;
+                Ok((stretches.len(), tally, per_decade))
+            },
+        )?;
+        let mut games = 0;
+        let mut tally = Tally::default();
+        let mut per_decade: std::collections::BTreeMap<(bool, i64), u64> = Default::default();
+        for (n, t, d) in parts {
+            games += n;
+            tally.merge(t);
+            for (decade, count) in d {
+                *per_decade
+                    .entry((decade.is_none(), decade.unwrap_or(0)))
+                    .or_default() += count;
+            }
+        }
+        let per_decade = per_decade
+            .into_iter()
+            .map(|((unknown, d), n)| ((!unknown).then_some(d), n))
+            .collect();
+        (
+            target_words(&search, f),
+            games,
+            tally,
+            per_decade,
+            start.elapsed(),
+        )
+    } else {
+        let (target, stretches) = match (request.within, &f.structure) {
+            (Some(distance), Some(fen)) => within(conn, request, &search, fen, distance)?,
+            _ => (
+                target_words(&search, f),
+                crate::store::read::plans::stretches(conn, &search)?,
+            ),
+        };
+        let found = start.elapsed();
+        // The games per decade (a scan of `games`) on a connection of their own, beside the
+        // replay.
+        let forks = conn.forks();
+        let (per_decade, tally) = parallel::join(
+            || -> Result<_> {
+                let fork = forks.open()?;
+                games_per_decade(&fork, &search, None)
+            },
+            || replay(conn, &stretches, request.threads, catalogue),
+        );
+        (target, stretches.len(), tally?, per_decade?, found)
+    };
     let replayed = start.elapsed() - found;
-    let decades = decades(per_decade?, &tally);
+    let decades = decades(per_decade, &tally);
     let report = report(conn, target, tally, decades, request, catalogue)?;
     if std::env::var_os("PAWNDEX_TIMINGS").is_some() {
         eprintln!(
-            "timings: plans: {} games found in {:.3} s, replayed (and games per decade counted) in \
-             {:.3} s, report {:.3} s",
-            stretches.len(),
-            found.as_secs_f64(),
-            replayed.as_secs_f64(),
+            "timings: plans: {games} games; found, replayed and games per decade counted in \
+             {:.3} s ({}), report {:.3} s",
+            (found + replayed).as_secs_f64(),
+            if replayed.is_zero() {
+                "each thread a slice of the structure changes".to_string()
+            } else {
+                format!("found by the runs in {:.3} s", found.as_secs_f64())
+            },
             (start.elapsed() - found - replayed).as_secs_f64()
         );
     }
@@ -170,18 +224,7 @@ fn replay(
     threads: usize,
     catalogue: &Catalogue,
 ) -> Result<Tally> {
-    let one = |conn: &Snapshot, slice: &[(i64, Stretches)]| -> Result<Tally> {
-        let mut tally = Tally::default();
-        for (i, (id, inside)) in slice.iter().enumerate() {
-            if i % 64 == 0 && conn.limit().passed() {
-                return Err(crate::store::read::interrupted("interrupted"));
-            }
-            if let Some(g) = game(conn, *id)? {
-                tally.add(&g, inside, catalogue)?;
-            }
-        }
-        Ok(tally)
-    };
+    let one = |conn: &Snapshot, slice: &[(i64, Stretches)]| replay_slice(conn, slice, catalogue);
     let threads = threads.max(1);
     if games.len() < FEW_GAMES || threads == 1 {
         return one(conn, games);
@@ -197,6 +240,46 @@ fn replay(
         all.merge(t);
     }
     Ok(all)
+}
+
+/// Games per decade (`None`: an unknown year), as the store counts them.
+type PerDecade = Vec<(Option<i64>, u64)>;
+
+/// Replays the games of `slice` on one connection into a tally.
+fn replay_slice(
+    conn: &Snapshot,
+    slice: &[(i64, Stretches)],
+    catalogue: &Catalogue,
+) -> Result<Tally> {
+    let mut tally = Tally::default();
+    for (i, (id, inside)) in slice.iter().enumerate() {
+        if i % 64 == 0 && conn.limit().passed() {
+            return Err(crate::store::read::interrupted("interrupted"));
+        }
+        if let Some(g) = replayed_game(conn, *id)? {
+            tally.add(&g, inside, catalogue)?;
+        }
+    }
+    Ok(tally)
+}
+
+/// The `runs.structure` codes of the search's named forms when they and the game conditions
+/// are all it asks (no pawns, features, plies nor least stay): then the stays come from the
+/// structure changes alone ([`named_stretches`]).
+fn named_only(
+    conn: &Snapshot,
+    search: &crate::store::read::search::Search,
+) -> Result<Option<Vec<i64>>> {
+    let only = !search.structures.is_empty()
+        && search.white.is_empty()
+        && search.black.is_empty()
+        && search.runs.is_empty()
+        && search.plies == (0, u32::MAX)
+        && search.min_stay.is_none();
+    if !only {
+        return Ok(None);
+    }
+    Ok(Some(search.structure_codes(conn)?))
 }
 
 /// Games per decade under the game filters (`per_decade`), and those of the structure.
@@ -219,7 +302,7 @@ fn decades(per_decade: Vec<(Option<i64>, u64)>, tally: &Tally) -> Vec<Decade> {
 
 /// The rows of a map of moves, most played first (then by SAN), at most `top`.
 fn rows(
-    map: &std::collections::HashMap<PlainMove, crate::model::plans::Games>,
+    map: &crate::model::hash::IntMap<PlainMove, crate::model::plans::Games>,
     side: Color,
     top: usize,
 ) -> Vec<MoveRow> {
@@ -344,7 +427,11 @@ fn report(
 /// The games of the structure of `filters` in the order of their typicality (the model
 /// games' order), as `(game id, rank key)` with larger keys for more typical games: what
 /// `find --sort typicality` and `GET /api/games?sort=typicality` sort by.
-pub fn typical_games(conn: &Snapshot, filters: &Filters, threads: usize) -> Result<Vec<(i64, i64)>> {
+pub fn typical_games(
+    conn: &Snapshot,
+    filters: &Filters,
+    threads: usize,
+) -> Result<Vec<(i64, i64)>> {
     let mut f = filters.clone();
     f.sort = None;
     f.reverse = false;

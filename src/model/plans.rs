@@ -18,7 +18,7 @@
 //!   full-move number of the first such play (of an even count, the lower of the two middle
 //!   numbers: always a move some game played there).
 
-use std::collections::HashMap;
+use crate::model::hash::IntMap;
 
 use shakmaty::{Chess, Color, Move, Position, Role, Square};
 
@@ -307,11 +307,11 @@ pub struct Tally {
     pub positions: [u64; 4],
     pub squares: Box<Squares>,
     /// Plan moves (not replies).
-    pub moves: HashMap<PlainMove, Games>,
+    pub moves: IntMap<PlainMove, Games>,
     /// Recaptures and answers to check.
-    pub replies: HashMap<PlainMove, Games>,
+    pub replies: IntMap<PlainMove, Games>,
     /// Moves leaving the structure, by the move and the named form they lead to (0: none).
-    pub exits: HashMap<(PlainMove, Code), Games>,
+    pub exits: IntMap<(PlainMove, Code), Games>,
     pub visits: Vec<Visit>,
 }
 
@@ -321,9 +321,9 @@ impl Default for Tally {
             games: [0; 4],
             positions: [0; 4],
             squares: Box::new([[[[0; 64]; 6]; 2]; 4]),
-            moves: HashMap::new(),
-            replies: HashMap::new(),
-            exits: HashMap::new(),
+            moves: IntMap::default(),
+            replies: IntMap::default(),
+            exits: IntMap::default(),
             visits: Vec::new(),
         }
     }
@@ -352,8 +352,9 @@ impl Tally {
         let outcome = Outcome::parse(game.header.result.as_deref());
         let o = outcome.index();
         let mut pos: Chess = game.start()?;
-        let mut firsts: HashMap<(PlainMove, bool), u32> = HashMap::new();
-        let mut exits: HashMap<(PlainMove, Code), u32> = HashMap::new();
+        // A game's first plays, each move once (a few dozen: a list beats a map).
+        let mut firsts: Vec<((PlainMove, bool), u32)> = Vec::with_capacity(64);
+        let mut exits: Vec<((PlainMove, Code), u32)> = Vec::new();
         let mut stay = 0u32;
         // The square the opponent's move just before captured on, for recaptures.
         let mut captured_on: Option<Square> = None;
@@ -384,7 +385,9 @@ impl Tally {
                 let number = pos.fullmoves().get();
                 let reply = pos.is_check() || (m.is_capture() && captured_on == Some(m.to()));
                 let leaves = !within(inside, ply + 1);
-                firsts.entry((plain, reply)).or_insert(number);
+                if !firsts.iter().any(|(k, _)| *k == (plain, reply)) {
+                    firsts.push(((plain, reply), number));
+                }
                 if leaves {
                     let mut after = pos.clone();
                     after.play_unchecked(m);
@@ -393,7 +396,9 @@ impl Tally {
                         (board.pawns() & board.white()).0,
                         (board.pawns() & board.black()).0,
                     );
-                    exits.entry((plain, code)).or_insert(number);
+                    if !exits.iter().any(|(k, _)| *k == (plain, code)) {
+                        exits.push(((plain, code), number));
+                    }
                 }
             }
             captured_on = m.is_capture().then(|| m.to());
