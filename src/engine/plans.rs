@@ -76,7 +76,7 @@ pub fn plans(conn: &Snapshot, request: &Request) -> Result<Report> {
             parallel::split(1, last, request.threads.max(1)),
             |(from, to)| -> Result<(usize, Tally, PerDecade)> {
                 let fork = forks.open()?;
-                let mut stretches = named_stretches(&fork, &codes, from, to)?;
+                let mut stretches = named_stretches(&fork, codes, from, to)?;
                 if filtered {
                     let ids: Vec<i64> = stretches.iter().map(|(g, _)| *g).collect();
                     let keep = passing_games(&fork, &search, &ids)?;
@@ -132,6 +132,7 @@ pub fn plans(conn: &Snapshot, request: &Request) -> Result<Report> {
         (target, stretches.len(), tally?, per_decade?, found)
     };
     let replayed = start.elapsed() - found;
+    let sliced = sliced.is_some();
     let decades = decades(per_decade, &tally);
     let report = report(conn, target, tally, decades, request, catalogue)?;
     if std::env::var_os("PAWNDEX_TIMINGS").is_some() {
@@ -139,7 +140,7 @@ pub fn plans(conn: &Snapshot, request: &Request) -> Result<Report> {
             "timings: plans: {games} games; found, replayed and games per decade counted in \
              {:.3} s ({}), report {:.3} s",
             (found + replayed).as_secs_f64(),
-            if replayed.is_zero() {
+            if sliced {
                 "each thread a slice of the structure changes".to_string()
             } else {
                 format!("found by the runs in {:.3} s", found.as_secs_f64())
