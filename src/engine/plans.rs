@@ -64,8 +64,8 @@ pub fn plans(conn: &Snapshot, request: &Request) -> Result<Report> {
         resolve_names(conn, &mut search)?;
     }
     let catalogue = Catalogue::active();
-    let (target, games, tally, per_decade, found) = if let Some(codes) = named_only(conn, &search)?
-    {
+    let sliced = named_only(conn, &search)?;
+    let (target, games, tally, per_decade, found) = if let Some(codes) = &sliced {
         // A named structure and game filters only: each thread takes a slice of the game ids,
         // finds its games' stays from the structure changes, counts its games per decade and
         // replays its games; nothing waits for another phase.
