@@ -379,3 +379,74 @@ fn the_chart_draws_each_piece_on_four_boards() {
     assert!(written("58"), "the king's share on g1 is not written");
     assert!(!written("42.1"), "shares are written as whole percents");
 }
+
+/// `find --sort typicality` lists the structure's games in the order of the plans' model games
+/// (A, 8 of White's ten, before B, 6 of Black's), `--reverse` the other way; it needs the
+/// structure and takes no position condition.
+#[test]
+fn find_sorts_by_typicality_as_plans_ranks() {
+    let db = db();
+    let find = |extra: &[&str]| {
+        let mut cmd = Command::new(BIN);
+        cmd.args(["find", "--db"])
+            .arg(&db.path)
+            .args(["--per", "game", "--format", "csv"])
+            .args(extra);
+        Run::of(cmd, &format!("find {extra:?}"))
+    };
+    let ids = |run: &Run| -> Vec<(String, String)> {
+        run.stdout
+            .lines()
+            .skip(1)
+            .map(|l| {
+                let mut c = l.split(',');
+                (c.next().unwrap().to_string(), c.next().unwrap().to_string())
+            })
+            .collect()
+    };
+    let sorted = find(&["--structure-name", "carlsbad", "--sort", "typicality"]);
+    sorted.expect_code(0, "typicality");
+    // Each game at the ply it entered the structure (6.e3: ply 11).
+    assert_eq!(
+        ids(&sorted),
+        vec![("1".into(), "11".into()), ("2".into(), "11".into())]
+    );
+    let reversed = find(&[
+        "--structure-name",
+        "carlsbad",
+        "--sort",
+        "typicality",
+        "--reverse",
+    ]);
+    assert_eq!(
+        ids(&reversed),
+        vec![("2".into(), "11".into()), ("1".into(), "11".into())]
+    );
+    let filtered = find(&[
+        "--structure-name",
+        "carlsbad",
+        "--sort",
+        "typicality",
+        "--min-elo",
+        "2400",
+    ]);
+    assert_eq!(ids(&filtered), vec![("1".into(), "11".into())]);
+    for (args, words) in [
+        (vec!["--sort", "typicality"], "give the structure"),
+        (
+            vec![
+                "--structure-name",
+                "carlsbad",
+                "--sort",
+                "typicality",
+                "--white",
+                "quart",
+            ],
+            "no --white",
+        ),
+    ] {
+        let run = find(&args);
+        run.expect_code(2, &format!("{args:?}"));
+        assert!(run.stderr.contains(words), "{args:?}: {}", run.stderr);
+    }
+}

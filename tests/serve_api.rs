@@ -408,6 +408,26 @@ fn game_pages_equal_find_and_exports_stream() {
                 "5",
             ],
         ),
+        // The typicality's pages: the plans' order of the Lopez Formation's games.
+        (
+            "&structure=lopez-formation&sort=typicality",
+            vec![
+                "--structure-name",
+                "lopez-formation",
+                "--sort",
+                "typicality",
+            ],
+        ),
+        (
+            "&structure=lopez-formation&sort=typicality&reverse=1",
+            vec![
+                "--structure-name",
+                "lopez-formation",
+                "--sort",
+                "typicality",
+                "--reverse",
+            ],
+        ),
         (
             "&reverse=1&year=1900..&exclude_time_class=blitz",
             vec![

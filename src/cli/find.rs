@@ -39,8 +39,9 @@ FEATURE (for --white and --black):
 MODEL GAMES: --min-stay N keeps the games with at least N matching positions (for a structure,
   the plies they spend in it, inside --ply); with --per game, --sort KEY orders them: id (the
   default), elo (the average of both ratings, highest first), white-elo, black-elo, date (newest
-  first), stay (most matching plies first); games without the key (unrated, no year) come last;
-  ties by game id; --reverse flips the order.
+  first), stay (most matching plies first), typicality (with a structure: most typical first,
+  as `pawndex plans` ranks its model games); games without the key (unrated, no year) come
+  last; ties by game id; --reverse flips the order.
 
 TIME CLASS (--time-class, --exclude-time-class): classical, rapid, blitz, bullet, simul,
   blindfold or unknown, from the TimeControl tag (base + 40 increments: bullet under 3 minutes,
@@ -65,7 +66,8 @@ Examples:
   pawndex find --structure-name carlsbad --eco D3 --per game --count
   pawndex find --structure-name isolani --structure-name isolani~ --ply 20..40
   pawndex find --structure-name carlsbad --time-class classical --min-elo 2600 --per game --sort elo
-  pawndex find --structure-name isolani --exclude-time-class blitz,bullet --min-stay 20 --per game --sort stay"
+  pawndex find --structure-name isolani --exclude-time-class blitz,bullet --min-stay 20 --per game --sort stay
+  pawndex find --structure-name carlsbad --per game --sort typicality --limit 10 -f pgn"
 )]
 pub struct FindArgs {
     /// A White feature (repeatable): duo, trio, quart, bishop-pair, no-bishop-pair,
@@ -94,7 +96,8 @@ pub struct FindArgs {
     #[command(flatten)]
     pub games: GameFilterArgs,
     /// With --per game, the order of the games: id (the default), elo (average of both
-    /// ratings), white-elo, black-elo, date (newest first), stay (most matching plies first)
+    /// ratings), white-elo, black-elo, date (newest first), stay (most matching plies first),
+    /// typicality (most typical of the structure first)
     #[arg(long, value_name = "KEY")]
     pub sort: Option<String>,
     /// With --per game, the order of --sort flipped (ties stay by ascending game id)

@@ -209,9 +209,7 @@ pub(crate) fn execute(plan: &Plan, params: &[(String, Value)], output: &OutputAr
                 out.flush()?;
                 return Ok(0);
             }
-            let (form, games) = search.rows_form(&conn)?;
-            let mut sql = search.rows_sql(form, *rows);
-            sql.params.extend(games);
+            let sql = search.fastest_rows_sql(&conn, *rows)?;
             (sql.text, sql.params)
         }
         Plan::Sql(sql) => {

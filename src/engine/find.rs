@@ -466,12 +466,29 @@ fn model_game_filters(args: &Filters, f: &mut Search) -> Result<()> {
                 format!("not a sort key (give {})", all.join(", ")),
             ));
         };
+        let positions = f
+            .white
+            .iter()
+            .chain(&f.black)
+            .any(|c| !matches!(c, SetCond::Exactly(_)))
+            || !f.runs.is_empty()
+            || f.plies != (0, u32::MAX);
+        if key == SortKey::Typicality && positions {
+            return Err(crate::model::bad_value(
+                "--sort",
+                "typicality",
+                "it lists the games of a structure under game filters: no --white, --black, \
+                 --pawns, --no-pawns nor --ply",
+            ));
+        }
         if key == SortKey::Typicality && args.structure.is_none() && args.structure_name.is_empty()
         {
-            usage!(
-                "--sort typicality: give the structure (--structure-name KEY or --structure FEN): \
-                 a game is typical of a structure"
-            );
+            return Err(crate::model::bad_value(
+                "--sort",
+                "typicality",
+                "give the structure (--structure-name KEY or --structure FEN): a game is \
+                 typical of a structure",
+            ));
         }
         f.order.key = key;
     }

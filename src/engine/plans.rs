@@ -397,7 +397,10 @@ fn report(
             .then_with(|| b.stay.cmp(&a.stay))
             .then_with(|| a.id.cmp(&b.id))
     });
-    let order: Vec<(i64, u32)> = ranked.iter().map(|(t, v)| (v.id, *t)).collect();
+    let order: Vec<(i64, i64)> = ranked
+        .iter()
+        .map(|(_, v)| (v.id, i64::from(v.entered)))
+        .collect();
     let mut model_games = Vec::new();
     for (t, v) in ranked.into_iter().take(request.model_games) {
         if let Some(g) = game(conn, v.id)? {
@@ -426,8 +429,8 @@ fn report(
 }
 
 /// The games of the structure of `filters` in the order of their typicality (the model
-/// games' order), as `(game id, rank key)` with larger keys for more typical games: what
-/// `find --sort typicality` and `GET /api/games?sort=typicality` sort by.
+/// games' order), each with the first ply it is in the structure: what `find --sort
+/// typicality` and `GET /api/games?sort=typicality` list.
 pub fn typical_games(
     conn: &Snapshot,
     filters: &Filters,
@@ -446,11 +449,5 @@ pub fn typical_games(
             threads,
         },
     )?;
-    let n = report.ranked.len() as i64;
-    Ok(report
-        .ranked
-        .iter()
-        .enumerate()
-        .map(|(i, (id, _))| (*id, n - i as i64))
-        .collect())
+    Ok(report.ranked)
 }

@@ -534,9 +534,9 @@ pub struct Report {
     pub model_games: Vec<ModelGame>,
     /// How many of each side's most played plan moves make the typicality of a game.
     pub typical_moves: usize,
-    /// Every game of the structure, most typical first (the model games' order), with its
-    /// typicality.
-    pub ranked: Vec<(i64, u32)>,
+    /// Every game of the structure, most typical first (the model games' order), with the
+    /// first ply it is in the structure.
+    pub ranked: Vec<(i64, i64)>,
 }
 
 impl Report {

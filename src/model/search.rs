@@ -222,8 +222,8 @@ pub struct Search {
     pub min_stay: Option<u32>,
     /// The order of the games (`Rows::Games`).
     pub order: Order,
-    /// For [`SortKey::Typicality`]: each game of the structure with its rank key (larger: more
-    /// typical), from `engine::plans::typical_games`; a game not listed sorts last.
+    /// For [`SortKey::Typicality`]: the games of the structure, most typical first, each with
+    /// the first ply it is in the structure (`engine::plans::typical_games`): the list itself.
     pub typical: Vec<(i64, i64)>,
 }
 

@@ -295,11 +295,11 @@ impl Search {
         if let Some(after) = self.order.after {
             p.push(("after_game".to_string(), Value::Integer(after)));
         }
-        if !self.typical.is_empty() {
+        if self.order.key == crate::model::search::SortKey::Typicality {
             let pairs: Vec<String> = self
                 .typical
                 .iter()
-                .map(|(game, rank)| format!("[{game},{rank}]"))
+                .map(|(game, ply)| format!("[{game},{ply}]"))
                 .collect();
             p.push((
                 "typical".to_string(),
@@ -478,6 +478,30 @@ impl Search {
                      FROM matching_runs AS r\nORDER BY r.game_id, r.first_ply"
                 );
             }
+            Rows::Games if self.order.key == crate::model::search::SortKey::Typicality => {
+                // The games in the plans' order, computed outside SQL (`:typical`, a JSON array
+                // of [game id, first ply in the structure], most typical first): read once by
+                // json_each, each game by its key; a keyset page starts after :after_game's
+                // place in the list.
+                let (order, op) = if self.order.reverse {
+                    ("DESC", "<")
+                } else {
+                    ("ASC", ">")
+                };
+                sql = format!(
+                    "WITH ranked AS MATERIALIZED (\n    SELECT j.key AS place, j.value ->> 0 AS \
+                     game_id, j.value ->> 1 AS ply\n    FROM json_each(:typical) AS j\n)\n\
+                     SELECT r.game_id, r.ply, {columns}\nFROM ranked AS r\n\
+                     JOIN games AS g ON g.id = r.game_id\n"
+                );
+                if self.order.after.is_some() {
+                    let _ = writeln!(
+                        sql,
+                        "WHERE r.place {op} (SELECT place FROM ranked WHERE game_id = :after_game)"
+                    );
+                }
+                let _ = write!(sql, "ORDER BY r.place {order}");
+            }
             Rows::Games if !self.order.is_plain() => {
                 let key = sort_key(self.order);
                 let (before, after) = if self.order.key.descending() != self.order.reverse {
@@ -509,21 +533,11 @@ impl Search {
                          GROUP BY r.game_id\n)"
                     );
                 }
-                // The typicality's ranks (computed by the plans) as a table of their own.
-                let typical = if self.order.key == crate::model::search::SortKey::Typicality {
-                    sql.push_str(
-                        ",\ntypical AS MATERIALIZED (\n    SELECT j.value ->> 0 AS game_id, \
-                         j.value ->> 1 AS rank\n    FROM json_each(:typical) AS j\n)",
-                    );
-                    "\n    LEFT JOIN typical AS t ON t.game_id = f.game_id"
-                } else {
-                    ""
-                };
                 let _ = write!(
                     sql,
                     ",\nkeyed AS MATERIALIZED (\n    \
                      SELECT f.game_id, f.ply, {columns}, {key} AS sort_key\n    \
-                     FROM games_found AS f\n    JOIN games AS g ON g.id = f.game_id{typical}\n)\n\
+                     FROM games_found AS f\n    JOIN games AS g ON g.id = f.game_id\n)\n\
                      SELECT k.game_id, k.ply, k.white, k.black, k.result, k.date\n\
                      FROM keyed AS k\n"
                 );
@@ -548,10 +562,12 @@ impl Search {
                 );
             }
         }
-        Sql {
-            text: sql,
-            params: self.params(),
+        let mut params = self.params();
+        if rows == Rows::Games && self.order.key == crate::model::search::SortKey::Typicality {
+            // Its own statement binds only the list and the page's start.
+            params.retain(|(name, _)| name == "typical" || name == "after_game");
         }
+        Sql { text: sql, params }
     }
 
     /// SQL counting the positions (or, for `Rows::Games`, the games) of this search.
@@ -722,6 +738,17 @@ impl Search {
         })
     }
 
+    /// The SQL of this search's rows in its fastest form, with every parameter it binds.
+    pub fn fastest_rows_sql(&self, conn: &Connection, rows: Rows) -> Result<Sql> {
+        let (form, games) = self.rows_form(conn)?;
+        let mut sql = self.rows_sql(form, rows);
+        // A statement without the candidates (the typicality's list) binds none.
+        if sql.text.contains(":games") {
+            sql.params.extend(games);
+        }
+        Ok(sql)
+    }
+
     /// The statement returning this search's rows, in its fastest form, its parameters
     /// bound (what `find` runs; `GET /api/games` reads it a page at a time).
     pub fn rows_statement<'c>(
@@ -729,9 +756,7 @@ impl Search {
         conn: &'c Connection,
         rows: Rows,
     ) -> Result<super::query::Prepared<'c>> {
-        let (form, games) = self.rows_form(conn)?;
-        let mut sql = self.rows_sql(form, rows);
-        sql.params.extend(games);
+        let sql = self.fastest_rows_sql(conn, rows)?;
         let mut stmt = conn.prepare(&sql.text)?;
         super::params::bind_params(&mut stmt, &sql.params)?;
         Ok(super::query::Prepared::new(stmt))
@@ -783,7 +808,8 @@ fn sort_key(order: crate::model::search::Order) -> String {
             if last_low { "" } else { "~" }
         ),
         SortKey::Stay => "f.stay".to_string(),
-        SortKey::Typicality => format!("coalesce(t.rank, {missing})"),
+        // Sorted by its own statement (see `rows_sql`).
+        SortKey::Typicality => "f.game_id".to_string(),
     }
 }
 
