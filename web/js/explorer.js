@@ -36,6 +36,7 @@ const SORTS = [
   ['black-elo', "Black's rating"],
   ['date', 'date (newest first)'],
   ['stay', 'stay in the structure (longest first)'],
+  ['typicality', 'typicality (most typical of the structure first)'],
 ];
 
 export function explorer(main, url) {
