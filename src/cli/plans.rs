@@ -128,6 +128,7 @@ fn run_plans(args: PlansArgs) -> Result<i32> {
             top: usize::from(args.top),
             model_games: usize::from(args.model_games),
             threads: args.threads.count(),
+            ranking_only: false,
         },
     )?;
     if report.game_count() == 0 {

@@ -44,6 +44,9 @@ pub struct Request {
     /// How many model games.
     pub model_games: usize,
     pub threads: usize,
+    /// Only the games' order is wanted (`typical_games`): the games per decade are not
+    /// counted.
+    pub ranking_only: bool,
 }
 
 /// Counts what the games do in the structure of `request`.
@@ -83,7 +86,11 @@ pub fn plans(conn: &Snapshot, request: &Request) -> Result<Report> {
                     stretches.retain(|(g, _)| keep.binary_search(g).is_ok());
                 }
                 let tally = replay_slice(&fork, &stretches, catalogue)?;
-                let per_decade = games_per_decade(&fork, &search, Some((from, to)))?;
+                let per_decade = if request.ranking_only {
+                    Vec::new()
+                } else {
+                    games_per_decade(&fork, &search, Some((from, to)))?
+                };
                 Ok((stretches.len(), tally, per_decade))
             },
         )?;
@@ -125,6 +132,9 @@ pub fn plans(conn: &Snapshot, request: &Request) -> Result<Report> {
         let (per_decade, tally) = parallel::join(
             || -> Result<_> {
                 let fork = forks.open()?;
+                if request.ranking_only {
+                    return Ok(Vec::new());
+                }
                 games_per_decade(&fork, &search, None)
             },
             || replay(conn, &stretches, request.threads, catalogue),
@@ -447,6 +457,7 @@ pub fn typical_games(
             top: 1,
             model_games: 0,
             threads,
+            ranking_only: true,
         },
     )?;
     Ok(report.ranked)

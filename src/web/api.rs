@@ -343,6 +343,7 @@ pub async fn plans(Extract(state): Shared, q: Pairs) -> Answer {
         top: p.number("top", 15, 1, MAX_LIMIT)? as usize,
         model_games: p.number("model_games", 10, 0, MAX_LIMIT)? as usize,
         threads: crate::engine::parallel::threads(None),
+        ranking_only: false,
     };
     let v = state
         .pool
