@@ -375,6 +375,58 @@ fn similar_rows_equal_the_command() {
     }
 }
 
+/// `GET /api/plans` answers the document of `pawndex plans --format json` (issue 39), for a
+/// named form, the exact pawns of a FEN, one side, game filters and other list lengths.
+#[test]
+fn plans_equal_the_command() {
+    let (_dir, db) = sample_db();
+    let server = Server::start(&db, &[]);
+    let lopez = "8/ppp2ppp/3p4/4p3/3PP3/8/PPP2PPP/8";
+    for (query, flags) in [
+        (
+            "structure=lopez-formation",
+            vec!["--structure-name", "lopez-formation"],
+        ),
+        (
+            "structure=lopez-formation&side=black&top=3&model_games=1",
+            vec![
+                "--structure-name",
+                "lopez-formation",
+                "--side",
+                "black",
+                "--top",
+                "3",
+                "--model-games",
+                "1",
+            ],
+        ),
+        (
+            "structure=lopez-formation&year=1900..&exclude_time_class=blitz",
+            vec![
+                "--structure-name",
+                "lopez-formation",
+                "--year",
+                "1900..",
+                "--exclude-time-class",
+                "blitz",
+            ],
+        ),
+        (&*format!("fen={}", enc(lopez)), vec!["--structure", lopez]),
+    ] {
+        let api = server.json(&format!("/api/plans?{query}"));
+        let mut args = vec!["plans", "--db", &db, "--format", "json"];
+        args.extend(flags);
+        let (code, out, err) = pawndex(&args);
+        assert_eq!(code, 0, "{err}");
+        let cli: Value = serde_json::from_str(&out).unwrap();
+        assert!(cli["games"].as_u64().unwrap() > 0, "{query}: {out}");
+        assert_eq!(api, cli, "{query}");
+    }
+    let (status, msg) = server.error("/api/plans?structure=lopez-formation&side=both-ways");
+    assert_eq!(status, 400);
+    assert!(msg.starts_with("side=both-ways: "), "{msg}");
+}
+
 #[test]
 fn game_pages_equal_find_and_exports_stream() {
     let (_dir, db) = sample_db();
