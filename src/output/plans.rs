@@ -317,7 +317,8 @@ pub fn write_table(out: &mut dyn Write, report: &Report, sides: Sides) -> Result
             "\n{who}'s moves in the structure (replies to a check and recaptures apart; score = \
              {who}'s score in the games with the move; delta = against {who}'s score above)"
         )?;
-        move_table(out, report, &report.moves[index(c)])?;
+        let rows: Vec<&MoveRow> = report.moves[index(c)].iter().collect();
+        move_table(out, report, &rows, false)?;
     }
     writeln!(
         out,
@@ -363,57 +364,43 @@ pub fn write_table(out: &mut dyn Write, report: &Report, sides: Sides) -> Result
     Ok(())
 }
 
-fn move_table(out: &mut dyn Write, report: &Report, rows: &[MoveRow]) -> Result<()> {
+/// A list of moves as table lines; `exits` adds the form each leads to.
+fn move_table(out: &mut dyn Write, report: &Report, rows: &[&MoveRow], exits: bool) -> Result<()> {
     if rows.is_empty() {
         writeln!(out, "  (none)")?;
         return Ok(());
     }
-    writeln!(
-        out,
+    let head = format!(
         "  {:<9} {:>7} {:>7} {:>6} {:>6}",
         "move", "games", "median", "score", "delta"
-    )?;
+    );
+    writeln!(out, "{head}{}", if exits { "  leads to" } else { "" })?;
     for r in rows {
-        writeln!(
-            out,
+        let line = format!(
             "  {:<9} {:>7} {:>7} {:>6} {:>6}",
             r.mv.written(),
             r.games(),
             r.median_move,
             opt(r.score()),
             signed(delta(report, r))
-        )?;
+        );
+        if exits {
+            let leads = r
+                .leads_to
+                .as_ref()
+                .map_or("(no name)".to_string(), |(_, rev, n)| {
+                    format!("{n}{}", if *rev { " (reversed)" } else { "" })
+                });
+            writeln!(out, "{line}  {leads}")?;
+        } else {
+            writeln!(out, "{line}")?;
+        }
     }
     Ok(())
 }
 
+/// The exits of the shown sides as table lines.
 fn exit_table(out: &mut dyn Write, report: &Report, rows: &[MoveRow], sides: Sides) -> Result<()> {
     let rows: Vec<&MoveRow> = rows.iter().filter(|r| sides.shows(r.mv.side())).collect();
-    if rows.is_empty() {
-        writeln!(out, "  (none)")?;
-        return Ok(());
-    }
-    writeln!(
-        out,
-        "  {:<9} {:>7} {:>7} {:>6} {:>6}  leads to",
-        "move", "games", "median", "score", "delta"
-    )?;
-    for r in rows {
-        let leads = r
-            .leads_to
-            .as_ref()
-            .map_or("(no name)".to_string(), |(_, rev, n)| {
-                format!("{n}{}", if *rev { " (reversed)" } else { "" })
-            });
-        writeln!(
-            out,
-            "  {:<9} {:>7} {:>7} {:>6} {:>6}  {leads}",
-            r.mv.written(),
-            r.games(),
-            r.median_move,
-            opt(r.score()),
-            signed(delta(report, r))
-        )?;
-    }
-    Ok(())
+    move_table(out, report, &rows, true)
 }

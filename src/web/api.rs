@@ -284,6 +284,7 @@ pub async fn stats(Extract(state): Shared, q: Pairs) -> Answer {
 /// The parameters of the list of games: the filters, and the page or the format.
 fn games_params(q: Pairs, more: &[&str]) -> Result<Params, ApiError> {
     let mut known = crate::web::games::FILTERS.to_vec();
+    known.extend_from_slice(crate::web::games::GAME_FILTERS);
     known.extend_from_slice(more);
     params(q, &known)
 }
@@ -300,34 +301,15 @@ pub async fn games_export(Extract(state): Shared, q: Pairs) -> Answer {
     crate::web::games::export(&state.pool, &p).await
 }
 
-/// The parameters of `GET /api/plans`: the structure, the game filters, and the lists.
-const PLANS_PARAMS: &[&str] = &[
-    "fen",
-    "structure",
-    "within",
-    "result",
-    "min_elo",
-    "player",
-    "white_player",
-    "black_player",
-    "event",
-    "site",
-    "eco",
-    "date",
-    "max_elo",
-    "year",
-    "time_class",
-    "exclude_time_class",
-    "min_stay",
-    "side",
-    "top",
-    "model_games",
-];
+/// The parameters of `GET /api/plans` besides the game filters: the structure and the lists.
+const PLANS_OPTIONS: &[&str] = &["fen", "structure", "within", "side", "top", "model_games"];
 
 /// `GET /api/plans?structure=KEY|fen=FEN[&within=N]&FILTERS&side=&top=&model_games=`: the
 /// document of `plans --format json`.
 pub async fn plans(Extract(state): Shared, q: Pairs) -> Answer {
-    let p = params(q, PLANS_PARAMS)?;
+    let mut known = PLANS_OPTIONS.to_vec();
+    known.extend_from_slice(crate::web::games::GAME_FILTERS);
+    let p = params(q, &known)?;
     let filters = crate::web::games::filters(&p)?;
     let within = match p.get("within") {
         Some(_) => Some(p.number("within", 0, 0, 64)? as u32),

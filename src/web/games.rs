@@ -20,8 +20,8 @@ use crate::store::read::search::{GameCond, Rows, Search};
 use crate::web::error::{ApiError, Params, short};
 use crate::web::pool::{Limit, Pool};
 
-/// The filters' parameter names: each is the `find` option of the same name (`fen` is
-/// `--structure`, `structure` is `--structure-name`).
+/// The position filters' and the order's parameter names: each is the `find` option of the same
+/// name (`fen` is `--structure`, `structure` is `--structure-name`).
 pub const FILTERS: &[&str] = &[
     "fen",
     "structure",
@@ -30,6 +30,13 @@ pub const FILTERS: &[&str] = &[
     "pawns",
     "no_pawns",
     "ply",
+    "sort",
+    "reverse",
+];
+
+/// The game filters (`find`'s and `plans`' game options): every list of games takes them
+/// besides [`FILTERS`].
+pub const GAME_FILTERS: &[&str] = &[
     "result",
     "min_elo",
     "player",
@@ -44,8 +51,6 @@ pub const FILTERS: &[&str] = &[
     "time_class",
     "exclude_time_class",
     "min_stay",
-    "sort",
-    "reverse",
 ];
 
 /// How long an export may run.
