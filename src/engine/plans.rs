@@ -13,7 +13,8 @@ use crate::engine::find::{Filters, resolve_names};
 use crate::engine::parallel;
 use crate::model::fen::structure_of;
 use crate::model::plans::{
-    Decade, ModelGame, MoveRow, PlainMove, Report, Tally, lower_median, side_index, typicality,
+    Decade, ModelGame, MoveRow, PerDecade, PlainMove, Report, Tally, lower_median, side_index,
+    typicality,
 };
 use crate::model::similar::{Options, Pawns};
 use crate::model::structure::{Catalogue, Code};
@@ -87,7 +88,7 @@ pub fn plans(conn: &Snapshot, request: &Request) -> Result<Report> {
                 }
                 let tally = replay_slice(&fork, &stretches, catalogue)?;
                 let per_decade = if request.ranking_only {
-                    Vec::new()
+                    PerDecade::default()
                 } else {
                     games_per_decade(&fork, &search, Some((from, to)))?
                 };
@@ -96,20 +97,12 @@ pub fn plans(conn: &Snapshot, request: &Request) -> Result<Report> {
         )?;
         let mut games = 0;
         let mut tally = Tally::default();
-        let mut per_decade: std::collections::BTreeMap<(bool, i64), u64> = Default::default();
+        let mut per_decade = PerDecade::default();
         for (n, t, d) in parts {
             games += n;
             tally.merge(t);
-            for (decade, count) in d {
-                *per_decade
-                    .entry((decade.is_none(), decade.unwrap_or(0)))
-                    .or_default() += count;
-            }
+            per_decade.merge(d);
         }
-        let per_decade = per_decade
-            .into_iter()
-            .map(|((unknown, d), n)| ((!unknown).then_some(d), n))
-            .collect();
         (
             target_words(&search, f),
             games,
@@ -133,7 +126,7 @@ pub fn plans(conn: &Snapshot, request: &Request) -> Result<Report> {
             || -> Result<_> {
                 let fork = forks.open()?;
                 if request.ranking_only {
-                    return Ok(Vec::new());
+                    return Ok(PerDecade::default());
                 }
                 games_per_decade(&fork, &search, None)
             },
@@ -253,9 +246,6 @@ fn replay(
     Ok(all)
 }
 
-/// Games per decade (`None`: an unknown year), as the store counts them.
-type PerDecade = Vec<(Option<i64>, u64)>;
-
 /// Replays the games of `slice` on one connection into a tally.
 fn replay_slice(
     conn: &Snapshot,
@@ -294,8 +284,9 @@ fn named_only(
 }
 
 /// Games per decade under the game filters (`per_decade`), and those of the structure.
-fn decades(per_decade: Vec<(Option<i64>, u64)>, tally: &Tally) -> Vec<Decade> {
+fn decades(per_decade: PerDecade, tally: &Tally) -> Vec<Decade> {
     let mut rows: Vec<Decade> = per_decade
+        .rows()
         .into_iter()
         .map(|(decade, games)| Decade {
             decade,

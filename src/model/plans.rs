@@ -26,15 +26,8 @@ use crate::model::outcome::Outcome;
 use crate::model::stored::StoredGame;
 use crate::model::structure::{Catalogue, Code};
 
-/// The six piece kinds in the order every list of them follows (pawn first).
-pub const ROLES: [Role; 6] = [
-    Role::Pawn,
-    Role::Knight,
-    Role::Bishop,
-    Role::Rook,
-    Role::Queen,
-    Role::King,
-];
+/// The six piece kinds in the order every list of them follows (pawn first): shakmaty's.
+pub const ROLES: [Role; 6] = Role::ALL;
 
 /// The English name of a piece kind (`knight`).
 #[must_use]
@@ -496,6 +489,23 @@ impl MoveRow {
     pub fn score(&self) -> Option<f64> {
         side_score(&self.by_outcome, self.mv.side())
     }
+
+    /// The form it leads to as `--structure-name` takes it (`panov~`); `None`: no name.
+    #[must_use]
+    pub fn leads_to_key(&self) -> Option<String> {
+        let (key, reversed, _) = self.leads_to.as_ref()?;
+        Some(format!("{key}{}", if *reversed { "~" } else { "" }))
+    }
+
+    /// The form it leads to in words (`Panov (reversed)`); `None`: no name.
+    #[must_use]
+    pub fn leads_to_name(&self) -> Option<String> {
+        let (_, reversed, name) = self.leads_to.as_ref()?;
+        Some(format!(
+            "{name}{}",
+            if *reversed { " (reversed)" } else { "" }
+        ))
+    }
 }
 
 /// A game of the model-game list.
@@ -504,6 +514,37 @@ pub struct ModelGame {
     pub visit: Visit,
     pub typicality: u32,
     pub header: crate::model::game::Header,
+}
+
+/// Games counted per decade (`None`: an unknown year), listed ascending with the unknown year
+/// last; counts of several slices of games add up.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PerDecade(std::collections::BTreeMap<(bool, i64), u64>);
+
+impl PerDecade {
+    /// Counts `n` games of `decade`.
+    pub fn add(&mut self, decade: Option<i64>, n: u64) {
+        *self
+            .0
+            .entry((decade.is_none(), decade.unwrap_or(0)))
+            .or_default() += n;
+    }
+
+    /// Adds another count's games.
+    pub fn merge(&mut self, other: PerDecade) {
+        for ((unknown, d), n) in other.0 {
+            self.add((!unknown).then_some(d), n);
+        }
+    }
+
+    /// (decade, games), ascending, the unknown year last.
+    #[must_use]
+    pub fn rows(&self) -> Vec<(Option<i64>, u64)> {
+        self.0
+            .iter()
+            .map(|(&(unknown, d), &n)| ((!unknown).then_some(d), n))
+            .collect()
+    }
 }
 
 /// Games per decade: all those passing the game filters, and those reaching the structure.

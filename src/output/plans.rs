@@ -68,37 +68,31 @@ fn delta(report: &Report, row: &MoveRow) -> Option<f64> {
     Some(shown(row.score()?) - shown(baseline(report, row.mv.side())?))
 }
 
+/// The fields every listed move has; the score under `score_key` (`score`, or `score_after`
+/// for an exit).
+fn row_json(report: &Report, r: &MoveRow, score_key: &str) -> serde_json::Map<String, Value> {
+    let mut m = serde_json::Map::new();
+    m.insert("san".into(), r.mv.san().into());
+    m.insert("side".into(), side_key(r.mv.side()).into());
+    m.insert("piece".into(), r.mv.piece().into());
+    m.insert("to".into(), r.mv.to().into());
+    m.insert("games".into(), r.games().into());
+    m.insert("median_move".into(), r.median_move.into());
+    m.insert(score_key.into(), number_json(r.score(), 1));
+    m.insert("delta".into(), number_json(delta(report, r), 1));
+    m
+}
+
 fn move_json(report: &Report, r: &MoveRow) -> Value {
-    json!({
-        "san": r.mv.san(),
-        "side": side_key(r.mv.side()),
-        "piece": r.mv.piece(),
-        "to": r.mv.to(),
-        "games": r.games(),
-        "median_move": r.median_move,
-        "score": number_json(r.score(), 1),
-        "delta": number_json(delta(report, r), 1),
-    })
+    Value::Object(row_json(report, r, "score"))
 }
 
 fn exit_json(report: &Report, r: &MoveRow) -> Value {
-    json!({
-        "san": r.mv.san(),
-        "written": r.mv.written(),
-        "side": side_key(r.mv.side()),
-        "piece": r.mv.piece(),
-        "to": r.mv.to(),
-        "games": r.games(),
-        "median_move": r.median_move,
-        "score_after": number_json(r.score(), 1),
-        "delta": number_json(delta(report, r), 1),
-        "leads_to": r.leads_to.as_ref().map(|(key, reversed, _)| {
-            format!("{key}{}", if *reversed { "~" } else { "" })
-        }),
-        "leads_to_name": r.leads_to.as_ref().map(|(_, reversed, name)| {
-            format!("{name}{}", if *reversed { " (reversed)" } else { "" })
-        }),
-    })
+    let mut m = row_json(report, r, "score_after");
+    m.insert("written".into(), r.mv.written().into());
+    m.insert("leads_to".into(), r.leads_to_key().into());
+    m.insert("leads_to_name".into(), r.leads_to_name().into());
+    Value::Object(m)
 }
 
 /// Share in percent with one decimal (0 for no position).
@@ -247,11 +241,7 @@ pub fn write_csv(out: &mut dyn Write, report: &Report, sides: Sides) -> Result<(
         "leads_to",
     ])?;
     let mut row = |list: &str, r: &MoveRow| -> Result<()> {
-        let leads = r
-            .leads_to
-            .as_ref()
-            .map(|(k, rev, _)| format!("{k}{}", if *rev { "~" } else { "" }))
-            .unwrap_or_default();
+        let leads = r.leads_to_key().unwrap_or_default();
         w.write_record([
             list,
             side_key(r.mv.side()),
@@ -385,12 +375,7 @@ fn move_table(out: &mut dyn Write, report: &Report, rows: &[&MoveRow], exits: bo
             signed(delta(report, r))
         );
         if exits {
-            let leads = r
-                .leads_to
-                .as_ref()
-                .map_or("(no name)".to_string(), |(_, rev, n)| {
-                    format!("{n}{}", if *rev { " (reversed)" } else { "" })
-                });
+            let leads = r.leads_to_name().unwrap_or_else(|| "(no name)".to_string());
             writeln!(out, "{line}  {leads}")?;
         } else {
             writeln!(out, "{line}")?;

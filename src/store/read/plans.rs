@@ -7,7 +7,7 @@ use rusqlite::Connection;
 
 use super::params::bind_params;
 use super::search::{Rows, Search, json_array};
-use crate::model::plans::decade;
+use crate::model::plans::{PerDecade, decade};
 use crate::model::stored::StoredGame;
 
 /// A game's stretches of plies in the structure: (first, last), both included, ascending.
@@ -145,7 +145,7 @@ pub fn games_per_decade(
     conn: &Connection,
     search: &Search,
     ids: Option<(i64, i64)>,
-) -> Result<Vec<(Option<i64>, u64)>> {
+) -> Result<PerDecade> {
     let (mut conds, params) = search.game_conditions();
     if let Some((from, to)) = ids {
         conds.push(format!("g.id BETWEEN {from} AND {to}"));
@@ -157,21 +157,16 @@ pub fn games_per_decade(
     }
     let mut st = conn.prepare(&sql)?;
     bind_params(&mut st, &params)?;
-    let mut counts: std::collections::BTreeMap<(bool, i64), u64> =
-        std::collections::BTreeMap::new();
+    let mut counts = PerDecade::default();
     let mut rows = st.raw_query();
     while let Some(r) = rows.next()? {
         let date = match r.get_ref(0)? {
             rusqlite::types::ValueRef::Text(t) => std::str::from_utf8(t).ok(),
             _ => None,
         };
-        let d = decade(date);
-        *counts.entry((d.is_none(), d.unwrap_or(0))).or_default() += 1;
+        counts.add(decade(date), 1);
     }
-    Ok(counts
-        .into_iter()
-        .map(|((unknown, d), n)| ((!unknown).then_some(d), n))
-        .collect())
+    Ok(counts)
 }
 
 /// What the replay of `plans` needs of a stored game (its moves, start, result, date and

@@ -478,7 +478,7 @@ impl Search {
                      FROM matching_runs AS r\nORDER BY r.game_id, r.first_ply"
                 );
             }
-            Rows::Games if self.order.key == crate::model::search::SortKey::Typicality => {
+            Rows::Games if self.listed(rows) => {
                 // The games in the plans' order, computed outside SQL (`:typical`, a JSON array
                 // of [game id, first ply in the structure], most typical first): read once by
                 // json_each, each game by its key; a keyset page starts after :after_game's
@@ -563,7 +563,7 @@ impl Search {
             }
         }
         let mut params = self.params();
-        if rows == Rows::Games && self.order.key == crate::model::search::SortKey::Typicality {
+        if self.listed(rows) {
             // Its own statement binds only the list and the page's start.
             params.retain(|(name, _)| name == "typical" || name == "after_game");
         }
@@ -738,14 +738,20 @@ impl Search {
         })
     }
 
+    /// Whether the rows are the typicality's list itself (`rows_sql` reads it, no run).
+    fn listed(&self, rows: Rows) -> bool {
+        rows == Rows::Games && self.order.key == crate::model::search::SortKey::Typicality
+    }
+
     /// The SQL of this search's rows in its fastest form, with every parameter it binds.
     pub fn fastest_rows_sql(&self, conn: &Connection, rows: Rows) -> Result<Sql> {
+        if self.listed(rows) {
+            // The list is the games: no candidates to find.
+            return Ok(self.rows_sql(Form::Scan, rows));
+        }
         let (form, games) = self.rows_form(conn)?;
         let mut sql = self.rows_sql(form, rows);
-        // A statement without the candidates (the typicality's list) binds none.
-        if sql.text.contains(":games") {
-            sql.params.extend(games);
-        }
+        sql.params.extend(games);
         Ok(sql)
     }
 
