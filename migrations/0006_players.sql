@@ -25,9 +25,10 @@ CREATE TABLE player_names (
 ) WITHOUT ROWID;
 CREATE INDEX player_names_surname ON player_names(surname);
 
--- A player's games, by name.
-CREATE INDEX games_white ON games(white);
-CREATE INDEX games_black ON games(black);
+-- A player's games, by name; with the ECO code, so that a player's openings are counted from
+-- the index alone.
+CREATE INDEX games_white ON games(white, eco);
+CREATE INDEX games_black ON games(black, eco);
 
 -- Per named structure form (code 2 * structure_names.id + reversed, as runs.structure), side
 -- (0 White, 1 Black), that side's rating (0 when the game has none for it) and the game's time

@@ -77,38 +77,27 @@ fn given_words(folded: &str) -> Vec<&str> {
     })
 }
 
-/// The initials of a folded name whose given names are only one-letter words (`carlsen,m`,
-/// `polgar,j a`), else `None`.
+/// Whether folded name `short` abbreviates `long` (docs/players.md): the same surname, given
+/// names in both, each of `short`'s given words the start of `long`'s word at the same place
+/// (`m` of `magnus`, `ju` of `judit`, `j k` of `jan krzysztof`), and the two not alike.
 ///
 /// ```
-/// use pawndex::model::players::initials;
-/// assert_eq!(initials("carlsen,m"), Some(vec!['m']));
-/// assert_eq!(initials("duda,j -k"), Some(vec!['j', 'k']));
-/// assert_eq!(initials("carlsen,magnus"), None);
-/// assert_eq!(initials("carlsen"), None);
+/// use pawndex::model::players::abbreviates;
+/// assert!(abbreviates("carlsen,m", "carlsen,magnus"));
+/// assert!(abbreviates("polgar,ju", "polgar,judit"));
+/// assert!(abbreviates("carlsen,magnus", "carlsen,magnus oen"));
+/// assert!(!abbreviates("carlsen,magnus", "carlsen,magnus"));
+/// assert!(!abbreviates("carlsen,h", "carlsen,magnus"));
+/// assert!(!abbreviates("carlsen", "carlsen,magnus"));
+/// assert!(!abbreviates("polgar,s", "polgar-shutzman,sam"));
 /// ```
 #[must_use]
-pub fn initials(folded: &str) -> Option<Vec<char>> {
-    let words = given_words(folded);
-    if words.is_empty() || words.iter().any(|w| w.chars().count() != 1) {
-        return None;
+pub fn abbreviates(short: &str, long: &str) -> bool {
+    if short == long || surname(short) != surname(long) {
+        return false;
     }
-    Some(words.iter().filter_map(|w| w.chars().next()).collect())
-}
-
-/// Whether the full given names of `folded` start with these initials, in order.
-fn matches_initials(folded: &str, wanted: &[char]) -> bool {
-    let words = given_words(folded);
-    words.len() >= wanted.len()
-        && words
-            .iter()
-            .zip(wanted)
-            .all(|(w, &c)| w.starts_with(c))
-}
-
-/// Whether a folded name has full given names (not initials, not none).
-fn has_full_given(folded: &str) -> bool {
-    !given_words(folded).is_empty() && initials(folded).is_none()
+    let (s, l) = (given_words(short), given_words(long));
+    !s.is_empty() && s.len() <= l.len() && s.iter().zip(&l).all(|(a, b)| b.starts_with(a))
 }
 
 /// One stored spelling and its games.
@@ -131,13 +120,14 @@ pub struct Player {
     pub names: Vec<String>,
     /// Games of all the spellings (a game between two of them counted twice).
     pub games: i64,
-    /// Whether this is an initials spelling left alone because several players match it.
-    pub ambiguous_initials: bool,
+    /// Whether this is an abbreviation left alone because it abbreviates several players.
+    pub ambiguous: bool,
 }
 
 /// Merges spellings into players (the rule of docs/players.md): the spellings of one folded
-/// form are one player; an initials spelling joins the one full-name player of its surname whose
-/// given names start with its initials, when exactly one does. Players come out most games first.
+/// form are one player; an abbreviation ([`abbreviates`]: initials, `Polgar,Ju`) joins the one
+/// complete player of its surname it abbreviates (complete: abbreviating no other spelling),
+/// when exactly one; else it stays alone, marked `ambiguous`. Players come out most games first.
 ///
 /// ```
 /// use pawndex::model::players::{Spelling, merge};
@@ -160,7 +150,7 @@ pub struct Player {
 ///     names,
 ///     [("Carlsen,Magnus", 3), ("Polgar,Susan", 1), ("Polgar,Sofia", 1), ("Polgar,S", 1), ("Carlsen,H", 1)]
 /// );
-/// assert!(players[3].ambiguous_initials);
+/// assert!(players[3].ambiguous);
 /// ```
 #[must_use]
 pub fn merge(mut spellings: Vec<Spelling>) -> Vec<Player> {
@@ -194,57 +184,61 @@ fn merge_surname(spellings: &[Spelling], players: &mut Vec<Player>) {
             _ => groups.push(vec![s.clone()]),
         }
     }
-    // Initials join the one full-name group they match.
+    // A group is complete when it abbreviates no other; an abbreviation joins the one
+    // complete group it abbreviates (abbreviating is transitive, so that group is the end of
+    // every chain), and stays alone when it abbreviates several.
+    let folded: Vec<&str> = groups.iter().map(|g| g[0].folded.as_str()).collect();
+    let complete: Vec<bool> = folded
+        .iter()
+        .map(|a| !folded.iter().any(|b| abbreviates(a, b)))
+        .collect();
     let mut joined: Vec<Option<usize>> = vec![None; groups.len()];
     let mut ambiguous = vec![false; groups.len()];
-    for (i, g) in groups.iter().enumerate() {
-        let Some(wanted) = initials(&g[0].folded) else {
+    for (i, a) in folded.iter().enumerate() {
+        if complete[i] {
             continue;
-        };
-        let matching: Vec<usize> = groups
-            .iter()
-            .enumerate()
-            .filter(|(_, h)| {
-                has_full_given(&h[0].folded) && matches_initials(&h[0].folded, &wanted)
-            })
-            .map(|(j, _)| j)
+        }
+        let targets: Vec<usize> = (0..folded.len())
+            .filter(|&j| complete[j] && abbreviates(a, folded[j]))
             .collect();
-        match matching[..] {
+        match targets[..] {
             [j] => joined[i] = Some(j),
-            [] => {}
             _ => ambiguous[i] = true,
         }
     }
-    let mut merged: Vec<Vec<Spelling>> = vec![Vec::new(); groups.len()];
-    for (i, g) in groups.into_iter().enumerate() {
-        merged[joined[i].unwrap_or(i)].extend(g);
+    let mut joining: Vec<Vec<Spelling>> = vec![Vec::new(); groups.len()];
+    for (i, g) in groups.iter().enumerate() {
+        if let Some(j) = joined[i] {
+            joining[j].extend(g.iter().cloned());
+        }
     }
-    for (i, spellings) in merged.into_iter().enumerate() {
+    for ((own, others), (i, ambiguous)) in groups
+        .into_iter()
+        .zip(joining)
+        .zip(ambiguous.into_iter().enumerate())
+    {
         if joined[i].is_none() {
-            players.push(player_of(spellings, ambiguous[i]));
+            players.push(player_of(own, others, ambiguous));
         }
     }
 }
 
-fn player_of(mut spellings: Vec<Spelling>, ambiguous_initials: bool) -> Player {
-    let games = spellings.iter().map(|s| s.games).sum();
-    let shown = spellings
+/// A player from the spellings of its own folded form (the name shown is the one of them with
+/// the most games) and those of the abbreviations joining it.
+fn player_of(own: Vec<Spelling>, others: Vec<Spelling>, ambiguous: bool) -> Player {
+    let (shown, folded) = own
         .iter()
-        .max_by(|a, b| {
-            has_full_given(&a.folded)
-                .cmp(&has_full_given(&b.folded))
-                .then(a.games.cmp(&b.games))
-                .then(b.name.cmp(&a.name))
-        })
+        .max_by(|a, b| a.games.cmp(&b.games).then(b.name.cmp(&a.name)))
         .map(|s| (s.name.clone(), s.folded.clone()))
         .unwrap_or_default();
+    let mut spellings: Vec<Spelling> = own.into_iter().chain(others).collect();
     spellings.sort_by(|a, b| a.name.cmp(&b.name));
     Player {
-        shown: shown.0,
-        folded: shown.1,
+        shown,
+        folded,
+        games: spellings.iter().map(|s| s.games).sum(),
         names: spellings.into_iter().map(|s| s.name).collect(),
-        games,
-        ambiguous_initials,
+        ambiguous,
     }
 }
 
@@ -278,7 +272,7 @@ pub enum Resolution {
 }
 
 /// Finds the player a typed name means, among the players of the surnames
-/// [`surnames_to_look_up`] named (docs/players.md: an exact spelling, initials of one player,
+/// [`surnames_to_look_up`] named (docs/players.md: an exact spelling, an abbreviation of one player,
 /// a surname of one player, "Given Surname"; several matches are ambiguous, never a guess).
 ///
 /// ```
@@ -324,15 +318,12 @@ fn resolve_folded(folded: &str, players: &[Player]) -> Resolution {
             _ => Resolution::Ambiguous(found),
         }
     };
-    let full_matching = |wanted: &[char]| -> Vec<usize> {
+    // The complete players a folded name abbreviates or is.
+    let abbreviated = |short: &str| -> Vec<usize> {
         players
             .iter()
             .enumerate()
-            .filter(|(_, p)| {
-                surname(&p.folded) == surname(folded)
-                    && has_full_given(&p.folded)
-                    && matches_initials(&p.folded, wanted)
-            })
+            .filter(|(_, p)| !p.ambiguous && (p.folded == short || abbreviates(short, &p.folded)))
             .map(|(i, _)| i)
             .collect()
     };
@@ -341,32 +332,16 @@ fn resolve_folded(folded: &str, players: &[Player]) -> Resolution {
         .iter()
         .position(|p| p.names.iter().any(|n| fold(n) == folded))
     {
-        if players[i].ambiguous_initials {
-            let mut found = full_matching(&initials(folded).unwrap_or_default());
+        if players[i].ambiguous {
+            let mut found = abbreviated(folded);
             found.push(i);
             return ordered(found);
         }
         return Resolution::One(i);
     }
+    // 2. An abbreviation of one player.
     if folded.contains(',') {
-        // 2. Initials of one player, or the start of one player's given names.
-        if let Some(wanted) = initials(folded) {
-            return ordered(full_matching(&wanted));
-        }
-        let given = folded.split_once(',').map_or("", |(_, g)| g);
-        return ordered(
-            players
-                .iter()
-                .enumerate()
-                .filter(|(_, p)| {
-                    surname(&p.folded) == surname(folded)
-                        && p.folded
-                            .split_once(',')
-                            .is_some_and(|(_, g)| g.starts_with(given))
-                })
-                .map(|(i, _)| i)
-                .collect(),
-        );
+        return ordered(abbreviated(folded));
     }
     // 3. A surname.
     ordered(
@@ -433,7 +408,7 @@ mod tests {
     }
 
     #[test]
-    fn two_initials_pick_the_player_with_both() {
+    fn abbreviations_join_the_one_complete_name() {
         let players = merge(vec![
             s("Duda,J-K", 5),
             s("Duda,Jan-Krzysztof", 50),
@@ -443,8 +418,14 @@ mod tests {
             .iter()
             .position(|p| p.shown == "Duda,Jan-Krzysztof")
             .unwrap();
-        assert_eq!(players[jk].names, ["Duda,J-K", "Duda,Jan-Krzysztof"]);
+        // Jan abbreviates Jan-Krzysztof too, the one complete Duda: one player.
+        assert_eq!(players.len(), 1);
+        assert_eq!(
+            players[jk].names,
+            ["Duda,J-K", "Duda,Jan", "Duda,Jan-Krzysztof"]
+        );
         assert_eq!(resolve("duda, j.k.", &players), Resolution::One(jk));
+        assert_eq!(resolve("Jan-Krzysztof Duda", &players), Resolution::One(jk));
     }
 
     #[test]
