@@ -7,6 +7,7 @@ pub mod ids;
 pub mod info;
 pub mod params;
 pub mod plans;
+pub mod profile;
 pub mod query;
 pub mod search;
 pub mod similar;
