@@ -356,9 +356,8 @@ fn one_profile(
     }
     let base_exact = exact_baselines(
         base_conn,
-        reference.is_some(),
         &exact_pairs,
-        &pawns_of,
+        reference.is_some().then_some(&pawns_of),
         &names_set,
         &time,
         rating,
@@ -611,12 +610,11 @@ fn named_baselines(
 /// The exact structures' baselines in `conn`: per (pawn sets here, Black?), the games reaching
 /// those pawns with a stay of at least [`MIN_EXACT_STAY`] plies under the time-class filters,
 /// whose player of that colour is none of `names`; all and the band's. `other`: `conn` is
-/// another database (its pawn sets are found by their pawns).
+/// another database, whose pawn sets are found by their pawns (these, of the sets here).
 fn exact_baselines(
     conn: &Snapshot,
-    other: bool,
-    pairs: &[((i64, i64), bool)],
-    pawns_of: &HashMap<i64, u64>,
+    pairs: &[(Pair, bool)],
+    other: Option<&HashMap<i64, u64>>,
     names: &HashSet<&str>,
     time: &Search,
     rating: Option<Rating>,
@@ -630,7 +628,7 @@ fn exact_baselines(
     let mut theirs: Vec<(i64, i64)> = Vec::new();
     let mut of: Vec<(i64, i64)> = Vec::new();
     for &(w, b) in &distinct {
-        let mapped = if other {
+        let mapped = if let Some(pawns_of) = other {
             let (Some(&wp), Some(&bp)) = (pawns_of.get(&w), pawns_of.get(&b)) else {
                 continue;
             };
