@@ -19,14 +19,15 @@ use crate::engine::parallel;
 use crate::model::columns::pawn_fen;
 use crate::model::outcome::Outcome;
 use crate::model::plans::{PlainMove, side_plays};
+use crate::model::players::Player;
 use crate::model::profile::{
     HeadToHead, Kind, MIN_EXACT_STAY, MutualGame, Played, Profile, Rating, Results, Row, TOP,
     UnknownPlayer, Year, sort_rows, year,
 };
 use crate::model::usage;
 use crate::store::read::Snapshot;
+use crate::store::read::names::{self, Resolution};
 use crate::store::read::plans::{passing_games, replayed_game};
-use crate::store::read::profile::names_stub::{self as names, Resolution};
 use crate::store::read::profile::{
     PlayerGame, Run, catalogue_fingerprint, exact_candidates, exact_games, game_runs, player_games,
     set_pawns, structure_results,
@@ -65,11 +66,11 @@ pub struct Request {
 
 /// The player `typed` names in the database, or an [`UnknownPlayer`] error listing the
 /// candidates (unknown or ambiguous).
-pub fn find_player(conn: &Snapshot, typed: &str) -> Result<names::Player> {
+pub fn find_player(conn: &Snapshot, typed: &str) -> Result<Player> {
     if typed.trim().is_empty() {
         usage!("the player's name is empty");
     }
-    let list = |players: Vec<names::Player>| -> Vec<(String, i64)> {
+    let list = |players: Vec<Player>| -> Vec<(String, i64)> {
         players.into_iter().map(|p| (p.shown, p.games)).collect()
     };
     let (message, candidates) = match names::resolve(conn, typed)? {
@@ -262,7 +263,7 @@ fn colour_of(black: bool) -> Color {
 fn one_profile(
     conn: &Snapshot,
     request: &Request,
-    player: &names::Player,
+    player: &Player,
     only: Option<Color>,
     reference: Option<&(Snapshot, String)>,
 ) -> Result<Profile> {
@@ -562,7 +563,7 @@ fn count_rows(
 /// profile's database (read again otherwise).
 fn named_baselines(
     conn: &Snapshot,
-    player: &names::Player,
+    player: &Player,
     time: &Search,
     band: Option<(i64, i64)>,
     threads: usize,
@@ -747,8 +748,8 @@ fn years(
 fn head_to_head(
     conn: &Snapshot,
     request: &Request,
-    player: &names::Player,
-    opponent: &names::Player,
+    player: &Player,
+    opponent: &Player,
 ) -> Result<HeadToHead> {
     let mut full = search(&request.filters)?;
     resolve_names(conn, &mut full)?;
