@@ -101,13 +101,17 @@ pub fn profile(conn: &Snapshot, request: &Request) -> Result<Profile> {
         usage!("--min-stay: a profile counts every game of the player (not a structure's stay)");
     }
     let player = find_player(conn, &request.name)?;
+    // Both names found before any work: a wrong opponent fails at once.
+    let opponent = match &request.vs {
+        Some(vs) => Some(find_player(conn, vs)?),
+        None => None,
+    };
     let reference = match &request.baseline {
         Some(path) => Some(open_reference(conn, path)?),
         None => None,
     };
     let mut p = one_profile(conn, request, &player, request.only, reference.as_ref())?;
-    if let Some(vs) = &request.vs {
-        let opponent = find_player(conn, vs)?;
+    if let Some(opponent) = opponent {
         p.head_to_head = Some(head_to_head(conn, request, &player, &opponent)?);
         let mut o = one_profile(
             conn,
