@@ -56,8 +56,9 @@ impl ApiError {
 }
 
 impl From<anyhow::Error> for ApiError {
-    /// A usage error (a bad value: the command line's words) is a 400; a query stopped by the
-    /// time limit a 503; anything else (a damaged database) a 500 with its words.
+    /// A usage error (a bad value: the command line's words) is a 400; a player's name that
+    /// finds no one or several (`UnknownPlayer`) a 404 listing the candidates; a query stopped
+    /// by the time limit a 503; anything else (a damaged database) a 500 with its words.
     fn from(e: anyhow::Error) -> ApiError {
         // A bad value names the request's parameter (the command line's flag is its own face).
         if let Some(b) = e.downcast_ref::<BadValue>() {
@@ -70,6 +71,10 @@ impl From<anyhow::Error> for ApiError {
         }
         if let Some(u) = e.downcast_ref::<UsageError>() {
             return ApiError::bad_request(u.0.clone());
+        }
+        // A player's name that finds no one (or several): the candidates in the words.
+        if let Some(u) = e.downcast_ref::<crate::model::profile::UnknownPlayer>() {
+            return ApiError::not_found(u.to_string());
         }
         if crate::store::read::is_interrupted(&e) {
             return ApiError::unavailable(format!(
