@@ -6,7 +6,7 @@ import { clear, errorBox, featureValue, fmtInt, go, h, link, resultBar, scoreCel
 import * as P from './pawns.js';
 import { pawnDiagram } from './diagram.js';
 import { loadPlans } from './plans.js';
-import { NAME_FILTER, playerHref, playerLink } from './names.js';
+import { COLOUR_FILTER, NAME_FILTER, playerHref, playerLink } from './names.js';
 
 const START = '8/pppppppp/8/8/8/8/PPPPPPPP/8';
 const FILTERS = [
@@ -49,8 +49,8 @@ export function explorer(main, url) {
     structure: null,
     breaks: { rows: [], after: null, next: null, history: [], scope: 'exact' },
     plans: { scope: 'named' },
-    // `names`: a player's exact spellings per colour (a player page's link), kept apart from
-    // the form's filters: {white_name: [...]} or {black_name: [...]}.
+    // `names`: a player page's choice, kept apart from the form's filters: the player
+    // (player_name) and, for one colour, its spellings (white_player or black_player).
     games: { after: null, next: null, stack: [], filters: {}, names: {}, scope: 'exact', limit: 50, sort: 'id', reverse: false },
     baseShapes: [],
   };
@@ -614,31 +614,34 @@ export function explorer(main, url) {
   /** The player a link chose (a player page's "games"): whose games, with which colour, and a
    *  way to drop it. */
   function namesLine(bf) {
-    const entries = Object.entries(s.games.names).filter(([, v]) => v.length);
-    if (!entries.length) return null;
+    const who = s.games.names[NAME_FILTER];
+    if (!who?.length) return null;
+    const colour = Object.entries(COLOUR_FILTER).find(([, k]) => s.games.names[k]?.length);
     return h(
       'p.url-note.names-line#games-names',
       h(
         'span',
-        entries.map(([k, names]) => [
-          `Only the games where ${k === NAME_FILTER.black ? 'Black' : 'White'} is `,
-          names.map((n, i) => [i ? ' or ' : '', link(playerHref(n), `“${n}”`)]),
-          '. ',
-        ]),
+        'Only the games of ',
+        who.map((n, i) => [i ? ' or ' : '', link(playerHref(n), n)]),
+        colour ? ` with ${colour[0] === 'white' ? 'White' : 'Black'} (stored as ${s.games.names[colour[1]].map((n) => `“${n}”`).join(', ')})` : '',
+        '.',
       ),
       h('button#games-names-off', { type: 'button', on: { click: () => ((s.games.names = {}), (s.games.after = null), (s.games.stack = []), loadGames(bf)) } }, 'All players'),
     );
   }
 
   /** The Games tab's settings a link gives: `games=exact|named|all` (which structure), the
-   *  filters of the form, and a player's spellings per colour. */
+   *  filters of the form, and a player (player_name, with the colour filter of its spellings). */
   function gamesFromUrl(u) {
     const p = u.searchParams;
     const scope = p.get('games');
     const names = {};
-    for (const k of Object.values(NAME_FILTER)) if (p.getAll(k).length) names[k] = p.getAll(k);
+    if (p.getAll(NAME_FILTER).length) {
+      names[NAME_FILTER] = p.getAll(NAME_FILTER);
+      for (const k of Object.values(COLOUR_FILTER)) if (p.getAll(k).length) names[k] = p.getAll(k);
+    }
     const filters = {};
-    for (const [k] of FILTERS) if (p.get(k)) filters[k] = p.get(k);
+    for (const [k] of FILTERS) if (p.get(k) && !(k in names)) filters[k] = p.get(k);
     if (!scope && !Object.keys(names).length && !Object.keys(filters).length) return;
     if (['exact', 'named', 'all'].includes(scope)) s.games.scope = scope;
     s.games.names = names;

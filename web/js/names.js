@@ -12,6 +12,8 @@ export function playerLink(name, attrs = {}) {
   return link(playerHref(name), { class: 'player-link', title: `${name}: structure profile`, ...attrs }, name);
 }
 
-/** The game filters of `/api/games` that select exactly a player's stored spellings, per colour
- *  the player had (docs/serve.md); each spelling is one value (the filter takes several). */
-export const NAME_FILTER = { white: 'white_name', black: 'black_name' };
+/** The game filter of `/api/games` that selects exactly a player's games (`find --player-name`:
+ *  every stored spelling of the player the name finds), and per colour the filter that keeps
+ *  the games where the player had it (the spellings, each one value: a name holds commas). */
+export const NAME_FILTER = 'player_name';
+export const COLOUR_FILTER = { white: 'white_player', black: 'black_player' };

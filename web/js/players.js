@@ -8,7 +8,7 @@ import { get, isAbort, query } from './api.js';
 import { clear, errorBox, fmtInt, go, h, link, table } from './dom.js';
 import { pawnDiagram } from './diagram.js';
 import { parseBoard } from './pawns.js';
-import { NAME_FILTER, playerHref, playerLink } from './names.js';
+import { COLOUR_FILTER, NAME_FILTER, playerHref, playerLink } from './names.js';
 
 const pct = (v) => (v == null ? '–' : `${Number(v).toFixed(1)}%`);
 const num1 = (v) => (v == null ? '–' : Number(v).toFixed(1));
@@ -114,7 +114,7 @@ function otherSpellings(x) {
 // --- a player's page ------------------------------------------------------------------------
 
 /** The URL parameters of a player's page passed to /api/player as they are. */
-const PAGE_PARAMS = ['name', 'as', 'vs', 'baseline', 'exact', 'result', 'min_elo', 'max_elo', 'event', 'site', 'eco', 'date', 'year', 'time_class', 'exclude_time_class'];
+const PAGE_PARAMS = ['name', 'as', 'vs', 'exact', 'result', 'min_elo', 'max_elo', 'event', 'site', 'eco', 'date', 'year', 'time_class', 'exclude_time_class'];
 /** The controls of the page: parameter, label, placeholder. */
 const CONTROLS = [
   ['vs', 'Against (head-to-head)', 'an opponent'],
@@ -157,8 +157,13 @@ export function playerView(main, url) {
   };
 }
 
+/** The page's game filters (year=, event=, …): the explorer's links and the PGN take them too. */
+let pageFilters = {};
+const NOT_FILTERS = ['name', 'as', 'vs', 'exact'];
+
 function render(out, r, params) {
   const who = surname(r.player);
+  pageFilters = Object.fromEntries(Object.entries(params).filter(([k]) => !NOT_FILTERS.includes(k)));
   const rows = (r.structures || []).map((x, i) => ({ ...x, i }));
   // Exact structures are numbered (E1, E2, …) in the order of the table: the chart and the
   // lists name them so.
@@ -205,7 +210,22 @@ function header(r, params, who) {
       r.baseline_source ? ` Baselines from ${r.baseline_source}.` : '',
     ),
   );
-  return h('div.player-head', h('h1#player-name', r.player), facts, h('p.more', link(`/players${query({ search: who })}`, '← other players')));
+  const all = r.games?.all?.games;
+  const mine = { ...pageFilters, [NAME_FILTER]: r.player };
+  if (r.as === 'white' || r.as === 'black') mine[COLOUR_FILTER[r.as]] = r.names;
+  return h(
+    'div.player-head',
+    h('h1#player-name', r.player),
+    facts,
+    h(
+      'p.more',
+      link(withLists('/', { tab: 'games', games: 'all', ...mine }), { id: 'player-all-games' }, `All ${fmtInt(all)} games in the explorer`),
+      ' · ',
+      h('a#player-pgn', { href: withLists('/api/games/export', { format: 'pgn', ...mine }), download: `${who}.pgn` }, 'PGN'),
+      ' · ',
+      link(`/players${query({ search: who })}`, 'other players'),
+    ),
+  );
 }
 
 /** As (both/White/Black), the opponent and a few game filters: a new URL on submit. */
@@ -356,7 +376,7 @@ const rowId = (x) => `ps-${x.colour}-${x.kind}-${String(x.key).replace(/[^a-z0-9
  *  the row's colour. */
 function rowFilters(x, r) {
   const f = x.kind === 'exact' ? { fen: x.key } : { structure: x.key + (x.reversed ? '~' : '') };
-  return { ...f, [NAME_FILTER[x.colour]]: r.names?.length ? r.names : [r.player] };
+  return { ...pageFilters, ...f, [NAME_FILTER]: r.player, [COLOUR_FILTER[x.colour]]: r.names?.length ? r.names : [r.player] };
 }
 
 /** A URL with repeated parameters for list values. */
