@@ -67,7 +67,7 @@ export function playersView(main, url) {
       return;
     }
     out.classList.remove('busy');
-    const rows = r.rows || [];
+    const rows = r.players || [];
     if (!rows.length) return clear(out, h('p.muted#players-none', text ? `No player's name contains "${text}".` : 'The database has no named players.'));
     const t = table(
       [
@@ -77,7 +77,7 @@ export function playersView(main, url) {
         { label: 'Black', cls: 'num', cell: (x) => fmtInt(x.black_games) },
         { label: 'Years', cell: (x) => span(x.first_year, x.last_year) },
         { label: 'Rating', cell: (x) => span(x.min_elo, x.max_elo) },
-        { label: 'Top openings', cell: (x) => (x.eco || []).map((e) => h('span.chip', { title: `${fmtInt(e.games)} games` }, typeof e === 'string' ? e : e.eco)) },
+        { label: 'Top openings', cell: (x) => (x.openings || []).map((e) => h('span.chip', { title: `${fmtInt(e.games)} games` }, e.eco)) },
       ],
       rows,
       (x) => ({ class: 'clickable', title: `Open ${x.player}'s profile`, on: { click: (e) => e.target.tagName !== 'A' && go(playerHref(x.player)) } }),
@@ -462,7 +462,8 @@ function structuresTable(rows, r, who) {
   return wrap;
 }
 
-function bestWorst(title, id, list, who) {
+/** The best or worst rows; `open(x)` the link of a row (default: its row of the table). */
+function bestWorst(title, id, list, who, open = null) {
   const box = h('div');
   box.append(h('h3', title === 'Best' ? `Where ${who} does best against the others` : `Where ${who} does worst against the others`));
   if (!list.length) {
@@ -471,10 +472,10 @@ function bestWorst(title, id, list, who) {
   }
   const t = table(
     [
-      { label: 'Structure', cell: (x) => h('a', { href: `#${rowId(x)}`, on: { click: (e) => (e.preventDefault(), document.getElementById(rowId(x))?.scrollIntoView({ block: 'center' })) } }, rowLabel(x)) },
-      { label: 'Colour', cell: (x) => Colour(x.colour) },
+      { label: 'Structure', cell: (x) => (open ? open(x) : h('a', { href: `#${rowId(x)}`, on: { click: (e) => (e.preventDefault(), document.getElementById(rowId(x))?.scrollIntoView({ block: 'center' })) } }, rowLabel(x))) },
+      { label: `${possessive(who)} colour`, cell: (x) => Colour(x.colour) },
       { label: 'Games', cls: 'num', cell: (x) => fmtInt(x.games) },
-      { label: 'Score', cls: 'num', cell: (x) => pct(x.score) },
+      { label: `${possessive(who)} score`, cls: 'num', cell: (x) => pct(x.score) },
       { label: 'Others', cls: 'num', cell: (x) => pct(x.baseline) },
       { label: 'Δ', cls: 'num', cell: (x) => h(`span.delta.${x.delta > 0 ? 'up' : x.delta < 0 ? 'down' : 'none'}`, signed(x.delta)) },
     ],
@@ -513,6 +514,7 @@ function yearsTable(r, rows) {
     r.years,
   );
   t.id = 'player-years';
+  t.classList.add('compact');
   return h('div.years-wrap', h('p.legend', 'The share of each year’s games reaching the most reached named structures.'), t);
 }
 
@@ -553,6 +555,6 @@ function opponentPart(r) {
     'section.opponent#player-opponent',
     h('h2', `Preparing for ${o.player}`),
     h('p.legend', `Where ${them} scores worst against the other players with the same colour: the structures to aim for. `, link(playerHref(o.player), `${possessive(them)} whole profile →`)),
-    bestWorst('Worst', 'opponent-worst', (o.worst || []).map(find), them),
+    bestWorst('Worst', 'opponent-worst', (o.worst || []).map(find), them, (x) => link(gamesHref(x, o), { title: `${possessive(them)} games in it with ${Colour(x.colour)}` }, rowLabel(x))),
   );
 }
