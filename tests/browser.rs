@@ -1520,7 +1520,10 @@ fn masters_slice(dir: &Path, n: usize) -> Option<PathBuf> {
             shard.display()
         );
         eprintln!("\n{}\n{msg}\n{}\n", "!".repeat(100), "!".repeat(100));
-        assert!(std::env::var("CI").as_deref() != Ok("true"), "{msg} (CI=true)");
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "{msg} (CI=true)"
+        );
         return None;
     }
     let mut text = Vec::new();
@@ -1667,12 +1670,25 @@ fn player_page(s: &Session, db: &Path, name: &str) {
     );
     let want: Vec<Value> = rows
         .iter()
-        .map(|r| json!([r["key"], r["colour"], r["reversed"].as_bool().unwrap().to_string()]))
+        .map(|r| {
+            json!([
+                r["key"],
+                r["colour"],
+                r["reversed"].as_bool().unwrap().to_string()
+            ])
+        })
         .collect();
     assert_eq!(keys, json!(want));
     let cells = table_cells(s, "#player-structures");
     for (got, r) in cells.iter().zip(rows) {
-        assert_eq!(got[0], if r["colour"] == "white" { "White" } else { "Black" });
+        assert_eq!(
+            got[0],
+            if r["colour"] == "white" {
+                "White"
+            } else {
+                "Black"
+            }
+        );
         assert_eq!(got[2], fmt_int(&r["games"]), "{r}");
         assert_eq!(got[3], fmt_int(&r["plies"]), "{r}");
         assert!(got[4].starts_with(&pct(&r["score"])), "{got:?} {r}");
@@ -1727,11 +1743,16 @@ fn player_page(s: &Session, db: &Path, name: &str) {
             assert!(drawn.is_null(), "{colour}: nothing to draw, yet {drawn}");
             continue;
         }
-        let drawn = drawn.as_array().unwrap_or_else(|| panic!("no chart for {colour}"));
+        let drawn = drawn
+            .as_array()
+            .unwrap_or_else(|| panic!("no chart for {colour}"));
         assert_eq!(drawn.len(), want.len(), "{colour}: {drawn:?}");
         // The axis maps a score to x in the same way for every row: two rows fix it.
         let first = &drawn[0];
-        let (s0, x0) = (want[0]["score"].as_f64().unwrap(), first["dot"].as_f64().unwrap());
+        let (s0, x0) = (
+            want[0]["score"].as_f64().unwrap(),
+            first["dot"].as_f64().unwrap(),
+        );
         let scale = drawn
             .iter()
             .zip(&want)
@@ -1740,24 +1761,35 @@ fn player_page(s: &Session, db: &Path, name: &str) {
         for (d, r) in drawn.iter().zip(&want) {
             assert_eq!(d["key"], r["key"], "{colour}");
             assert_eq!(d["score"].as_f64(), r["score"].as_f64(), "{colour} {r}");
-            assert_eq!(d["outside"], json!(false), "{colour}: a label past the chart's edge: {d}");
+            assert_eq!(
+                d["outside"],
+                json!(false),
+                "{colour}: a label past the chart's edge: {d}"
+            );
             let lo = d["lo"].as_f64().unwrap();
             let hi = d["hi"].as_f64().unwrap();
             let dot = d["dot"].as_f64().unwrap();
-            assert!(lo <= dot && dot <= hi, "{colour}: the dot outside its interval: {d}");
+            assert!(
+                lo <= dot && dot <= hi,
+                "{colour}: the dot outside its interval: {d}"
+            );
             if let Some(k) = scale {
                 let at = |v: &Value| x0 + k * (v.as_f64().unwrap() - s0);
                 assert!((at(&r["score"]) - dot).abs() < 0.01, "{d} {r}");
                 assert!((at(&r["low"]) - lo).abs() < 0.01, "{d} {r}");
                 assert!((at(&r["high"]) - hi).abs() < 0.01, "{d} {r}");
                 if !r["baseline"].is_null() {
-                    assert!((at(&r["baseline"]) - d["base"].as_f64().unwrap()).abs() < 0.01, "{d} {r}");
+                    assert!(
+                        (at(&r["baseline"]) - d["base"].as_f64().unwrap()).abs() < 0.01,
+                        "{d} {r}"
+                    );
                 }
             }
         }
         let legend = s.text(&format!("#chart-{colour} .chart-legend"));
         assert!(
-            legend.contains(&format!("{surname}’s score ({side})")) && legend.contains(&format!("others with {side}")),
+            legend.contains(&format!("{surname}’s score ({side})"))
+                && legend.contains(&format!("others with {side}")),
             "{colour}: {legend}"
         );
     }
@@ -1771,7 +1803,12 @@ fn player_page(s: &Session, db: &Path, name: &str) {
 fn a_rows_games(s: &Session, db: &Path, name: &str) {
     let doc = cli_json(db, &["player", name]);
     let row = &doc["structures"][0];
-    let names: Vec<&str> = doc["names"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
+    let names: Vec<&str> = doc["names"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect();
     let pgn = s.js(
         "return document.querySelector('#player-structures tbody tr a.pgn-link').getAttribute('href')",
         json!([]),
@@ -1783,7 +1820,11 @@ fn a_rows_games(s: &Session, db: &Path, name: &str) {
         row["games"].as_i64().unwrap(),
         "the PGN of {row}"
     );
-    let tag = if row["colour"] == "white" { "[White \"" } else { "[Black \"" };
+    let tag = if row["colour"] == "white" {
+        "[White \""
+    } else {
+        "[Black \""
+    };
     for line in body.lines().filter(|l| l.starts_with(tag)) {
         let who = &line[tag.len()..line.len() - 2];
         assert!(names.contains(&who), "{line} is not one of {names:?}");
@@ -1810,17 +1851,33 @@ fn names_on_a_game_page(s: &Session, base: &str, db: &Path) {
     let doc = cli_json(db, &["player", "Kasparov, Garry"]);
     // The first game of the database whose White is Kasparov (examples/sample.pgn).
     let found = Command::new(BIN)
-        .args(["find", "--white-player", "Kasparov", "--per", "game", "--format", "json", "--db"])
+        .args([
+            "find",
+            "--white-player",
+            "Kasparov",
+            "--per",
+            "game",
+            "--format",
+            "json",
+            "--db",
+        ])
         .arg(db)
         .output()
         .unwrap();
-    let first: Value = serde_json::from_str(String::from_utf8_lossy(&found.stdout).lines().next().unwrap()).unwrap();
+    let first: Value = serde_json::from_str(
+        String::from_utf8_lossy(&found.stdout)
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
     s.goto(&format!("{base}/game/{}", first["game_id"]));
     s.wait_for("#game-white");
     assert_eq!(s.text("#game-white"), first["white"].as_str().unwrap());
     s.click("#game-white");
     s.wait("the profile of the game's White", || {
-        s.find("#player-name").is_some() && s.text("#player-name") == doc["player"].as_str().unwrap()
+        s.find("#player-name").is_some()
+            && s.text("#player-name") == doc["player"].as_str().unwrap()
     });
     assert!(s.url().contains("/player?name=Kasparov"), "{}", s.url());
 }

@@ -1623,7 +1623,10 @@ fn the_players_search_is_the_commands_document() {
         ("", &[]),
         ("?search=kasparov", &["--search", "kasparov"]),
         ("?search=KASPAROV,%20g.", &["--search", "KASPAROV, g."]),
-        ("?min_games=2&limit=3", &["--min-games", "2", "--limit", "3"]),
+        (
+            "?min_games=2&limit=3",
+            &["--min-games", "2", "--limit", "3"],
+        ),
     ];
     for (query, args) in cases {
         let mut cmd = vec!["players", "--db", &db, "--format", "json"];
@@ -1639,5 +1642,8 @@ fn the_players_search_is_the_commands_document() {
     assert_eq!(v["players"][0]["player"], "Kasparov, Garry", "{v}");
     let (status, msg) = server.error("/api/players?limit=100000");
     assert_eq!(status, 400);
-    assert!(msg.starts_with("limit=100000: give a whole number from 1 to 500"), "{msg}");
+    assert!(
+        msg.starts_with("limit=100000: give a whole number from 1 to 500"),
+        "{msg}"
+    );
 }

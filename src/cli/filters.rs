@@ -24,6 +24,10 @@ pub struct GameFilterArgs {
     /// Black's name contains NAME (repeat for any of several)
     #[arg(long, value_name = "NAME")]
     pub black_player: Vec<String>,
+    /// Exactly a player's games: every stored spelling of the player NAME finds (the name
+    /// look-up of `pawndex player`; repeat for any of several players)
+    #[arg(long = "player-name", value_name = "NAME")]
+    pub player_name: Vec<String>,
     /// The Event tag contains TEXT (repeat for any of several)
     #[arg(long, value_name = "TEXT")]
     pub event: Vec<String>,
@@ -65,6 +69,7 @@ impl GameFilterArgs {
         f.player.clone_from(&self.player);
         f.white_player.clone_from(&self.white_player);
         f.black_player.clone_from(&self.black_player);
+        f.player_name.clone_from(&self.player_name);
         f.event.clone_from(&self.event);
         f.site.clone_from(&self.site);
         f.eco.clone_from(&self.eco);

@@ -183,7 +183,8 @@ pub fn run(args: FindArgs) -> Result<i32> {
 fn run_inner(args: FindArgs) -> Result<i32> {
     let mut search = search(&args)?;
     // --print-sql needs no database: without one, the names stay as typed.
-    if !search.structures.is_empty() && (!args.print_sql || args.output.db.exists()) {
+    let names = !search.structures.is_empty() || !args.games.player_name.is_empty();
+    if names && (!args.print_sql || args.output.db.exists()) {
         resolve_names(&query::open(&args.output.db)?, &mut search)?;
     }
     if args.print_sql {

@@ -12,6 +12,7 @@ pub mod index;
 pub mod info;
 pub mod migrate;
 pub mod plans;
+pub mod player;
 pub mod players;
 pub mod query;
 pub mod serve;
@@ -106,6 +107,20 @@ enum Command {
                       played ECO codes. Reads the name index, never a scan of the games."
     )]
     Players(crate::cli::players::PlayersArgs),
+    /// A player's structure profile: the structures reached per colour, the score against a baseline.
+    #[command(
+        long_about = "A player's structure profile: the player's games and score per colour; \
+                      for every named structure (both forms) and the most reached exact pawn \
+                      structures, with the player's colour: games, plies spent there, the \
+                      player's score with its 95% interval, the baseline (the score of the \
+                      database's other games in the same structure with the same colour, and \
+                      within the player's rating band), the difference and how much to trust \
+                      it, the player's most played moves and breaks there; best and worst \
+                      structures; the share of the player's games per structure by year. \
+                      --vs adds the games against an opponent and the opponent's profile; \
+                      --baseline takes the baselines from another database."
+    )]
+    Player(crate::cli::player::PlayerArgs),
     /// Upgrade a database, finish an interrupted run's work, merge appended games.
     #[command(
         long_about = "Upgrades a database written by an older pawndex to the current schema, in \
@@ -204,6 +219,7 @@ pub fn main_with_args() -> i32 {
         Command::Structures(args) => crate::cli::structures::run(args),
         Command::Plans(args) => crate::cli::plans::run(args),
         Command::Players(args) => crate::cli::players::run(args),
+        Command::Player(args) => crate::cli::player::run(args),
         Command::Migrate(args) => crate::cli::migrate::run(args),
         Command::Check(args) => crate::cli::check::run(args),
         Command::Info(args) => crate::cli::info::run(args),

@@ -31,6 +31,8 @@ pub struct Filters {
     pub player: Vec<String>,
     pub white_player: Vec<String>,
     pub black_player: Vec<String>,
+    /// `--player-name`: a player's every stored spelling, through the name look-up.
+    pub player_name: Vec<String>,
     pub event: Vec<String>,
     pub site: Vec<String>,
     pub eco: Vec<String>,
@@ -311,7 +313,7 @@ pub fn check_max_elo(elo: i64) -> Result<()> {
 
 /// Refuses a filter given more than [`MAX_VALUES`] values.
 fn check_value_counts(args: &Filters) -> Result<()> {
-    let lists: [(&'static str, &[String]); 16] = [
+    let lists: [(&'static str, &[String]); 17] = [
         ("--white", &args.white),
         ("--black", &args.black),
         ("--pawns", &args.pawns),
@@ -321,6 +323,7 @@ fn check_value_counts(args: &Filters) -> Result<()> {
         ("--player", &args.player),
         ("--white-player", &args.white_player),
         ("--black-player", &args.black_player),
+        ("--player-name", &args.player_name),
         ("--event", &args.event),
         ("--site", &args.site),
         ("--eco", &args.eco),
@@ -334,7 +337,12 @@ fn check_value_counts(args: &Filters) -> Result<()> {
         // values given; the others, the items of each value.
         let text = matches!(
             flag,
-            "--player" | "--white-player" | "--black-player" | "--event" | "--site"
+            "--player"
+                | "--white-player"
+                | "--black-player"
+                | "--player-name"
+                | "--event"
+                | "--site"
         );
         let n: usize = given
             .iter()
@@ -612,8 +620,9 @@ fn game_filters(args: &Filters, f: &mut Search) -> Result<()> {
         check_min_elo(elo)?;
         f.games.push(GameCond::MinElo(elo));
     }
-    let texts: [TextFilter<'_>; 5] = [
+    let texts: [TextFilter<'_>; 6] = [
         ("--player", &args.player, GameCond::Player),
+        ("--player-name", &args.player_name, GameCond::PlayerName),
         ("--white-player", &args.white_player, GameCond::WhitePlayer),
         ("--black-player", &args.black_player, GameCond::BlackPlayer),
         ("--event", &args.event, GameCond::Event),
@@ -720,6 +729,28 @@ pub fn resolve_names(conn: &Snapshot, search: &mut Search) -> Result<()> {
     if !search.structures.is_empty() {
         let known = crate::store::read::search::structure_names(conn)?;
         resolve_structure_names("--structure-name", &known, &mut search.structures)?;
+    }
+    for cond in &mut search.games {
+        resolve_player_names(conn, cond)?;
+    }
+    Ok(())
+}
+
+/// Turns a `--player-name` as typed into the player's stored spellings (the name look-up: an
+/// unknown or ambiguous name is an error listing the candidates).
+fn resolve_player_names(conn: &Snapshot, cond: &mut GameCond) -> Result<()> {
+    match cond {
+        GameCond::PlayerName(typed) => {
+            let player = crate::engine::profile::find_player(conn, typed)
+                .map_err(|e| anyhow::anyhow!("--player-name: {e}"))?;
+            *cond = GameCond::Spellings(player.names);
+        }
+        GameCond::AnyOf(any) => {
+            for c in any {
+                resolve_player_names(conn, c)?;
+            }
+        }
+        _ => {}
     }
     Ok(())
 }

@@ -8,6 +8,7 @@ pub mod explore;
 pub mod find;
 pub mod parallel;
 pub mod plans;
+pub mod profile;
 pub mod queries;
 pub mod similar;
 mod similar_sets;

@@ -15,6 +15,7 @@ pub mod outcome;
 pub mod pieceset;
 pub mod plans;
 pub mod players;
+pub mod profile;
 pub mod report;
 mod scope;
 pub mod search;

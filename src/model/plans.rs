@@ -322,6 +322,62 @@ impl Default for Tally {
     }
 }
 
+/// Whether `m`, played from `pos`, is a *reply*: the mover is in check, or it captures on
+/// `captured_on`, the square where the opponent's move just before captured (a recapture).
+#[must_use]
+pub fn is_reply(pos: &Chess, m: &Move, captured_on: Option<Square>) -> bool {
+    pos.is_check() || (m.is_capture() && captured_on == Some(m.to()))
+}
+
+/// What one side played in one game in each of several structures, the game replayed once:
+/// per entry of `rows` (each a game's sorted, disjoint stretches of plies in one structure),
+/// the side's plan moves there (replies left out, [`is_reply`]) and its pawn breaks (pawn moves
+/// leaving the structure, replies included, as [`Tally::add`] counts exits), each move once.
+pub fn side_plays(
+    game: &StoredGame,
+    side: Color,
+    rows: &[&[(u32, u32)]],
+) -> anyhow::Result<Vec<(Vec<PlainMove>, Vec<PlainMove>)>> {
+    let mut out: Vec<(Vec<PlainMove>, Vec<PlainMove>)> = vec![(Vec::new(), Vec::new()); rows.len()];
+    let last = rows
+        .iter()
+        .filter_map(|r| r.iter().map(|&(_, b)| b).max())
+        .max();
+    let Some(last) = last else {
+        return Ok(out);
+    };
+    let mut pos: Chess = game.start()?;
+    let mut captured_on: Option<Square> = None;
+    let end = last.min(game.plies());
+    for ply in 0..=end {
+        if ply >= game.plies() {
+            break;
+        }
+        let m = game.move_at(&pos, ply + 1)?;
+        if pos.turn() == side {
+            let mut plain = None;
+            let mut reply = None;
+            for (i, inside) in rows.iter().enumerate() {
+                if !within(inside, ply) {
+                    continue;
+                }
+                let p = *plain.get_or_insert_with(|| PlainMove::new(&m, side));
+                let r = *reply.get_or_insert_with(|| is_reply(&pos, &m, captured_on));
+                let (moves, breaks) = &mut out[i];
+                if !r && !moves.contains(&p) {
+                    moves.push(p);
+                }
+                if p.is_pawn() && !within(inside, ply + 1) && !breaks.contains(&p) {
+                    breaks.push(p);
+                }
+            }
+        }
+        captured_on = m.is_capture().then(|| m.to());
+        pos.play_unchecked(m);
+    }
+    Ok(out)
+}
+
 /// Whether ply `p` lies in one of the sorted, disjoint stretches `inside` (first, last).
 fn within(inside: &[(u32, u32)], p: u32) -> bool {
     inside.iter().any(|&(a, b)| a <= p && p <= b)
@@ -376,7 +432,7 @@ impl Tally {
                 let side = pos.turn();
                 let plain = PlainMove::new(&m, side);
                 let number = pos.fullmoves().get();
-                let reply = pos.is_check() || (m.is_capture() && captured_on == Some(m.to()));
+                let reply = is_reply(&pos, &m, captured_on);
                 let leaves = !within(inside, ply + 1);
                 if !firsts.iter().any(|(k, _)| *k == (plain, reply)) {
                     firsts.push(((plain, reply), number));

@@ -99,11 +99,7 @@ pub fn initials(folded: &str) -> Option<Vec<char>> {
 /// Whether the full given names of `folded` start with these initials, in order.
 fn matches_initials(folded: &str, wanted: &[char]) -> bool {
     let words = given_words(folded);
-    words.len() >= wanted.len()
-        && words
-            .iter()
-            .zip(wanted)
-            .all(|(w, &c)| w.starts_with(c))
+    words.len() >= wanted.len() && words.iter().zip(wanted).all(|(w, &c)| w.starts_with(c))
 }
 
 /// Whether a folded name has full given names (not initials, not none).

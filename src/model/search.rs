@@ -85,6 +85,12 @@ pub enum GameCond {
     WhitePlayer(String),
     /// Black's name contains this.
     BlackPlayer(String),
+    /// A player's name as typed (`--player-name`), before the name look-up
+    /// (`engine::find::resolve_names`) turns it into [`GameCond::Spellings`]; unresolved, it
+    /// matches that exact spelling.
+    PlayerName(String),
+    /// White's or Black's name is exactly one of these stored spellings (one player's).
+    Spellings(Vec<String>),
     /// The Event tag contains this.
     Event(String),
     /// The Site tag contains this.

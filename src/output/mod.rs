@@ -7,6 +7,7 @@ mod file;
 pub mod info;
 pub mod plans;
 pub mod players;
+pub mod profile;
 pub mod similar;
 pub mod stats;
 pub mod structures;

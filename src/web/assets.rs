@@ -165,9 +165,8 @@ pub fn file_for(path: &str) -> &str {
     let game = p
         .strip_prefix("game/")
         .is_some_and(|id| !id.is_empty() && !id.contains('/'));
-    let app_route = p.is_empty()
-        || game
-        || matches!(p, "structures" | "stats" | "info" | "players" | "player");
+    let app_route =
+        p.is_empty() || game || matches!(p, "structures" | "stats" | "info" | "players" | "player");
     if app_route { INDEX } else { p }
 }
 

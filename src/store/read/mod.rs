@@ -8,6 +8,7 @@ pub mod info;
 pub mod names;
 pub mod params;
 pub mod plans;
+pub mod profile;
 pub mod query;
 pub mod search;
 pub mod similar;

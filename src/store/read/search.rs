@@ -56,6 +56,13 @@ impl GameCond {
                 like("white", "player"),
                 like("black", "player")
             ),
+            GameCond::PlayerName(_) => {
+                format!("(g.white = :player_name{suffix} OR g.black = :player_name{suffix})")
+            }
+            GameCond::Spellings(_) => format!(
+                "(g.white IN (SELECT value FROM json_each(:spellings{suffix})) OR g.black IN \
+                 (SELECT value FROM json_each(:spellings{suffix})))"
+            ),
             GameCond::WhitePlayer(_) => like("white", "white_player"),
             GameCond::BlackPlayer(_) => like("black", "black_player"),
             GameCond::Event(_) => like("event", "event"),
@@ -120,6 +127,11 @@ impl GameCond {
                     .collect()
             }
             GameCond::Player(n) => vec![text("player", &like_pattern(n))],
+            GameCond::PlayerName(n) => vec![text("player_name", n)],
+            GameCond::Spellings(names) => vec![text(
+                "spellings",
+                &serde_json::to_string(names).unwrap_or_else(|_| "[]".to_string()),
+            )],
             GameCond::WhitePlayer(n) => vec![text("white_player", &like_pattern(n))],
             GameCond::BlackPlayer(n) => vec![text("black_player", &like_pattern(n))],
             GameCond::Event(n) => vec![text("event", &like_pattern(n))],
