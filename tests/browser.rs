@@ -1638,7 +1638,7 @@ fn fmt_int(v: &Value) -> String {
     let n = v.as_i64().unwrap().to_string();
     let mut out = String::new();
     for (i, c) in n.chars().enumerate() {
-        if i > 0 && (n.len() - i) % 3 == 0 {
+        if i > 0 && (n.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);

@@ -742,7 +742,7 @@ fn resolve_player_names(conn: &Snapshot, cond: &mut GameCond) -> Result<()> {
     match cond {
         GameCond::PlayerName(typed) => {
             let player = crate::engine::profile::find_player(conn, typed)
-                .map_err(|e| anyhow::anyhow!("--player-name: {e}"))?;
+                .map_err(|e| crate::engine::profile::named_by(e, "--player-name"))?;
             *cond = GameCond::Spellings(player.names);
         }
         GameCond::AnyOf(any) => {

@@ -16,6 +16,7 @@ use shakmaty::Color;
 
 use crate::engine::find::{Filters, resolve_names, search};
 use crate::engine::parallel;
+use crate::model::NotFound;
 use crate::model::columns::pawn_fen;
 use crate::model::outcome::Outcome;
 use crate::model::plans::{PlainMove, side_plays};
@@ -72,19 +73,34 @@ pub fn find_player(conn: &Snapshot, typed: &str) -> Result<Player> {
             .map(|p| format!("\n  {} ({} games)", p.shown, p.games))
             .collect()
     };
-    match names::resolve(conn, typed)? {
-        Resolution::One(p) => Ok(p),
-        Resolution::Ambiguous(players) => bail!(
+    let why = match names::resolve(conn, typed)? {
+        Resolution::One(p) => return Ok(p),
+        Resolution::Ambiguous(players) => format!(
             "\"{typed}\" names several players; give one of them:{}",
             list(&players)
         ),
         Resolution::Unknown(players) if players.is_empty() => {
-            bail!("no player named \"{typed}\" (pawndex players --search TEXT lists names)")
+            format!("no player named \"{typed}\" (pawndex players --search TEXT lists names)")
         }
-        Resolution::Unknown(players) => bail!(
-            "no player named \"{typed}\"; close names:{}",
-            list(&players)
-        ),
+        Resolution::Unknown(players) => {
+            format!(
+                "no player named \"{typed}\"; close names:{}",
+                list(&players)
+            )
+        }
+    };
+    Err(NotFound { flag: None, why }.into())
+}
+
+/// An unknown or ambiguous name of the option `flag` (`--vs`, `--player-name`): said with it.
+pub fn named_by(e: anyhow::Error, flag: &'static str) -> anyhow::Error {
+    match e.downcast::<NotFound>() {
+        Ok(n) => NotFound {
+            flag: Some(flag),
+            why: n.why,
+        }
+        .into(),
+        Err(e) => e,
     }
 }
 
@@ -101,7 +117,7 @@ pub fn profile(conn: &Snapshot, request: &Request) -> Result<Profile> {
     };
     let mut p = one_profile(conn, request, &player, request.only, reference.as_ref())?;
     if let Some(vs) = &request.vs {
-        let opponent = find_player(conn, vs)?;
+        let opponent = find_player(conn, vs).map_err(|e| named_by(e, "--vs"))?;
         p.head_to_head = Some(head_to_head(conn, request, &player, &opponent)?);
         let mut o = one_profile(
             conn,

@@ -6,7 +6,7 @@ use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 
-use crate::model::{BadValue, UsageError};
+use crate::model::{BadValue, NotFound, UsageError};
 
 /// The longest parameter value the server reads (a FEN is under 100 bytes).
 pub const MAX_PARAM: usize = 4096;
@@ -66,6 +66,13 @@ impl From<anyhow::Error> for ApiError {
                 format!("{param}: {}", b.why)
             } else {
                 format!("{param}={}: {}", short(&b.value), b.why)
+            });
+        }
+        // A thing the database does not have (an unknown player): a 404 naming the parameter.
+        if let Some(n) = e.downcast_ref::<NotFound>() {
+            return ApiError::not_found(match n.flag {
+                Some(flag) => format!("{}: {}", param_of(flag), n.why),
+                None => n.why.clone(),
             });
         }
         if let Some(u) = e.downcast_ref::<UsageError>() {
