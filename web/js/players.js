@@ -312,7 +312,8 @@ export function chart(all, colour, who, r) {
   const H = TOP + rows.length * ROW + 8;
   const x = (v) => LABEL + ((v - lo) / (hi - lo || 1)) * PLOT;
   const root = svg('svg', { class: 'chart-svg', viewBox: `0 0 ${W} ${H}`, width: W, height: H, role: 'img', 'aria-label': `${possessive(who)} score with ${Colour(colour)} against the others’, per structure` });
-  for (let t = lo; t <= hi; t += hi - lo > 50 ? 20 : 10) {
+  const step = hi - lo > 50 ? 20 : 10;
+  for (let t = Math.ceil(lo / step) * step; t <= hi; t += step) {
     root.append(svg('line', { x1: x(t), x2: x(t), y1: TOP - 4, y2: H - 4, class: t === 50 ? 'grid mid' : 'grid' }));
     root.append(svg('text', { x: x(t), y: TOP - 9, class: 'tick', 'text-anchor': 'middle' }, `${t}%`));
   }
