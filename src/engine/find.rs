@@ -741,8 +741,15 @@ pub fn resolve_names(conn: &Snapshot, search: &mut Search) -> Result<()> {
 fn resolve_player_names(conn: &Snapshot, cond: &mut GameCond) -> Result<()> {
     match cond {
         GameCond::PlayerName(typed) => {
-            let player = crate::engine::profile::find_player(conn, typed)
-                .map_err(|e| crate::engine::profile::named_by(e, "--player-name"))?;
+            let player = crate::engine::profile::find_player(conn, typed).map_err(|e| {
+                match e.downcast::<crate::model::profile::UnknownPlayer>() {
+                    Ok(mut unknown) => {
+                        unknown.message = format!("--player-name: {}", unknown.message);
+                        anyhow::Error::new(unknown)
+                    }
+                    Err(e) => e,
+                }
+            })?;
             *cond = GameCond::Spellings(player.names);
         }
         GameCond::AnyOf(any) => {

@@ -16,21 +16,20 @@ use shakmaty::Color;
 
 use crate::engine::find::{Filters, resolve_names, search};
 use crate::engine::parallel;
-use crate::model::NotFound;
 use crate::model::columns::pawn_fen;
 use crate::model::outcome::Outcome;
 use crate::model::plans::{PlainMove, side_plays};
 use crate::model::players::Player;
 use crate::model::profile::{
-    HeadToHead, Kind, MIN_EXACT_STAY, MutualGame, Played, Profile, Rating, Results, Row, TOP, Year,
-    sort_rows, year,
+    HeadToHead, Kind, MIN_EXACT_STAY, MutualGame, Played, Profile, Rating, Results, Row, TOP,
+    UnknownPlayer, Year, sort_rows, year,
 };
 use crate::model::usage;
 use crate::store::read::Snapshot;
 use crate::store::read::names::{self, Resolution};
 use crate::store::read::plans::{passing_games, replayed_game};
 use crate::store::read::profile::{
-    PlayerGame, Run, catalogue_fingerprint, exact_games, game_runs, games_of, player_games,
+    PlayerGame, Run, catalogue_fingerprint, exact_candidates, exact_games, game_runs, player_games,
     set_pawns, structure_results,
 };
 use crate::store::read::search::{Search, structure_names};
@@ -38,6 +37,10 @@ use crate::store::read::similar::set_id;
 
 /// How many exact pawn structures per colour `--exact` lists by default.
 pub const DEFAULT_EXACT: usize = 10;
+
+/// The candidate games of an exact structure read in one statement (slices of them spread
+/// over the threads).
+const EXACT_SLICE: usize = 2048;
 
 /// How many named forms the years' shares follow.
 const YEAR_FORMS: usize = 5;
@@ -61,47 +64,34 @@ pub struct Request {
     pub threads: usize,
 }
 
-/// The player `typed` names in the database, or an error listing the candidates (unknown or
-/// ambiguous).
+/// The player `typed` names in the database, or an [`UnknownPlayer`] error listing the
+/// candidates (unknown or ambiguous).
 pub fn find_player(conn: &Snapshot, typed: &str) -> Result<Player> {
     if typed.trim().is_empty() {
         usage!("the player's name is empty");
     }
-    let list = |players: &[Player]| -> String {
-        players
-            .iter()
-            .map(|p| format!("\n  {} ({} games)", p.shown, p.games))
-            .collect()
+    let list = |players: Vec<Player>| -> Vec<(String, i64)> {
+        players.into_iter().map(|p| (p.shown, p.games)).collect()
     };
-    let why = match names::resolve(conn, typed)? {
+    let (message, candidates) = match names::resolve(conn, typed)? {
         Resolution::One(p) => return Ok(p),
-        Resolution::Ambiguous(players) => format!(
-            "\"{typed}\" names several players; give one of them:{}",
-            list(&players)
+        Resolution::Ambiguous(players) => (
+            format!("\"{typed}\" names several players; give one of them:"),
+            list(players),
         ),
-        Resolution::Unknown(players) if players.is_empty() => {
-            format!("no player named \"{typed}\" (pawndex players --search TEXT lists names)")
-        }
-        Resolution::Unknown(players) => {
-            format!(
-                "no player named \"{typed}\"; close names:{}",
-                list(&players)
-            )
-        }
+        Resolution::Unknown(players) if players.is_empty() => (
+            format!("no player named \"{typed}\" (pawndex players --search TEXT lists names)"),
+            Vec::new(),
+        ),
+        Resolution::Unknown(players) => (
+            format!("no player named \"{typed}\"; close names:"),
+            list(players),
+        ),
     };
-    Err(NotFound { flag: None, why }.into())
-}
-
-/// An unknown or ambiguous name of the option `flag` (`--vs`, `--player-name`): said with it.
-pub fn named_by(e: anyhow::Error, flag: &'static str) -> anyhow::Error {
-    match e.downcast::<NotFound>() {
-        Ok(n) => NotFound {
-            flag: Some(flag),
-            why: n.why,
-        }
-        .into(),
-        Err(e) => e,
-    }
+    Err(anyhow::Error::new(UnknownPlayer {
+        message,
+        candidates,
+    }))
 }
 
 /// A player's profile.
@@ -117,7 +107,7 @@ pub fn profile(conn: &Snapshot, request: &Request) -> Result<Profile> {
     };
     let mut p = one_profile(conn, request, &player, request.only, reference.as_ref())?;
     if let Some(vs) = &request.vs {
-        let opponent = find_player(conn, vs).map_err(|e| named_by(e, "--vs"))?;
+        let opponent = find_player(conn, vs)?;
         p.head_to_head = Some(head_to_head(conn, request, &player, &opponent)?);
         let mut o = one_profile(
             conn,
@@ -278,6 +268,7 @@ fn one_profile(
     reference: Option<&(Snapshot, String)>,
 ) -> Result<Profile> {
     let threads = request.threads.max(1);
+    let clock = Timings::start();
     let mut full = search(&request.filters)?;
     resolve_names(conn, &mut full)?;
     let time = time_search(&request.filters)?;
@@ -287,7 +278,9 @@ fn one_profile(
     let games = player_games(conn, &player.names, &time)?;
     let ids: Vec<i64> = games.iter().map(|g| g.id).collect();
     let kept: HashSet<i64> = passing_games(conn, &full, &ids)?.into_iter().collect();
+    clock.lap("games read");
     let all_stays = read_stays(conn, &games, threads)?;
+    clock.lap("runs read");
     // The profile's (game, colour) entries.
     let mut entries: Vec<(usize, Color)> = Vec::new();
     let mut ratings = Vec::new();
@@ -331,6 +324,7 @@ fn one_profile(
     }
     // Count the rows and replay each entry's game once for its moves and breaks.
     let counted = count_rows(conn, &games, &all_stays, &entries, &chosen, threads)?;
+    clock.lap("games replayed");
     // Baselines.
     let band = rating.map(|r| (r.low, r.high));
     let (base_conn, source) = match reference {
@@ -345,7 +339,8 @@ fn one_profile(
         threads,
         reference.is_none().then_some((&games, &all_stays)),
     )?;
-    let exact_pairs: Vec<((i64, i64), bool)> = {
+    clock.lap("named baselines");
+    let exact_pairs: Vec<(Pair, bool)> = {
         let mut v: Vec<_> = chosen.iter().copied().collect();
         v.sort_unstable();
         v
@@ -362,13 +357,14 @@ fn one_profile(
     }
     let base_exact = exact_baselines(
         base_conn,
-        reference.is_some(),
         &exact_pairs,
-        &pawns_of,
+        reference.is_some().then_some(&pawns_of),
         &names_set,
         &time,
         rating,
+        threads,
     )?;
+    clock.lap("exact baselines");
     // The rows.
     let known = structure_names(conn)?;
     let form = |code: i64| -> Option<(String, String, bool)> {
@@ -439,6 +435,29 @@ fn one_profile(
         head_to_head: None,
         opponent: None,
     })
+}
+
+/// `PAWNDEX_TIMINGS`: each phase's time on stderr.
+struct Timings(Option<std::cell::Cell<std::time::Instant>>);
+
+impl Timings {
+    fn start() -> Timings {
+        Timings(
+            std::env::var_os("PAWNDEX_TIMINGS")
+                .map(|_| std::cell::Cell::new(std::time::Instant::now())),
+        )
+    }
+
+    fn lap(&self, what: &str) {
+        if let Some(at) = &self.0 {
+            let now = std::time::Instant::now();
+            eprintln!(
+                "timings: player: {what} in {:.3} s",
+                (now - at.get()).as_secs_f64()
+            );
+            at.set(now);
+        }
+    }
 }
 
 /// The most played moves of a row, most games first, then by SAN; at most [`TOP`].
@@ -592,15 +611,15 @@ fn named_baselines(
 /// The exact structures' baselines in `conn`: per (pawn sets here, Black?), the games reaching
 /// those pawns with a stay of at least [`MIN_EXACT_STAY`] plies under the time-class filters,
 /// whose player of that colour is none of `names`; all and the band's. `other`: `conn` is
-/// another database (its pawn sets are found by their pawns).
+/// another database, whose pawn sets are found by their pawns (these, of the sets here).
 fn exact_baselines(
     conn: &Snapshot,
-    other: bool,
-    pairs: &[((i64, i64), bool)],
-    pawns_of: &HashMap<i64, u64>,
+    pairs: &[(Pair, bool)],
+    other: Option<&HashMap<i64, u64>>,
     names: &HashSet<&str>,
     time: &Search,
     rating: Option<Rating>,
+    threads: usize,
 ) -> Result<Baselines<(Pair, bool)>> {
     let mut out = HashMap::new();
     // The distinct pawn structures, as the baseline database's set ids.
@@ -610,7 +629,7 @@ fn exact_baselines(
     let mut theirs: Vec<(i64, i64)> = Vec::new();
     let mut of: Vec<(i64, i64)> = Vec::new();
     for &(w, b) in &distinct {
-        let mapped = if other {
+        let mapped = if let Some(pawns_of) = other {
             let (Some(&wp), Some(&bp)) = (pawns_of.get(&w), pawns_of.get(&b)) else {
                 continue;
             };
@@ -624,14 +643,35 @@ fn exact_baselines(
         theirs.push(mapped);
         of.push((w, b));
     }
-    let lists = exact_games(conn, &theirs, MIN_EXACT_STAY)?;
-    let mut ids: Vec<i64> = lists.iter().flatten().map(|(g, _)| *g).collect();
-    ids.sort_unstable();
-    ids.dedup();
-    let info: HashMap<i64, PlayerGame> = games_of(conn, &ids, time)?
-        .into_iter()
-        .map(|g| (g.id, g))
-        .collect();
+    // The candidate games of every pawn structure, then their runs read in slices of about
+    // equal length on the threads (one structure may have most of them).
+    let mut work: Vec<(usize, Vec<i64>)> = Vec::new();
+    for (k, &pair) in theirs.iter().enumerate() {
+        let candidates = exact_candidates(conn, pair)?;
+        work.extend(
+            candidates
+                .chunks(EXACT_SLICE)
+                .map(|slice| (k, slice.to_vec())),
+        );
+    }
+    let forks = conn.forks();
+    let per = work.len().div_ceil(threads.max(1)).max(1);
+    let parts = parallel::fan_out(work.chunks(per), |items| {
+        let fork = forks.open()?;
+        items
+            .iter()
+            .map(|(k, ids)| {
+                Ok((
+                    *k,
+                    exact_games(&fork, theirs[*k], ids, MIN_EXACT_STAY, time)?,
+                ))
+            })
+            .collect::<Result<Vec<_>>>()
+    })?;
+    let mut lists: Vec<Vec<PlayerGame>> = vec![Vec::new(); theirs.len()];
+    for (k, games) in parts.into_iter().flatten() {
+        lists[k].extend(games);
+    }
     for (pair, list) in of.iter().zip(&lists) {
         for black in [false, true] {
             if !pairs.contains(&(*pair, black)) {
@@ -640,10 +680,7 @@ fn exact_baselines(
             let c = colour_of(black);
             let mut all = Results::default();
             let mut band = Results::default();
-            for (g, _) in list {
-                let Some(game) = info.get(g) else {
-                    continue;
-                };
+            for game in list {
                 if names.contains(game.name(c)) {
                     continue;
                 }

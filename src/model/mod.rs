@@ -33,4 +33,4 @@ pub mod workload;
 
 pub use scope::{Per, ply_range};
 pub(crate) use usage::usage;
-pub use usage::{BadValue, NotFound, UsageError, bad_value};
+pub use usage::{BadValue, UsageError, bad_value};

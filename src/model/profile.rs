@@ -322,6 +322,26 @@ impl Rating {
     }
 }
 
+/// A typed name that finds no player, or several: what to say, and the candidates (the name
+/// shown, the games). The command line exits 1 with it; the server answers 404.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnknownPlayer {
+    pub message: String,
+    pub candidates: Vec<(String, i64)>,
+}
+
+impl std::fmt::Display for UnknownPlayer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)?;
+        for (name, games) in &self.candidates {
+            write!(f, "\n  {name} ({games} games)")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for UnknownPlayer {}
+
 /// A player's profile.
 #[derive(Clone, Debug)]
 pub struct Profile {

@@ -66,27 +66,6 @@ pub fn bad_value(
     anyhow::Error::new(UsageError(bad.to_string())).context(bad)
 }
 
-/// A thing asked for that the database does not have, or cannot tell apart (an unknown or
-/// ambiguous player name, with the candidates in `why`): an error (exit status 1) on the
-/// command line, a 404 from the server. `flag` is the option that named it, when one did
-/// (`--player-name`; the server names its parameter instead).
-#[derive(Debug, Clone)]
-pub struct NotFound {
-    pub flag: Option<&'static str>,
-    pub why: String,
-}
-
-impl fmt::Display for NotFound {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.flag {
-            Some(flag) => write!(f, "{flag}: {}", self.why),
-            None => f.write_str(&self.why),
-        }
-    }
-}
-
-impl std::error::Error for NotFound {}
-
 #[cfg(test)]
 mod tests {
     use super::*;

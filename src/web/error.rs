@@ -6,7 +6,8 @@ use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 
-use crate::model::{BadValue, NotFound, UsageError};
+use crate::model::profile::UnknownPlayer;
+use crate::model::{BadValue, UsageError};
 
 /// The longest parameter value the server reads (a FEN is under 100 bytes).
 pub const MAX_PARAM: usize = 4096;
@@ -68,11 +69,15 @@ impl From<anyhow::Error> for ApiError {
                 format!("{param}={}: {}", short(&b.value), b.why)
             });
         }
-        // A thing the database does not have (an unknown player): a 404 naming the parameter.
-        if let Some(n) = e.downcast_ref::<NotFound>() {
-            return ApiError::not_found(match n.flag {
-                Some(flag) => format!("{}: {}", param_of(flag), n.why),
-                None => n.why.clone(),
+        // A name that finds no player, or several: a 404 with the candidates, naming the
+        // parameter where the words name a flag (`--player-name: …` is `player_name: …`).
+        if let Some(u) = e.downcast_ref::<UnknownPlayer>() {
+            let words = u.to_string();
+            return ApiError::not_found(match words.split_once(": ") {
+                Some((flag, rest)) if flag.starts_with("--") && !flag.contains(' ') => {
+                    format!("{}: {rest}", param_of(flag))
+                }
+                _ => words,
             });
         }
         if let Some(u) = e.downcast_ref::<UsageError>() {

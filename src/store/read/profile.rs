@@ -104,26 +104,6 @@ pub fn player_games(
     Ok(out)
 }
 
-/// Of the games `ids` (ascending), those passing the game conditions of `search`, with their
-/// players, results and ratings, ascending.
-pub fn games_of(conn: &Connection, ids: &[i64], search: &Search) -> Result<Vec<PlayerGame>> {
-    let (conds, mut params) = search.game_conditions();
-    let extra: String = conds.iter().map(|c| format!("\n  AND {c}")).collect();
-    let sql = format!(
-        "SELECT {GAME_COLUMNS} FROM json_each(:games) AS j JOIN games AS g ON g.id = j.value\n\
-         WHERE 1{extra}\nORDER BY g.id"
-    );
-    params.push(("games".to_string(), Value::Text(json_array(ids))));
-    let mut st = conn.prepare(&sql)?;
-    bind_params(&mut st, &params)?;
-    let mut out = Vec::new();
-    let mut rows = st.raw_query();
-    while let Some(r) = rows.next()? {
-        out.push(PlayerGame::read(r)?);
-    }
-    Ok(out)
-}
-
 /// One run of a game: its plies (both included), its pawn sets and its named structure code
 /// (`2 * structure_names.id + reversed`, 0 for none).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -240,29 +220,53 @@ pub fn structure_results(
     Ok(out)
 }
 
-/// The games reaching each exact pawn structure of `pairs` (White's and Black's pawn sets)
-/// with a stay of at least `min_stay` positions: per pair, (game, stay), ascending by game.
+/// The candidate games of the exact pawn structure `pair` (White's and Black's pawn sets):
+/// the games both sets' `set_games` lists hold, and the games not yet in the lists, ascending.
+pub fn exact_candidates(conn: &Connection, pair: (i64, i64)) -> Result<Vec<i64>> {
+    let mut reader = super::similar::Reader::new(conn)?;
+    let (mut w, mut b) = (Vec::new(), Vec::new());
+    reader.games_of(pair.0, &mut w)?;
+    reader.games_of(pair.1, &mut b)?;
+    let (short, long) = if w.len() <= b.len() { (w, b) } else { (b, w) };
+    let mut games: Vec<i64> = short
+        .into_iter()
+        .filter(|g| long.binary_search(g).is_ok())
+        .collect();
+    games.extend(super::similar::tail_games(conn)?);
+    games.sort_unstable();
+    games.dedup();
+    Ok(games)
+}
+
+/// Of the games `candidates`, those reaching the exact pawn structure `pair` with a stay of at
+/// least `min_stay` positions and passing the game conditions of `search` (its position
+/// conditions are not read), ascending by id; only the candidates' runs are read, by key.
 pub fn exact_games(
     conn: &Connection,
-    pairs: &[(i64, i64)],
+    pair: (i64, i64),
+    candidates: &[i64],
     min_stay: u32,
-) -> Result<Vec<Vec<(i64, u32)>>> {
-    let mut out: Vec<Vec<(i64, u32)>> = vec![Vec::new(); pairs.len()];
-    if pairs.is_empty() {
-        return Ok(out);
-    }
-    let mut runs = super::similar::pair_runs(conn, pairs)?;
-    runs.sort_by_key(|r| (r.pair, r.game, r.first_ply));
-    for r in runs {
-        let plies = u32::try_from(r.last_ply - r.first_ply + 1).unwrap_or(0);
-        let list = &mut out[r.pair];
-        match list.last_mut() {
-            Some((g, stay)) if *g == r.game => *stay += plies,
-            _ => list.push((r.game, plies)),
-        }
-    }
-    for list in &mut out {
-        list.retain(|&(_, stay)| stay >= min_stay);
+    search: &Search,
+) -> Result<Vec<PlayerGame>> {
+    let (conds, mut params) = search.game_conditions();
+    let extra: String = conds.iter().map(|c| format!("\n  AND {c}")).collect();
+    let sql = format!(
+        "SELECT {GAME_COLUMNS} FROM json_each(:games) AS j\n\
+         JOIN runs AS r ON r.game_id = j.value AND r.white_set = :white_set \
+         AND r.black_set = :black_set\n\
+         JOIN games AS g ON g.id = r.game_id\nWHERE 1{extra}\n\
+         GROUP BY g.id HAVING sum(r.last_ply - r.first_ply + 1) >= :min_stay\nORDER BY g.id"
+    );
+    params.push(("games".to_string(), Value::Text(json_array(candidates))));
+    params.push(("white_set".to_string(), Value::Integer(pair.0)));
+    params.push(("black_set".to_string(), Value::Integer(pair.1)));
+    params.push(("min_stay".to_string(), Value::Integer(i64::from(min_stay))));
+    let mut st = conn.prepare(&sql)?;
+    bind_params(&mut st, &params)?;
+    let mut out = Vec::new();
+    let mut rows = st.raw_query();
+    while let Some(r) = rows.next()? {
+        out.push(PlayerGame::read(r)?);
     }
     Ok(out)
 }
