@@ -1602,6 +1602,13 @@ fn a_players_profile_is_the_commands_document() {
         msg.contains("no player named \"Nobody, Here\""),
         "{msg} (the command says {cli})"
     );
+    // The player filter of the games' list: the same look-up, the parameter named.
+    let (status, msg) = server.error("/api/games?player_name=Nobody,%20Here");
+    assert_eq!(status, 404, "{msg}");
+    assert!(
+        msg.starts_with("player_name: no player named \"Nobody, Here\""),
+        "{msg}"
+    );
     let (status, msg) = server.error("/api/player?name=kasparov&as=purple");
     assert_eq!(status, 400);
     assert!(msg.starts_with("as=purple: give white or black"), "{msg}");
