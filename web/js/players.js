@@ -143,7 +143,7 @@ export function playerView(main, url) {
       r = await get('/api/player', params, 'player');
     } catch (e) {
       if (isAbort(e)) return;
-      clear(out, h('h1', params.name), errorBox(e), h('p', link(`/players${query({ search: surname(params.name) })}`, `Search the players named ${surname(params.name)} →`)));
+      clear(out, h('h1', params.name), errorBox(e), candidates(e.message, params), h('p', link(`/players${query({ search: surname(params.name) })}`, `Search the players named ${surname(params.name)} →`)));
       return;
     }
     document.title = `${r.player} · pawndex`;
@@ -160,6 +160,19 @@ export function playerView(main, url) {
 /** The page's game filters (year=, event=, …): the explorer's links and the PGN take them too. */
 let pageFilters = {};
 const NOT_FILTERS = ['name', 'as', 'vs', 'exact'];
+
+/** The candidates an unknown or ambiguous name's error lists ("  Short, Nigel D (34 games)"),
+ *  each a link to the page with that name in its place (the player's, or the opponent's). */
+function candidates(words, params) {
+  const names = [...String(words).matchAll(/^\s+(.+) \((\d+) games\)$/gm)].map((m) => [m[1], Number(m[2])]);
+  if (!names.length) return null;
+  const typed = /^(?:[a-z_]+: )?(?:no player named )?"([^"]*)"/.exec(words)?.[1];
+  const key = params.vs && typed === params.vs && typed !== params.name ? 'vs' : 'name';
+  return h(
+    'ul.candidates#player-candidates',
+    names.map(([n, g]) => h('li', link(`/player${query({ ...params, [key]: n })}`, n), ` · ${fmtInt(g)} games`)),
+  );
+}
 
 function render(out, r, params) {
   const who = surname(r.player);
