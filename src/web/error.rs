@@ -57,8 +57,9 @@ impl ApiError {
 }
 
 impl From<anyhow::Error> for ApiError {
-    /// A usage error (a bad value: the command line's words) is a 400; a query stopped by the
-    /// time limit a 503; anything else (a damaged database) a 500 with its words.
+    /// A usage error (a bad value: the command line's words) is a 400; a player's name that
+    /// finds no one or several (`UnknownPlayer`) a 404 listing the candidates; a query stopped
+    /// by the time limit a 503; anything else (a damaged database) a 500 with its words.
     fn from(e: anyhow::Error) -> ApiError {
         // A bad value names the request's parameter (the command line's flag is its own face).
         if let Some(b) = e.downcast_ref::<BadValue>() {
