@@ -1809,6 +1809,24 @@ fn a_rows_games(s: &Session, db: &Path, name: &str) {
         .iter()
         .map(|n| n.as_str().unwrap())
         .collect();
+    // Every row's PGN holds as many games as the row counts (an exact row's: those that stay 8
+    // plies or more in its pawns).
+    let links = s.js(
+        "return [...document.querySelectorAll('#player-structures tbody tr')].map(r => [r.dataset.key, r.dataset.colour, r.querySelector('a.pgn-link').getAttribute('href')])",
+        json!([]),
+    );
+    let links = links.as_array().unwrap();
+    assert_eq!(links.len(), doc["structures"].as_array().unwrap().len());
+    for (link, r) in links.iter().zip(doc["structures"].as_array().unwrap()) {
+        assert_eq!((&link[0], &link[1]), (&r["key"], &r["colour"]));
+        let (code, _, body) = fetch(s, link[2].as_str().unwrap());
+        assert_eq!(code, 200, "{link}: {body}");
+        assert_eq!(
+            body.matches("[Event \"").count() as i64,
+            r["games"].as_i64().unwrap(),
+            "the PGN of {r}"
+        );
+    }
     let pgn = s.js(
         "return document.querySelector('#player-structures tbody tr a.pgn-link').getAttribute('href')",
         json!([]),

@@ -388,8 +388,12 @@ const rowId = (x) => `ps-${x.colour}-${x.kind}-${String(x.key).replace(/[^a-z0-9
 
 /** The explorer's filters of a row's games: its structure, and the player's spellings with
  *  the row's colour. */
+/** The stay in exact pawns that makes a game count in an exact row (docs/players.md: "a stay of
+ *  at least 8 plies"), `find --min-stay`. */
+const EXACT_STAY = 8;
+
 function rowFilters(x, r) {
-  const f = x.kind === 'exact' ? { fen: x.key } : { structure: x.key + (x.reversed ? '~' : '') };
+  const f = x.kind === 'exact' ? { fen: x.key, min_stay: EXACT_STAY } : { structure: x.key + (x.reversed ? '~' : '') };
   return { ...pageFilters, ...f, [NAME_FILTER]: r.player, [COLOUR_FILTER[x.colour]]: r.names?.length ? r.names : [r.player] };
 }
 
