@@ -83,7 +83,8 @@ export function playersView(main, url) {
       (x) => ({ class: 'clickable', title: `Open ${x.player}'s profile`, on: { click: (e) => e.target.tagName !== 'A' && go(playerHref(x.player)) } }),
     );
     t.id = 'players-table';
-    clear(out, h('p.muted#players-count', rows.length === 50 ? 'The 50 players with the most games (type more of the name to narrow it).' : `${rows.length} player${rows.length === 1 ? '' : 's'}.`), t);
+    const which = text ? ` whose names contain “${text}”` : '';
+    clear(out, h('p.muted#players-count', rows.length === 50 ? `The 50 players${which} with the most games (type more of the name to narrow it).` : `${rows.length} player${rows.length === 1 ? '' : 's'}${which}.`), t);
   }
 
   return {
