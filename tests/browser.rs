@@ -1509,3 +1509,393 @@ fn the_page_reads_pawns_and_moves(s: &Session) {
     );
     assert_eq!(cg, json!("function"), "the unbundled chessground modules");
 }
+
+/// The first `n` game records of the first masters shard (../shared), written to `dir`, or
+/// `None` after a loud SKIP (a failure when CI=true).
+fn masters_slice(dir: &Path, n: usize) -> Option<PathBuf> {
+    let shard = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/masters-1.pgn.zst");
+    if !shard.is_file() {
+        let msg = format!(
+            "SKIP the players' pages: {} is missing (put ../shared beside the repository)",
+            shard.display()
+        );
+        eprintln!("\n{}\n{msg}\n{}\n", "!".repeat(100), "!".repeat(100));
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "{msg} (CI=true)"
+        );
+        return None;
+    }
+    let mut text = Vec::new();
+    std::io::Read::read_to_end(
+        &mut zstd::Decoder::new(std::fs::File::open(&shard).unwrap()).unwrap(),
+        &mut text,
+    )
+    .unwrap();
+    let end = text
+        .windows(8)
+        .enumerate()
+        .filter(|(i, w)| *w == b"[Event \"" && (*i == 0 || text[i - 1] == b'\n'))
+        .map(|(i, _)| i)
+        .nth(n)
+        .unwrap_or(text.len());
+    let pgn = dir.join("masters-slice.pgn");
+    std::fs::write(&pgn, &text[..end]).unwrap();
+    Some(pgn)
+}
+
+/// A command's JSON on the players' database.
+fn cli_json(db: &Path, args: &[&str]) -> Value {
+    let out = Command::new(BIN)
+        .args(args)
+        .arg("--db")
+        .arg(db)
+        .args(["--format", "json"])
+        .output()
+        .expect("run pawndex");
+    assert!(
+        out.status.success(),
+        "pawndex {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "pawndex {args:?}: not one JSON document ({e}): {}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    })
+}
+
+/// The players' pages (issue 40) on the first 2,000 games of the masters corpus: the search as
+/// one types, a player's table and chart drawn with the numbers of `pawndex player --format
+/// json`, a row's games in the explorer and as PGN, and a name on a game page opening the
+/// profile.
+#[test]
+fn players_in_a_real_browser() {
+    let Some((chromium, driver)) = browser() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let Some(pgn) = masters_slice(dir.path(), 2000) else {
+        return;
+    };
+    let (_server, base) = serve_with(dir.path(), &[&pgn]);
+    let db = dir.path().join("sample.db");
+    let (_driver, s) = chrome(&chromium, &driver, dir.path());
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let name = search_players(&s, &base, &db);
+        player_page(&s, &db, &name);
+        a_rows_games(&s, &db, &name);
+        names_on_a_game_page(&s, &base, &db);
+    }));
+    s.quit();
+    if let Err(e) = result {
+        std::panic::resume_unwind(e);
+    }
+}
+
+/// The text of every row of a table, cell by cell.
+fn table_cells(s: &Session, css: &str) -> Vec<Vec<String>> {
+    let v = s.js(
+        "return [...document.querySelectorAll(arguments[0] + ' tbody tr')].map(r => [...r.cells].map(c => c.innerText.trim()))",
+        json!([css]),
+    );
+    serde_json::from_value(v).unwrap()
+}
+
+/// A score as the pages write it: one decimal and a percent sign, or a dash.
+fn pct(v: &Value) -> String {
+    v.as_f64().map_or("–".into(), |x| format!("{x:.1}%"))
+}
+
+/// Typing "adams" lists the players `pawndex players --search adams` lists, in its order; a
+/// click on the first opens its page. Returns the name shown.
+fn search_players(s: &Session, base: &str, db: &Path) -> String {
+    s.goto(&format!("{base}/players"));
+    s.type_into("#players-search", "adams");
+    let want = cli_json(db, &["players", "--search", "adams", "--limit", "50"]);
+    let rows = want["players"].as_array().unwrap().clone();
+    assert!(!rows.is_empty(), "{want}");
+    s.wait("the players of the search", || {
+        let got = table_cells(s, "#players-table");
+        got.len() == rows.len()
+            && got
+                .iter()
+                .zip(&rows)
+                .all(|(g, w)| g[0].starts_with(w["player"].as_str().unwrap()))
+    });
+    assert!(s.url().ends_with("/players?search=adams"), "{}", s.url());
+    let first = &table_cells(s, "#players-table")[0];
+    assert_eq!(first[1], fmt_int(&rows[0]["games"]), "{first:?}");
+    let name = rows[0]["player"].as_str().unwrap().to_owned();
+    s.click("#players-table tbody tr:first-child a.player-link");
+    s.wait("the player's page", || s.url().contains("/player?name="));
+    name
+}
+
+/// A whole number as the pages write it (1,234).
+fn fmt_int(v: &Value) -> String {
+    let n = v.as_i64().unwrap().to_string();
+    let mut out = String::new();
+    for (i, c) in n.chars().enumerate() {
+        if i > 0 && (n.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The page of `name`: the games per colour, every structure row of `pawndex player`, and per
+/// colour a chart whose dots, whiskers and baseline marks stand where the numbers say, labelled
+/// with whose score it is, nothing drawn outside the chart.
+fn player_page(s: &Session, db: &Path, name: &str) {
+    let doc = cli_json(db, &["player", name]);
+    let rows = doc["structures"].as_array().unwrap();
+    assert!(rows.len() >= 5, "a profile of {name} with few rows: {doc}");
+    s.wait("the structures table", || {
+        table_cells(s, "#player-structures").len() == rows.len()
+    });
+    assert_eq!(s.text("#player-name"), doc["player"].as_str().unwrap());
+    let games = table_cells(s, "#player-games");
+    for (i, colour) in ["white", "black", "all"].iter().enumerate() {
+        let g = &doc["games"][colour];
+        assert_eq!(games[i][1], fmt_int(&g["games"]), "{colour}: {games:?}");
+        assert_eq!(games[i][5], pct(&g["score"]), "{colour}: {games:?}");
+    }
+    // The table: the rows in the document's order, its numbers.
+    let keys = s.js(
+        "return [...document.querySelectorAll('#player-structures tbody tr')].map(r => [r.dataset.key, r.dataset.colour, r.dataset.reversed])",
+        json!([]),
+    );
+    let want: Vec<Value> = rows
+        .iter()
+        .map(|r| {
+            json!([
+                r["key"],
+                r["colour"],
+                r["reversed"].as_bool().unwrap().to_string()
+            ])
+        })
+        .collect();
+    assert_eq!(keys, json!(want));
+    let cells = table_cells(s, "#player-structures");
+    for (got, r) in cells.iter().zip(rows) {
+        assert_eq!(
+            got[0],
+            if r["colour"] == "white" {
+                "White"
+            } else {
+                "Black"
+            }
+        );
+        assert_eq!(got[2], fmt_int(&r["games"]), "{r}");
+        assert_eq!(got[3], fmt_int(&r["plies"]), "{r}");
+        assert!(got[4].starts_with(&pct(&r["score"])), "{got:?} {r}");
+        assert!(got[5].starts_with(&pct(&r["baseline"])), "{got:?} {r}");
+        assert_eq!(got[8], r["trust"].as_str().unwrap(), "{r}");
+    }
+    // An exact row draws its pawns.
+    if let Some(exact) = rows.iter().find(|r| r["kind"] == "exact") {
+        let n = s.js(
+            "const r = [...document.querySelectorAll('#player-structures tbody tr.srow-exact')].find(r => r.dataset.key === arguments[0]); return r ? r.querySelectorAll('svg.diagram [data-pawn]').length : -1",
+            json!([exact["key"]]),
+        );
+        let pawns = exact["key"]
+            .as_str()
+            .unwrap()
+            .chars()
+            .filter(|c| *c == 'p' || *c == 'P')
+            .count();
+        assert_eq!(n, json!(pawns), "the diagram of {exact}");
+    }
+    // The charts: per colour, the rows with 10 or more games with a result (at most 20).
+    let surname = name.split(',').next().unwrap().trim();
+    for colour in ["white", "black"] {
+        let side = if colour == "white" { "White" } else { "Black" };
+        let want: Vec<&Value> = rows
+            .iter()
+            .filter(|r| {
+                r["colour"] == colour
+                    && !r["score"].is_null()
+                    && r["wins"].as_i64().unwrap()
+                        + r["draws"].as_i64().unwrap()
+                        + r["losses"].as_i64().unwrap()
+                        >= 10
+            })
+            .take(20)
+            .collect();
+        let drawn = s.js(
+            "const svg = document.querySelector('#chart-' + arguments[0] + ' svg.chart-svg:not(.key-svg)');
+             if (!svg) return null;
+             const box = svg.getBoundingClientRect();
+             return [...svg.querySelectorAll('g.crow')].map(g => {
+               const x = (el) => el ? Number(el.getAttribute('x1') ?? el.getAttribute('cx')) : null;
+               const w = [...g.querySelectorAll('line.whisker')][0];
+               const out = [...g.querySelectorAll('text')].some(t => { const b = t.getBoundingClientRect(); return b.left < box.left - 0.5 || b.right > box.right + 0.5; });
+               return {key: g.dataset.key, reversed: g.dataset.reversed, score: Number(g.dataset.score),
+                       dot: x(g.querySelector('circle.dot')), lo: w ? Number(w.getAttribute('x1')) : null, hi: w ? Number(w.getAttribute('x2')) : null,
+                       base: x(g.querySelector('line.base')), label: g.querySelector('text.label').textContent, outside: out};
+             });",
+            json!([colour]),
+        );
+        if want.is_empty() {
+            assert!(drawn.is_null(), "{colour}: nothing to draw, yet {drawn}");
+            continue;
+        }
+        let drawn = drawn
+            .as_array()
+            .unwrap_or_else(|| panic!("no chart for {colour}"));
+        assert_eq!(drawn.len(), want.len(), "{colour}: {drawn:?}");
+        // The axis maps a score to x in the same way for every row: two rows fix it.
+        let first = &drawn[0];
+        let (s0, x0) = (
+            want[0]["score"].as_f64().unwrap(),
+            first["dot"].as_f64().unwrap(),
+        );
+        let scale = drawn
+            .iter()
+            .zip(&want)
+            .find(|(_, r)| (r["score"].as_f64().unwrap() - s0).abs() > 1.0)
+            .map(|(d, r)| (d["dot"].as_f64().unwrap() - x0) / (r["score"].as_f64().unwrap() - s0));
+        for (d, r) in drawn.iter().zip(&want) {
+            assert_eq!(d["key"], r["key"], "{colour}");
+            assert_eq!(d["score"].as_f64(), r["score"].as_f64(), "{colour} {r}");
+            assert_eq!(
+                d["outside"],
+                json!(false),
+                "{colour}: a label past the chart's edge: {d}"
+            );
+            let lo = d["lo"].as_f64().unwrap();
+            let hi = d["hi"].as_f64().unwrap();
+            let dot = d["dot"].as_f64().unwrap();
+            assert!(
+                lo <= dot && dot <= hi,
+                "{colour}: the dot outside its interval: {d}"
+            );
+            if let Some(k) = scale {
+                let at = |v: &Value| x0 + k * (v.as_f64().unwrap() - s0);
+                assert!((at(&r["score"]) - dot).abs() < 0.01, "{d} {r}");
+                assert!((at(&r["low"]) - lo).abs() < 0.01, "{d} {r}");
+                assert!((at(&r["high"]) - hi).abs() < 0.01, "{d} {r}");
+                if !r["baseline"].is_null() {
+                    assert!(
+                        (at(&r["baseline"]) - d["base"].as_f64().unwrap()).abs() < 0.01,
+                        "{d} {r}"
+                    );
+                }
+            }
+        }
+        let legend = s.text(&format!("#chart-{colour} .chart-legend"));
+        assert!(
+            legend.contains(&format!("{surname}’s score ({side})"))
+                && legend.contains(&format!("others with {side}")),
+            "{colour}: {legend}"
+        );
+    }
+    s.js("document.querySelector('#player-charts').scrollIntoView({block: 'start'}); window.scrollBy(0, -120)", json!([]));
+    save_screenshot(s, "serve-player.png");
+}
+
+/// The first row's "games" link opens the explorer's Games tab on exactly the player's games
+/// with that colour in that structure (as many as the row counts), and its PGN link downloads
+/// them.
+fn a_rows_games(s: &Session, db: &Path, name: &str) {
+    let doc = cli_json(db, &["player", name]);
+    let row = &doc["structures"][0];
+    let names: Vec<&str> = doc["names"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect();
+    // Every row's PGN holds as many games as the row counts (an exact row's: those that stay 8
+    // plies or more in its pawns).
+    let links = s.js(
+        "return [...document.querySelectorAll('#player-structures tbody tr')].map(r => [r.dataset.key, r.dataset.colour, r.querySelector('a.pgn-link').getAttribute('href')])",
+        json!([]),
+    );
+    let links = links.as_array().unwrap();
+    assert_eq!(links.len(), doc["structures"].as_array().unwrap().len());
+    for (link, r) in links.iter().zip(doc["structures"].as_array().unwrap()) {
+        assert_eq!((&link[0], &link[1]), (&r["key"], &r["colour"]));
+        let (code, _, body) = fetch(s, link[2].as_str().unwrap());
+        assert_eq!(code, 200, "{link}: {body}");
+        assert_eq!(
+            body.matches("[Event \"").count() as i64,
+            r["games"].as_i64().unwrap(),
+            "the PGN of {r}"
+        );
+    }
+    let pgn = s.js(
+        "return document.querySelector('#player-structures tbody tr a.pgn-link').getAttribute('href')",
+        json!([]),
+    );
+    let (code, _, body) = fetch(s, pgn.as_str().unwrap());
+    assert_eq!(code, 200, "{pgn}: {body}");
+    assert_eq!(
+        body.matches("[Event \"").count() as i64,
+        row["games"].as_i64().unwrap(),
+        "the PGN of {row}"
+    );
+    let tag = if row["colour"] == "white" {
+        "[White \""
+    } else {
+        "[Black \""
+    };
+    for line in body.lines().filter(|l| l.starts_with(tag)) {
+        let who = &line[tag.len()..line.len() - 2];
+        assert!(names.contains(&who), "{line} is not one of {names:?}");
+    }
+    s.click("#player-structures tbody tr:first-child a.games-link");
+    s.wait("the explorer's list of the row's games", || {
+        s.url().contains("tab=games") && s.find("#games-table tbody tr").is_some()
+    });
+    let listed = table_cells(s, "#games-table");
+    let col = if row["colour"] == "white" { 1 } else { 2 };
+    assert_eq!(
+        listed.len() as i64,
+        row["games"].as_i64().unwrap().min(50),
+        "{row}"
+    );
+    for r in &listed {
+        assert!(names.contains(&r[col].as_str()), "{r:?}: not {names:?}");
+    }
+    assert!(s.text("#games-names").contains(names[0]));
+}
+
+/// A game's players on its page are links: the White one opens that player's profile.
+fn names_on_a_game_page(s: &Session, base: &str, db: &Path) {
+    let doc = cli_json(db, &["player", "Kasparov, Garry"]);
+    // The first game of the database whose White is Kasparov (examples/sample.pgn).
+    let found = Command::new(BIN)
+        .args([
+            "find",
+            "--white-player",
+            "Kasparov",
+            "--per",
+            "game",
+            "--format",
+            "json",
+            "--db",
+        ])
+        .arg(db)
+        .output()
+        .unwrap();
+    let first: Value = serde_json::from_str(
+        String::from_utf8_lossy(&found.stdout)
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    s.goto(&format!("{base}/game/{}", first["game_id"]));
+    s.wait_for("#game-white");
+    assert_eq!(s.text("#game-white"), first["white"].as_str().unwrap());
+    s.click("#game-white");
+    s.wait("the profile of the game's White", || {
+        s.find("#player-name").is_some()
+            && s.text("#player-name") == doc["player"].as_str().unwrap()
+    });
+    assert!(s.url().contains("/player?name=Kasparov"), "{}", s.url());
+}

@@ -1563,3 +1563,94 @@ fn statistics_that_would_make_too_many_groups_are_refused_in_words() {
     ]);
     assert_eq!(code, 0, "{err}");
 }
+
+/// `GET /api/player` answers byte for byte what `pawndex player … --format json` prints, each
+/// parameter being the flag of the same name; an unknown name is a 404 with the command's
+/// words, a bad colour or a missing name a 400, and `baseline` (a file of the server's
+/// machine) is no parameter.
+#[test]
+fn a_players_profile_is_the_commands_document() {
+    let (_dir, db) = sample_db();
+    let server = Server::start(&db, &[]);
+    let cases: [(&str, &[&str]); 4] = [
+        ("name=Kasparov,%20Garry", &["Kasparov, Garry"]),
+        ("name=kasparov&as=black", &["kasparov", "--as", "black"]),
+        (
+            "name=Kasparov,%20Garry&vs=Karpov",
+            &["Kasparov, Garry", "--vs", "Karpov"],
+        ),
+        (
+            "name=Kasparov,%20Garry&year=1980..2000&exact=3",
+            &["Kasparov, Garry", "--year", "1980..2000", "--exact", "3"],
+        ),
+    ];
+    for (query, args) in cases {
+        let mut cmd = vec!["player", "--db", &db, "--format", "json"];
+        cmd.extend_from_slice(args);
+        let (code, out, err) = pawndex(&cmd);
+        assert_eq!(code, 0, "{cmd:?}: {err}");
+        let r = server.get(&format!("/api/player?{query}"));
+        assert_eq!(r.status, 200, "{query}: {}", r.text());
+        assert_eq!(r.header("content-type"), Some("application/json"));
+        assert_eq!(r.text(), out, "{query}");
+    }
+    let (code, _, cli) = pawndex(&["player", "--db", &db, "Nobody, Here"]);
+    assert_eq!(code, 1, "{cli}");
+    let (status, msg) = server.error("/api/player?name=Nobody,%20Here");
+    assert_eq!(status, 404, "{msg}");
+    assert!(
+        msg.contains("no player named \"Nobody, Here\""),
+        "{msg} (the command says {cli})"
+    );
+    // The player filter of the games' list: the same look-up, the parameter named.
+    let (status, msg) = server.error("/api/games?player_name=Nobody,%20Here");
+    assert_eq!(status, 404, "{msg}");
+    assert!(
+        msg.starts_with("player_name: no player named \"Nobody, Here\""),
+        "{msg}"
+    );
+    let (status, msg) = server.error("/api/player?name=kasparov&as=purple");
+    assert_eq!(status, 400);
+    assert!(msg.starts_with("as=purple: give white or black"), "{msg}");
+    let (status, msg) = server.error("/api/player");
+    assert_eq!(status, 400);
+    assert!(msg.starts_with("give name="), "{msg}");
+    let (status, msg) = server.error("/api/player?name=kasparov&baseline=other.db");
+    assert_eq!(status, 400);
+    assert!(msg.contains("unknown parameter \"baseline\""), "{msg}");
+}
+
+/// `GET /api/players` answers byte for byte what `pawndex players --format json` prints, with
+/// `search`, `min_games` and `limit` as its options; a limit past 500 is a 400.
+#[test]
+fn the_players_search_is_the_commands_document() {
+    let (_dir, db) = sample_db();
+    let server = Server::start(&db, &[]);
+    let cases: [(&str, &[&str]); 4] = [
+        ("", &[]),
+        ("?search=kasparov", &["--search", "kasparov"]),
+        ("?search=KASPAROV,%20g.", &["--search", "KASPAROV, g."]),
+        (
+            "?min_games=2&limit=3",
+            &["--min-games", "2", "--limit", "3"],
+        ),
+    ];
+    for (query, args) in cases {
+        let mut cmd = vec!["players", "--db", &db, "--format", "json"];
+        cmd.extend_from_slice(args);
+        let (code, out, err) = pawndex(&cmd);
+        assert_eq!(code, 0, "{cmd:?}: {err}");
+        let r = server.get(&format!("/api/players{query}"));
+        assert_eq!(r.status, 200, "{query}: {}", r.text());
+        assert_eq!(r.header("content-type"), Some("application/json"));
+        assert_eq!(r.text(), out, "{query}");
+    }
+    let v = server.json("/api/players?search=kasparov");
+    assert_eq!(v["players"][0]["player"], "Kasparov, Garry", "{v}");
+    let (status, msg) = server.error("/api/players?limit=100000");
+    assert_eq!(status, 400);
+    assert!(
+        msg.starts_with("limit=100000: give a whole number from 1 to 500"),
+        "{msg}"
+    );
+}

@@ -1,5 +1,6 @@
 // pawndex explorer: a single-page app over the JSON API of `pawndex serve` (docs/serve.md).
-// Routes without a hash: /, /?fen=FEN, /game/ID?ply=N, /structures, /stats, /info.
+// Routes without a hash: /, /?fen=FEN, /game/ID?ply=N, /structures, /stats, /info,
+// /players?search=TEXT, /player?name=NAME.
 import { get } from './js/api.js';
 import { clear, errorBox, h, link } from './js/dom.js';
 import { explorer } from './js/explorer.js';
@@ -15,7 +16,36 @@ function kindOf(path) {
   if (path === '/structures') return 'structures';
   if (path === '/stats') return 'stats';
   if (path === '/info') return 'info';
+  if (path === '/players') return 'players';
+  if (path === '/player') return 'player';
   return null;
+}
+
+/** A view whose module loads when it is first opened (the players' pages: not part of the first
+ *  page load); the routes it is given meanwhile go to it once it is there. */
+function later(name) {
+  return (main, url) => {
+    let view = null;
+    let pending = url;
+    let gone = false;
+    import('./js/players.js')
+      .then((m) => {
+        if (gone) return;
+        view = m[name](main, url);
+        view.route?.(pending);
+      })
+      .catch((e) => clear(main, errorBox(e)));
+    return {
+      route(u) {
+        if (view) view.route?.(u);
+        else pending = u;
+      },
+      destroy() {
+        gone = true;
+        view?.destroy?.();
+      },
+    };
+  };
 }
 
 function route() {
@@ -23,21 +53,21 @@ function route() {
   const kind = kindOf(url.pathname);
   for (const a of document.querySelectorAll('header nav a')) {
     const k = kindOf(new URL(a.href).pathname);
-    a.classList.toggle('on', k === kind || (kind === 'game' && k === 'explorer'));
+    a.classList.toggle('on', k === kind || (kind === 'game' && k === 'explorer') || (kind === 'player' && k === 'players'));
   }
   try {
     const same = current && current.kind === kind && (kind !== 'game' || current.path === url.pathname);
     if (!same) {
       current?.view?.destroy?.();
       current = null;
-      const make = { explorer, game: gameView, structures: catalogueView, stats: statsView, info: infoView }[kind];
+      const make = { explorer, game: gameView, structures: catalogueView, stats: statsView, info: infoView, players: later('playersView'), player: later('playerView') }[kind];
       if (!make) {
         clear(main, h('div.page', h('h1', 'Not found'), h('p', `There is no page at ${url.pathname}. `, link('/', 'Open the explorer.'))));
         return;
       }
       current = { kind, path: url.pathname, view: make(main, url) };
     }
-    document.title = { explorer: 'Explorer', game: 'Game', structures: 'Catalogue', stats: 'Statistics', info: 'Database' }[kind] + ' · pawndex';
+    document.title = { explorer: 'Explorer', game: 'Game', structures: 'Catalogue', stats: 'Statistics', info: 'Database', players: 'Players', player: 'Player' }[kind] + ' · pawndex';
     current.view.route?.(url);
   } catch (e) {
     clear(main, errorBox(e));

@@ -337,10 +337,91 @@ pub async fn plans(Extract(state): Shared, q: Pairs) -> Answer {
     json(v)
 }
 
+/// `GET /api/players?search=TEXT&min_games=N&limit=N`: the document of `pawndex players
+/// --search TEXT --min-games N --limit N --format json`, byte for byte.
+pub async fn players(Extract(state): Shared, q: Pairs) -> Answer {
+    let p = params(q, &["search", "min_games", "limit"])?;
+    let search = p.get("search").unwrap_or_default().to_owned();
+    let min_games = p.number("min_games", 1, 0, i64::MAX as u64)? as i64;
+    let limit = p.number("limit", 20, 1, MAX_LIMIT)? as usize;
+    let body = state
+        .pool
+        .run(move |conn| {
+            let rows = crate::store::read::names::search(conn, &search, min_games, limit)?;
+            let mut out = Vec::new();
+            crate::output::players::write_json(&mut out, &search, &rows)?;
+            Ok(out)
+        })
+        .await?;
+    json_bytes(body)
+}
+
+/// The parameters of `GET /api/player` besides the game filters (`--baseline OTHER.db` is not
+/// one: a page may not name files of the server's machine).
+const PLAYER_OPTIONS: &[&str] = &["name", "as", "vs", "exact"];
+
+/// `GET /api/player?name=NAME[&as=white|black][&vs=OPPONENT][&exact=N]&FILTERS`: the document
+/// of `pawndex player NAME … --format json`, byte for byte; an unknown or ambiguous name is a
+/// 404 listing the candidates.
+pub async fn player(Extract(state): Shared, q: Pairs) -> Answer {
+    let mut known = PLAYER_OPTIONS.to_vec();
+    known.extend_from_slice(crate::web::games::GAME_FILTERS);
+    let p = params(q, &known)?;
+    let name = p
+        .required("name", "NAME (a player's name as pawndex players lists it)")?
+        .to_owned();
+    let only = match p.get("as") {
+        None | Some("both") => None,
+        Some("white") => Some(shakmaty::Color::White),
+        Some("black") => Some(shakmaty::Color::Black),
+        Some(other) => {
+            return Err(ApiError::bad_request(format!(
+                "as={}: give white or black (or both)",
+                short(other)
+            )));
+        }
+    };
+    let request = crate::engine::profile::Request {
+        name,
+        only,
+        filters: crate::web::games::filters(&p)?,
+        vs: p.get("vs").map(str::to_owned),
+        baseline: None,
+        exact: p.number(
+            "exact",
+            crate::engine::profile::DEFAULT_EXACT as u64,
+            0,
+            100,
+        )? as usize,
+        threads: crate::engine::parallel::threads(None),
+    };
+    let body = state
+        .pool
+        .run(move |conn| {
+            let profile = crate::engine::profile::profile(conn, &request)?;
+            let mut out = Vec::new();
+            crate::output::profile::write_json(&mut out, &profile)?;
+            Ok(out)
+        })
+        .await?;
+    json_bytes(body)
+}
+
+/// A JSON document written by `output` (the command line's bytes).
+fn json_bytes(body: Vec<u8>) -> Answer {
+    let mut response = (StatusCode::OK, body).into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    Ok(response)
+}
+
 /// An `/api/…` path no route has.
 pub async fn unknown() -> ApiError {
     ApiError::not_found(
         "no such API route; the routes are /api/structure, /api/similar, /api/game/ID, \
-         /api/games, /api/breaks, /api/stats, /api/info and /api/catalogue (docs/serve.md)",
+         /api/games, /api/breaks, /api/plans, /api/stats, /api/info, /api/catalogue, \
+         /api/players and /api/player (docs/serve.md)",
     )
 }

@@ -165,7 +165,8 @@ pub fn file_for(path: &str) -> &str {
     let game = p
         .strip_prefix("game/")
         .is_some_and(|id| !id.is_empty() && !id.contains('/'));
-    let app_route = p.is_empty() || game || matches!(p, "structures" | "stats" | "info");
+    let app_route =
+        p.is_empty() || game || matches!(p, "structures" | "stats" | "info" | "players" | "player");
     if app_route { INDEX } else { p }
 }
 
@@ -178,6 +179,9 @@ mod tests {
         assert_eq!(file_for("/"), INDEX);
         assert_eq!(file_for("/game/12"), INDEX);
         assert_eq!(file_for("/structures"), INDEX);
+        assert_eq!(file_for("/players"), INDEX);
+        assert_eq!(file_for("/player"), INDEX);
+        assert_eq!(file_for("/player/x"), "player/x");
         assert_eq!(file_for("/games"), "games");
         assert_eq!(file_for("/game/12/x"), "game/12/x");
         assert_eq!(file_for("/app.js"), "app.js");

@@ -6,6 +6,7 @@ use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 
+use crate::model::profile::UnknownPlayer;
 use crate::model::{BadValue, UsageError};
 
 /// The longest parameter value the server reads (a FEN is under 100 bytes).
@@ -69,12 +70,19 @@ impl From<anyhow::Error> for ApiError {
                 format!("{param}={}: {}", short(&b.value), b.why)
             });
         }
+        // A name that finds no player, or several: a 404 with the candidates, naming the
+        // parameter where the words name a flag (`--player-name: …` is `player_name: …`).
+        if let Some(u) = e.downcast_ref::<UnknownPlayer>() {
+            let words = u.to_string();
+            return ApiError::not_found(match words.split_once(": ") {
+                Some((flag, rest)) if flag.starts_with("--") && !flag.contains(' ') => {
+                    format!("{}: {rest}", param_of(flag))
+                }
+                _ => words,
+            });
+        }
         if let Some(u) = e.downcast_ref::<UsageError>() {
             return ApiError::bad_request(u.0.clone());
-        }
-        // A player's name that finds no one (or several): the candidates in the words.
-        if let Some(u) = e.downcast_ref::<crate::model::profile::UnknownPlayer>() {
-            return ApiError::not_found(u.to_string());
         }
         if crate::store::read::is_interrupted(&e) {
             return ApiError::unavailable(format!(

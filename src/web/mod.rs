@@ -134,6 +134,8 @@ fn router(state: Arc<State>, hosts: Arc<host::Hosts>) -> Router {
         .route("/api/stats", get(api::stats))
         .route("/api/info", get(api::info))
         .route("/api/catalogue", get(api::catalogue))
+        .route("/api/players", get(api::players))
+        .route("/api/player", get(api::player))
         .route("/api", get(api::unknown))
         .route("/api/{*rest}", get(api::unknown))
         .fallback(static_file)

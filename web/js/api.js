@@ -11,7 +11,9 @@ export function query(params) {
   const q = new URLSearchParams();
   for (const [k, v] of Object.entries(params)) {
     if (v == null || v === '' || v === false) continue;
-    q.set(k, v === true ? '1' : String(v));
+    // A list is the parameter repeated (any of the values; a name holds commas).
+    if (Array.isArray(v)) v.filter((x) => x != null && x !== '').forEach((x) => q.append(k, String(x)));
+    else q.set(k, v === true ? '1' : String(v));
   }
   const s = q.toString();
   return s ? `?${s}` : '';

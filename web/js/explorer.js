@@ -6,6 +6,7 @@ import { clear, errorBox, featureValue, fmtInt, go, h, link, resultBar, scoreCel
 import * as P from './pawns.js';
 import { pawnDiagram } from './diagram.js';
 import { loadPlans } from './plans.js';
+import { COLOUR_FILTER, NAME_FILTER, playerHref, playerLink } from './names.js';
 
 const START = '8/pppppppp/8/8/8/8/PPPPPPPP/8';
 const FILTERS = [
@@ -48,7 +49,9 @@ export function explorer(main, url) {
     structure: null,
     breaks: { rows: [], after: null, next: null, history: [], scope: 'exact' },
     plans: { scope: 'named' },
-    games: { after: null, next: null, stack: [], filters: {}, scope: 'exact', limit: 50, sort: 'id', reverse: false },
+    // `names`: a player page's choice, kept apart from the form's filters: the player
+    // (player_name) and, for one colour, its spellings (white_player or black_player).
+    games: { after: null, next: null, stack: [], filters: {}, names: {}, scope: 'exact', limit: 50, sort: 'id', reverse: false },
     baseShapes: [],
   };
 
@@ -526,7 +529,7 @@ export function explorer(main, url) {
   }
 
   function gameFilters(bf) {
-    const f = { ...s.games.filters };
+    const f = { ...s.games.filters, ...s.games.names };
     if (s.games.scope === 'exact') f.fen = bf;
     else if (s.games.scope === 'named' && s.structure?.named) f.structure = s.structure.named.key + (s.structure.named.reversed ? '~' : '');
     // The order goes with the filters: the pages and the exports list the games alike.
@@ -573,7 +576,7 @@ export function explorer(main, url) {
       ),
     );
     const out = h('div.games', h('p.muted', 'Finding games…'));
-    clear(el.tabBody, form, out);
+    clear(el.tabBody, form, namesLine(bf), out);
     const filters = gameFilters(bf);
     try {
       const r = await get('/api/games', { ...filters, limit: s.games.limit, after: s.games.after }, 'tab');
@@ -590,8 +593,8 @@ export function explorer(main, url) {
         table(
           [
             { label: '#', cls: 'num', cell: (x) => link(`/game/${x.game_id}?ply=${x.ply}`, String(x.game_id)) },
-            { label: 'White', cell: (x) => x.white },
-            { label: 'Black', cell: (x) => x.black },
+            { label: 'White', cell: (x) => playerLink(x.white) },
+            { label: 'Black', cell: (x) => playerLink(x.black) },
             { label: 'Result', cell: (x) => x.result },
             { label: 'Date', cell: (x) => x.date },
             { label: 'Ply', cls: 'num', cell: (x) => String(x.ply) },
@@ -608,9 +611,49 @@ export function explorer(main, url) {
     }
   }
 
+  /** The player a link chose (a player page's "games"): whose games, with which colour, and a
+   *  way to drop it. */
+  function namesLine(bf) {
+    const who = s.games.names[NAME_FILTER];
+    if (!who?.length) return null;
+    const colour = Object.entries(COLOUR_FILTER).find(([, k]) => s.games.names[k]?.length);
+    return h(
+      'p.url-note.names-line#games-names',
+      h(
+        'span',
+        'Only the games of ',
+        who.map((n, i) => [i ? ' or ' : '', link(playerHref(n), n)]),
+        colour ? ` with ${colour[0] === 'white' ? 'White' : 'Black'} (stored as ${s.games.names[colour[1]].map((n) => `“${n}”`).join(', ')})` : '',
+        '.',
+      ),
+      h('button#games-names-off', { type: 'button', on: { click: () => ((s.games.names = {}), (s.games.after = null), (s.games.stack = []), loadGames(bf)) } }, 'All players'),
+    );
+  }
+
+  /** The Games tab's settings a link gives: `games=exact|named|all` (which structure), the
+   *  filters of the form, and a player (player_name, with the colour filter of its spellings). */
+  function gamesFromUrl(u) {
+    const p = u.searchParams;
+    const scope = p.get('games');
+    const names = {};
+    if (p.getAll(NAME_FILTER).length) {
+      names[NAME_FILTER] = p.getAll(NAME_FILTER);
+      for (const k of Object.values(COLOUR_FILTER)) if (p.getAll(k).length) names[k] = p.getAll(k);
+    }
+    const filters = {};
+    for (const [k] of FILTERS) if (p.get(k) && !(k in names)) filters[k] = p.get(k);
+    if (!scope && !Object.keys(names).length && !Object.keys(filters).length) return;
+    if (['exact', 'named', 'all'].includes(scope)) s.games.scope = scope;
+    s.games.names = names;
+    s.games.filters = filters;
+    s.games.after = null;
+    s.games.stack = [];
+  }
+
   /** /?structure=KEY (KEY~ reversed): the explorer on the form's most common exact pawns (the
-   *  pawns reached in the most games among its positions), showing the whole form's counts. */
-  async function openNamed(key) {
+   *  pawns reached in the most games among its positions), showing the whole form's counts;
+   *  the link's other parameters (the tab, the Games tab's settings) go along. */
+  async function openNamed(key, u) {
     clear(el.name, h('p.muted', `Finding the most common form of the structure ${key}…`));
     try {
       const r = await get('/api/catalogue', { top: 1 });
@@ -618,7 +661,12 @@ export function explorer(main, url) {
       const row = (r.rows || []).find((x) => x.key === base && x.reversed === reversed);
       if (!row) throw new Error(`There is no structure "${key}" in the catalogue (the Catalogue page lists them).`);
       if (!row.board) throw new Error(`No game of this database reaches the ${row.name}${reversed ? ' (reversed)' : ''}.`);
-      go(`/?fen=${encodeURIComponent(row.board)}&counts=named`, true);
+      const rest = new URLSearchParams(u.search);
+      rest.delete('structure');
+      rest.delete('fen');
+      rest.delete('counts');
+      const more = rest.toString();
+      go(`/?fen=${encodeURIComponent(row.board)}&counts=named${more ? '&' + more : ''}`, true);
     } catch (e) {
       clear(el.name, errorBox(e));
     }
@@ -630,7 +678,8 @@ export function explorer(main, url) {
   return {
     route(u) {
       const key = u.searchParams.get('structure');
-      if (key && !u.searchParams.get('fen')) return openNamed(key);
+      if (key && !u.searchParams.get('fen')) return openNamed(key, u);
+      gamesFromUrl(u);
       const fen = u.searchParams.get('fen') || START;
       const notes = [];
       const counts = u.searchParams.get('counts');

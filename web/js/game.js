@@ -3,6 +3,7 @@
 import { get } from './api.js';
 import { viewBoard } from './board.js';
 import { clear, errorBox, featureValue, h, link, noteBox } from './dom.js';
+import { playerLink } from './names.js';
 
 export function gameView(main, url) {
   const id = url.pathname.split('/')[2];
@@ -87,7 +88,7 @@ export function gameView(main, url) {
     const elo = (e) => (e ? ` (${e})` : '');
     clear(
       el.head,
-      h('h2', `${t.White || '?'}${elo(t.WhiteElo)} – ${t.Black || '?'}${elo(t.BlackElo)}`),
+      h('h2#game-players', playerLink(t.White, { id: 'game-white' }), elo(t.WhiteElo), ' – ', playerLink(t.Black, { id: 'game-black' }), elo(t.BlackElo)),
       h('p.muted', [t.Event, t.Site, t.Date, t.Round && `round ${t.Round}`, t.ECO, t.Result].filter(Boolean).join(' · ')),
     );
     // Moves in rows: number, White's move, Black's move.

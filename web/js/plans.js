@@ -4,6 +4,7 @@
 // the model games. Every side label comes from the data.
 import { get, isAbort } from './api.js';
 import { clear, errorBox, fmtInt, h, link, table } from './dom.js';
+import { playerLink } from './names.js';
 
 const PIECES = [
   ['knight', 'Knights'],
@@ -145,7 +146,7 @@ function decadeBars(rows) {
 
 function modelGames(rows) {
   if (!rows.length) return h('p.muted', 'None.');
-  const name = (n, e) => `${n || '?'}${e ? ` (${e})` : ''}`;
+  const name = (n, e) => [playerLink(n), e ? ` (${e})` : ''];
   const t = table(
     [
       { label: '#', cls: 'num', cell: (x) => link(`/game/${x.id}?ply=${x.entered_ply}`, String(x.id)) },
