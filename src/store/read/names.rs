@@ -13,7 +13,6 @@ use crate::model::players::{self, Player, Spelling, fold, surname};
 
 /// What a typed name found.
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[allow(dead_code)]
 pub enum Resolution {
     One(Player),
     /// Several players match: the candidates, most games first.
@@ -49,7 +48,6 @@ fn spellings_of(conn: &Connection, surnames: &[String]) -> Result<Vec<Spelling>>
 
 /// The player a typed name means (docs/players.md, "Names"): one, several candidates, or none
 /// with the close names.
-#[allow(dead_code)] // until `pawndex player` (the profile) calls it
 pub fn resolve(conn: &Connection, typed: &str) -> Result<Resolution> {
     let found = players::merge(spellings_of(conn, &players::surnames_to_look_up(typed))?);
     Ok(match players::resolve(typed, &found) {
@@ -63,7 +61,6 @@ pub fn resolve(conn: &Connection, typed: &str) -> Result<Resolution> {
 
 /// Players whose names are close to a typed name that found none: the players of a surname
 /// close to the typed one's (at most 10).
-#[allow(dead_code)]
 fn close_to(conn: &Connection, typed: &str) -> Result<Vec<Player>> {
     let folded = fold(typed);
     if folded.is_empty() {

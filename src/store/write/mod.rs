@@ -19,7 +19,7 @@ use anyhow::{Result, bail};
 use rusqlite::{Connection, params};
 
 use self::checkpoint::Checkpointer;
-use self::keys::{Cache, HASH_CACHE, KEY_INDEXES, SET_CACHE};
+use self::keys::{Cache, HASH_CACHE, KEY_INDEXES, NAME_INDEXES, SET_CACHE};
 use self::tables::{ChangeRows, IntRows, Paths, TableOut};
 use super::bulk_tree::{self, PageWriter};
 use super::derive;
@@ -56,6 +56,8 @@ pub struct Writer {
     /// an empty table finds every key in the cache and builds the index in one sort at the end
     /// instead of row by row (a third of the load of masters-1 went to `pawn_sets_key`).
     deferred: [bool; 2],
+    /// Whether the name indexes (`NAME_INDEXES`) were dropped for this run (a first load).
+    names_deferred: bool,
     ply_numbers: i64,
     in_transaction: bool,
     /// A write failed and its transaction was rolled back: the run is over.
@@ -116,6 +118,13 @@ impl Writer {
                 conn.execute_batch(create)?;
             }
         }
+        for (name, create) in NAME_INDEXES {
+            if no_games {
+                conn.execute_batch(&format!("DROP INDEX IF EXISTS {name}"))?;
+            } else {
+                conn.execute_batch(create)?;
+            }
+        }
         let checkpointer = Checkpointer::start(&conn)?;
         Ok(Writer {
             conn,
@@ -129,6 +138,7 @@ impl Writer {
             hashes: Cache::new(HASH_CACHE, no_games),
             collided: IntMap::default(),
             deferred,
+            names_deferred: no_games,
             ply_numbers,
             in_transaction: false,
             stopped: false,
