@@ -59,6 +59,7 @@ EXACT_STAY = 8
 BEST_MIN = 10
 BEST = 5
 TOP_MOVES = 5
+YEAR_FORMS = 5
 BAND = 100
 Z = 1.96
 POINTS = {"1-0": (1, 0), "1/2-1/2": (0, 1), "0-1": (0, 0)}
@@ -382,23 +383,25 @@ class Request:
         least EXACT_STAY plies: (wp, bp) -> games."""
         games = self.player_games(colour, names)
         self.db.fetch(g.id for g in games)
-        counts = collections.Counter()
+        counts, plies = collections.Counter(), collections.Counter()
         for g in games:
             stays = collections.Counter((wp, bp) for wp, bp, _ in self.db.rows_of(g.id))
             for pawns, n in stays.items():
                 if n >= EXACT_STAY:
                     counts[pawns] += 1
-        return counts
+                    plies[pawns] += n
+        return counts, plies
 
 
-def top_exact(counts):
-    """The EXACT most reached; at the cut, every structure tied with the last one."""
-    ranked = counts.most_common()
+def top_exact(counts, plies):
+    """The EXACT most reached, ties broken by plies; at the cut, every structure tied with the
+    last one on both (pawndex then takes the pawn sets' ids, which are its own)."""
+    ranked = sorted(counts, key=lambda p: (-counts[p], -plies[p]))
     if len(ranked) <= EXACT:
-        return [p for p, _ in ranked], set()
-    cut = ranked[EXACT - 1][1]
-    sure = [p for p, n in ranked if n > cut]
-    tied = {p for p, n in ranked if n == cut}
+        return ranked, set()
+    cut = (counts[ranked[EXACT - 1]], plies[ranked[EXACT - 1]])
+    sure = [p for p in ranked if (counts[p], plies[p]) > cut]
+    tied = {p for p in ranked if (counts[p], plies[p]) == cut}
     return sure, tied
 
 
@@ -491,19 +494,20 @@ def profile(req, replays, names, with_vs=True):
             rows.append(row("named", key, rev, db.name_of.get(key), colour, mine,
                             base.form_games.get((key, rev), []),
                             lambda rs, p, f=(key, rev): p < len(rs) and rs[p][2] == f))
-        counts = req.exact_candidates(colour, names)
-        sure, tied = top_exact(counts)
+        counts, plies = req.exact_candidates(colour, names)
+        sure, tied = top_exact(counts, plies)
         for wp, bp in sure + sorted(tied):
             mine = {}
             for g in games[colour]:
                 n = sum(1 for rw, rb, _ in db.rows_of(g.id) if (rw, rb) == (wp, bp))
-                if n:
+                if n >= EXACT_STAY:
                     mine[g.id] = n
             form = next((f for rw, rb, f in db.rows_of(next(iter(mine)))
                          if (rw, rb) == (wp, bp)), None)
             r = row("exact", fen_of(wp, bp), bool(form and form[1]),
                     db.name_of.get(form[0]) if form else None, colour, mine,
-                    list(base.exact.get((wp, bp), {})),
+                    [gid for gid, n in base.exact.get((wp, bp), {}).items()
+                     if n >= EXACT_STAY],
                     lambda rs, p, pw=(wp, bp): p < len(rs) and rs[p][:2] == pw)
             r["_stays8"] = counts[(wp, bp)]
             rows.append(r)
@@ -518,7 +522,17 @@ def profile(req, replays, names, with_vs=True):
     for g in every:
         years[g.year].append(g)
     doc["years"] = {}
+    # The named forms most of the profile's games reach (either colour), the tied ones at the
+    # cut included.
+    reach = collections.Counter(f for g in {g.id: g for g in every}.values()
+                                for f in db.forms.get(g.id, {}))
+    ranked = reach.most_common()
+    cut = ranked[min(YEAR_FORMS, len(ranked)) - 1][1] if ranked else 0
+    doc["year_forms"] = {f for f, n in ranked if n >= cut}
+    doc["year_forms_sure"] = {f for f, n in ranked if n > cut}
     for y, gs in years.items():
+        if y is None:
+            continue
         reach = collections.Counter(f for g in {g.id: g for g in gs}.values()
                                     for f in db.forms.get(g.id, {}))
         n = len({g.id for g in gs})
@@ -606,7 +620,8 @@ def compare_profile(label, want, got, chk, opponent=False):
     got_rows = got.get("structures") or []
     diffs, seen, moves_n, breaks_n = [], set(), 0, 0
     order = [(-r.get("games", 0), SIDES.index(r.get("colour")) if r.get("colour") in SIDES
-              else 9, r.get("key") or "") for r in got_rows]
+              else 9, r.get("kind") != "named", r.get("key") or "", bool(r.get("reversed")))
+             for r in got_rows]
     for i in range(1, len(order)):
         if order[i] < order[i - 1]:
             diffs.append(f"order: row {i} {row_key(got_rows[i])} ({order[i]}) after "
@@ -677,6 +692,9 @@ def compare_profile(label, want, got, chk, opponent=False):
 
     diffs = []
     got_years = {y.get("year"): y for y in got.get("years") or []}
+    order = [y.get("year") for y in got.get("years") or []]
+    if order != sorted(order, key=lambda y: (y is None, y or 0)):
+        diffs.append(f"years not ascending: {order[:10]}")
     if set(got_years) != set(want["years"]):
         diffs.append(f"years: expected {sorted(want['years'], key=str)}, pawndex "
                      f"{sorted(got_years, key=str)}")
@@ -687,10 +705,19 @@ def compare_profile(label, want, got, chk, opponent=False):
             continue
         if gy.get("games") != wy["games"]:
             diffs.append(f"year {y} games: expected {wy['games']}, pawndex {gy.get('games')}")
+        listed = {(s.get("key"), bool(s.get("reversed"))) for s in gy.get("structures") or []}
+        if not listed <= want["year_forms"]:
+            diffs.append(f"year {y}: lists {sorted(listed - want['year_forms'])}, not among "
+                         f"the {YEAR_FORMS} forms most reached")
+        missing = {f for f in want["year_forms_sure"] if wy["structures"].get(f)} - listed
+        if missing:
+            diffs.append(f"year {y}: leaves out {sorted(missing)}, among the {YEAR_FORMS} "
+                         "forms most reached and reached that year")
         for s in gy.get("structures") or []:
             entries += 1
             ws = wy["structures"].get((s.get("key"), bool(s.get("reversed"))))
-            want_s = None if ws is None else {k: ws[k] for k in ("games", "share")}
+            want_s = {"games": 0, "share": 0.0} if ws is None else \
+                {k: ws[k] for k in ("games", "share")}
             got_s = {k: s.get(k) for k in ("games", "share")}
             if want_s != got_s:
                 diffs.append(f"year {y} {s.get('key')}{'~' if s.get('reversed') else ''}: "
@@ -702,6 +729,9 @@ def compare_profile(label, want, got, chk, opponent=False):
         diffs = [f"head_to_head.{f}: expected {w[f]!r}, pawndex {g.get(f)!r}"
                  for f in ("opponent", "names", "games", "wins", "draws", "losses", "score")
                  if w[f] != g.get(f)]
+        dates = [e.get("date") or "" for e in g.get("list") or []]
+        if dates != sorted(dates):
+            diffs.append(f"head_to_head.list: not by date: {dates[:10]}")
         listed = {e.get("id"): e for e in g.get("list") or []}
         if set(listed) != set(w["list"]):
             diffs.append(f"head_to_head.list ids: only expected {sorted(set(w['list']) - set(listed))[:5]}, "
@@ -718,36 +748,78 @@ def compare_profile(label, want, got, chk, opponent=False):
             chk.result("opponent", False, "no opponent profile in pawndex's document")
 
 
-def compare_search(db, text, chk, binary):
-    """Every player `players --search TEXT` lists holds exactly the spellings the rule groups."""
+def search_row(db, group):
+    """What `players` should say of a player: games (as White, as Black), years, ratings, the
+    three most played ECO codes."""
+    games = [g for g in db.games.values() if g.white in group or g.black in group]
+    years = [g.year for g in games if g.year is not None]
+    elos = [g.elo[i] for g in games for i, n in enumerate((g.white, g.black))
+            if n in group and g.elo[i] is not None]
+    ecos = collections.Counter(g.eco for g in games if g.eco)
+    return {"games": len(games), "white_games": sum(g.white in group for g in games),
+            "black_games": sum(g.black in group for g in games),
+            "first_year": min(years, default=None), "last_year": max(years, default=None),
+            "min_elo": min(elos, default=None), "max_elo": max(elos, default=None),
+            "ecos": ecos}
+
+
+def compare_search(db, text, chk, binary, limit=1000):
+    """Every player `players --search TEXT` lists holds exactly the spellings the rule groups,
+    with its numbers; none with more games is left out."""
     doc = json.loads(run([binary, "players", "--search", text, "--min-games", "1",
-                          "--limit", "1000", "--db", db.path, "--format", "json"]))
+                          "--limit", str(limit), "--db", db.path, "--format", "json"]))
     listed = doc.get("players", doc) if isinstance(doc, dict) else doc
     diffs = []
     folded = fold(text)
     expected = {g for g in db.players.groups if any(folded in fold(n) for n in g)}
-    got_groups = set()
+    got_groups, numbers = set(), 0
+    games = [p.get("games") for p in listed]
+    if games != sorted(games, reverse=True):
+        diffs.append(f"not by games, most first: {games[:20]}")
     for p in listed:
         names = frozenset(p.get("names") or p.get("spellings") or [])
+        shown = p.get("player") or p.get("shown") or p.get("name")
         got_groups.add(names)
         if names not in db.players.groups:
             first = next(iter(names), None)
-            diffs.append(f"{p.get('player') or p.get('shown') or p.get('name')!r}: spellings "
-                         f"{sorted(names)}, the rule groups "
+            diffs.append(f"{shown!r}: spellings {sorted(names)}, the rule groups "
                          f"{sorted(db.players.of.get(first, ()))}")
             continue
-        shown = p.get("player") or p.get("shown") or p.get("name")
+        if names not in expected:
+            diffs.append(f"{shown!r}: listed, but no spelling folds to something holding "
+                         f"{folded!r}")
         if shown != db.players.shown(names):
             diffs.append(f"{sorted(names)}: shown {shown!r}, expected "
                          f"{db.players.shown(names)!r}")
-        if p.get("games") != db.players.total(names):
-            diffs.append(f"{shown}: games {p.get('games')}, expected "
-                         f"{db.players.total(names)}")
-    for g in sorted(expected - got_groups, key=lambda g: -db.players.total(g))[:5]:
-        diffs.append(f"not listed: {sorted(g)} ({db.players.total(g)} games)")
+        want = search_row(db, names)
+        for f in ("games", "white_games", "black_games", "first_year", "last_year", "min_elo",
+                  "max_elo"):
+            if f in p:
+                numbers += 1
+                if p[f] != want[f]:
+                    diffs.append(f"{shown}: {f} {p[f]!r}, expected {want[f]!r}")
+            elif f == "games":
+                diffs.append(f"{shown}: no games")
+        ecos = p.get("ecos") or p.get("openings") or p.get("eco")
+        if isinstance(ecos, list) and ecos:
+            got_ecos = [e if isinstance(e, str) else e.get("eco") for e in ecos]
+            top = want["ecos"].most_common()
+            cut = top[min(3, len(top)) - 1][1] if top else 0
+            if (len(got_ecos) != min(3, len(top))
+                    or any(want["ecos"][e] < cut for e in got_ecos)
+                    or sorted(e for e, n in top if n > cut) != sorted(
+                        e for e in got_ecos if want["ecos"][e] > cut)):
+                diffs.append(f"{shown}: ECO codes {got_ecos}, the most played {top[:4]}")
+            numbers += 1
+    truncated = len(listed) >= limit
+    least = min(games, default=0)
+    for g in sorted(expected - got_groups, key=lambda g: -db.players.total(g)):
+        if not truncated or db.players.total(g) > least:
+            diffs.append(f"not listed: {sorted(g)} ({db.players.total(g)} games)")
     chk.result(f"players --search {text!r}", not diffs,
-               f"{len(listed)} players, {sum(len(g) for g in got_groups)} spellings "
-               f"({len(expected)} expected)", diffs)
+               f"{len(listed)} players{' (the limit)' if truncated else ''}, "
+               f"{sum(len(g) for g in got_groups)} spellings, {numbers} numbers "
+               f"({len(expected)} players expected)", diffs)
 
 
 # --- Main -------------------------------------------------------------------------------------
@@ -875,7 +947,7 @@ def check(args, shards, work):
     for r in requests:
         for names in filter(None, (r.names, r.vs)):
             for c in SIDES:
-                wanted[r.base.path] |= set(r.exact_candidates(c, names))
+                wanted[r.base.path] |= set(r.exact_candidates(c, names)[0])
     db.scan(wanted[db.path])
     base.scan(wanted[base.path])
     say(f"scanned ({time.monotonic() - start:.1f} s)")
