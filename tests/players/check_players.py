@@ -574,8 +574,9 @@ def compare_top(what, want, got, diffs, fields=("games",)):
     """`got` (pawndex's list, top TOP_MOVES) against every candidate `want` (san -> row):
     the listed ones with their numbers, the most played first, none better left out."""
     counts = [m.get("games") for m in got]
-    if counts != sorted(counts, reverse=True):
-        diffs.append(f"{what}: not by games, most first: {counts}")
+    order = [(-(m.get("games") or 0), m.get("san") or "") for m in got]
+    if order != sorted(order):
+        diffs.append(f"{what}: not by games (most first), then SAN: {order}")
     if len(got) != min(TOP_MOVES, len(want)):
         diffs.append(f"{what}: {len(got)} listed, expected {min(TOP_MOVES, len(want))} of "
                      f"{len(want)}")
