@@ -12,6 +12,7 @@ pub mod index;
 pub mod info;
 pub mod migrate;
 pub mod plans;
+pub mod players;
 pub mod query;
 pub mod serve;
 pub mod similar;
@@ -96,6 +97,15 @@ enum Command {
                       from replaying the games' stored moves."
     )]
     Plans(crate::cli::plans::PlansArgs),
+    /// Players by name: their spellings, games, years, ratings and openings.
+    #[command(
+        long_about = "Lists the players one of whose names holds a text, most games first: the \
+                      name shown, every spelling the player's row covers (spellings that fold \
+                      alike, and initials merged into the one full name they match), games as \
+                      White and as Black, first and last year, rating range and the three most \
+                      played ECO codes. Reads the name index, never a scan of the games."
+    )]
+    Players(crate::cli::players::PlayersArgs),
     /// Upgrade a database, finish an interrupted run's work, merge appended games.
     #[command(
         long_about = "Upgrades a database written by an older pawndex to the current schema, in \
@@ -193,6 +203,7 @@ pub fn main_with_args() -> i32 {
         Command::Stats(args) => crate::cli::stats::run(args),
         Command::Structures(args) => crate::cli::structures::run(args),
         Command::Plans(args) => crate::cli::plans::run(args),
+        Command::Players(args) => crate::cli::players::run(args),
         Command::Migrate(args) => crate::cli::migrate::run(args),
         Command::Check(args) => crate::cli::check::run(args),
         Command::Info(args) => crate::cli::info::run(args),

@@ -14,6 +14,7 @@ pub mod numbers;
 pub mod outcome;
 pub mod pieceset;
 pub mod plans;
+pub mod players;
 pub mod report;
 mod scope;
 pub mod search;

@@ -6,6 +6,7 @@ pub mod export;
 mod file;
 pub mod info;
 pub mod plans;
+pub mod players;
 pub mod similar;
 pub mod stats;
 pub mod structures;

@@ -5,6 +5,7 @@ pub mod count;
 pub mod dump;
 pub mod ids;
 pub mod info;
+pub mod names;
 pub mod params;
 pub mod plans;
 pub mod query;

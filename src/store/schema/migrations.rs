@@ -7,7 +7,7 @@ use rusqlite::functions::FunctionFlags;
 use rusqlite::{Connection, TransactionBehavior};
 
 use super::open::check_pawndex;
-use super::{side_columns, structures};
+use super::{players, side_columns, structures};
 use crate::model::structure::Catalogue;
 
 /// Numbered migrations, applied in order; `PRAGMA user_version` holds how many ran.
@@ -18,7 +18,11 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../../../migrations/0003_unmerged_tail.sql"),
     include_str!("../../../migrations/0004_structures.sql"),
     include_str!("../../../migrations/0005_time_class.sql"),
+    include_str!("../../../migrations/0006_players.sql"),
 ];
+
+/// The version whose migration created the players' tables ([`players::rebuild`] fills them).
+const PLAYERS_VERSION: i64 = 6;
 
 /// The schema version this binary writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -74,7 +78,13 @@ pub fn migrate(conn: &mut Connection, path: &Path) -> Result<()> {
             path.display()
         );
     }
-    structures::sync(&tx, catalogue, &|_, _| {}).context("classifying named structures")?;
+    let synced =
+        structures::sync(&tx, catalogue, &|_, _| {}).context("classifying named structures")?;
+    if version < PLAYERS_VERSION {
+        players::rebuild(&tx).context("filling the players' tables")?;
+    } else if synced.reclassified {
+        players::rebuild_results(&tx).context("counting the named structures' results")?;
+    }
     tx.commit()?;
     Ok(())
 }

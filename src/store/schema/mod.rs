@@ -9,7 +9,8 @@
 //! (version 3, `migrations/0003_unmerged_tail.sql`: a small append leaves its games above it, in
 //! the unmerged tail that readers take from `runs`; `derived.finished` tells it from an
 //! interrupted run); and the view `ply_features`, one row per game and ply. Version 4 adds the
-//! named structures ([`structures`], kept current with the catalogue by the migration runner).
+//! named structures ([`structures`], kept current with the catalogue by the migration runner);
+//! version 6 the players' names and the named structures' results ([`players`]).
 //!
 //! This room uses only the model (and the page count of the writer's checkpoints when it opens
 //! a database for writing); the reads, the writer and the derived tables build on it.
@@ -19,6 +20,7 @@ pub mod games;
 mod lock;
 mod migrations;
 mod open;
+pub mod players;
 pub mod side_columns;
 pub mod structures;
 

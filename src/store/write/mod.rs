@@ -28,7 +28,9 @@ use crate::model::features::SIDE_FEATURE_COUNT;
 use crate::model::game::{GameRecord, Reject};
 use crate::model::hash::IntMap;
 use crate::model::sink::{Sink, Stored};
+use crate::model::time_class::time_class;
 use crate::model::workload::{self, Workload};
+use crate::store::schema::players;
 use crate::store::side_columns;
 
 use self::errors::Step;
@@ -79,6 +81,8 @@ pub struct Writer {
     run_sets: Vec<(i64, i64)>,
     /// Checkpoints the WAL after each commit, on its own thread (see `checkpoint`).
     checkpointer: Option<Checkpointer>,
+    /// What this transaction's games add to `player_names` and `structure_results`.
+    players: players::Tally,
 }
 
 impl Writer {
@@ -137,6 +141,7 @@ impl Writer {
             laid_hashes: None,
             run_sets: Vec::new(),
             checkpointer,
+            players: players::Tally::default(),
         })
     }
 
@@ -159,6 +164,7 @@ impl Writer {
 
     fn commit_inner(&mut self) -> Result<()> {
         self.flush(true)?;
+        self.players.flush(&self.conn)?;
         if self.in_transaction {
             // Last: SQLite must allocate no page after the tree's (see `bulk_tree`).
             let laid = (self.laid_sets.take(), self.laid_hashes.take());
@@ -228,6 +234,7 @@ impl Writer {
         self.paths.runs.forget();
         self.summaries.forget();
         self.changes.forget();
+        self.players.forget();
         let games = self
             .conn
             .query_row("SELECT count(*) FROM games", [], |r| r.get(0))
@@ -290,6 +297,9 @@ impl Writer {
             self.paths.runs.add(&self.conn, row)?;
         }
         self.run_sets = ids;
+        let class = time_class(g.time_control.as_deref(), t.event.as_deref()).name();
+        self.players
+            .add_game(t, class, g.changes.iter().map(|c| i64::from(c.to)));
         for c in &g.changes {
             let ints = [game_id, c.ply.into(), c.from.into(), c.to.into()];
             self.changes.add((ints, c.san.clone()));
