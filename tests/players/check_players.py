@@ -129,10 +129,49 @@ class Players:
         self.of = {name: g for g in self.groups for name in g}
         self.games = spelling_games
 
+    def resolve(self, typed):
+        """docs/players.md's four steps: ("one", group), ("ambiguous", [groups]) or
+        ("unknown", [])."""
+        f = fold(typed)
+        surname, given = split_name(f)
+        spelt = {g for g in self.groups if any(fold(n) == f for n in g)}
+        if spelt:
+            group = next(iter(spelt))
+            letters = initials(given)
+            if letters and f not in self.merged_into:
+                targets = self.initial_targets(surname, letters)
+                if len(targets) > 1:
+                    return "ambiguous", targets
+            return "one", group
+        same = [g for g in self.groups if any(split_name(fold(n))[0] == surname for n in g)]
+        letters = initials(given)
+        if letters:
+            found = self.initial_targets(surname, letters)
+        elif "," not in f:
+            found = [g for g in same if any("," in fold(n) for n in g)] or same
+            words = f.split()
+            for k in range(1, len(words)):
+                turned = " ".join(words[k:]) + "," + " ".join(words[:k])
+                found += [g for g in self.groups if any(fold(n) == turned for n in g)]
+            found = list(dict.fromkeys(found))
+        else:
+            found = []
+        if len(found) == 1:
+            return "one", found[0]
+        return ("ambiguous", found) if found else ("unknown", [])
+
+    def initial_targets(self, surname, letters):
+        return list(dict.fromkeys(
+            self.of[n] for n in self.of
+            if split_name(fold(n))[0] == surname and "," in fold(n)
+            and not initials(split_name(fold(n))[1])
+            and starts_with(split_name(fold(n))[1], letters)))
+
     def shown(self, group):
-        """The spelling with full given names with the most games, else the one with most."""
-        full = [n for n in group if not initials(split_name(fold(n))[1])]
-        return max(full or group, key=lambda n: (self.games[n], n))
+        """The spelling with full given names with the most games, else the one with most;
+        of tied ones the first in byte order (pawndex's choice, which the docs leave open)."""
+        full = [n for n in group if "," in fold(n) and not initials(split_name(fold(n))[1])]
+        return min(full or group, key=lambda n: (-self.games[n], n))
 
     def total(self, group):
         return sum(self.games[n] for n in group)
@@ -168,9 +207,11 @@ class Db:
             self.games[g.id] = g
         self.name_of = dict(con.execute("SELECT key, name FROM structure_names"))
         self.spelling_games = collections.Counter()
+        self.by_name = collections.defaultdict(list)
         for g in self.games.values():
             for n in {g.white, g.black} - {None}:
                 self.spelling_games[n] += 1
+                self.by_name[n].append(g)
         self.players = Players(self.spelling_games)
         self.label = label
         self.chk = chk
@@ -752,13 +793,16 @@ def compare_profile(label, want, got, chk, opponent=False):
 def search_row(db, group):
     """What `players` should say of a player: games (as White, as Black), years, ratings, the
     three most played ECO codes."""
-    games = [g for g in db.games.values() if g.white in group or g.black in group]
+    games = list({g.id: g for n in group for g in db.by_name[n]}.values())
     years = [g.year for g in games if g.year is not None]
     elos = [g.elo[i] for g in games for i, n in enumerate((g.white, g.black))
             if n in group and g.elo[i] is not None]
     ecos = collections.Counter(g.eco for g in games if g.eco)
-    return {"games": len(games), "white_games": sum(g.white in group for g in games),
-            "black_games": sum(g.black in group for g in games),
+    white = sum(g.white in group for g in games)
+    black = sum(g.black in group for g in games)
+    # docs/schema.md: a spelling's games are its games as White plus as Black (a game between
+    # two of the player's spellings counts twice).
+    return {"games": white + black, "white_games": white, "black_games": black,
             "first_year": min(years, default=None), "last_year": max(years, default=None),
             "min_elo": min(elos, default=None), "max_elo": max(elos, default=None),
             "ecos": ecos}
@@ -821,6 +865,35 @@ def compare_search(db, text, chk, binary, limit=1000):
                f"{len(listed)} players{' (the limit)' if truncated else ''}, "
                f"{sum(len(g) for g in got_groups)} spellings, {numbers} numbers "
                f"({len(expected)} players expected)", diffs)
+
+
+def compare_resolution(db, typed, chk, binary):
+    """`pawndex player TYPED`: the player docs/players.md's steps find (its spellings), or exit
+    status 1 naming every candidate."""
+    kind, found = db.players.resolve(typed)
+    done = subprocess.run([binary, "player", typed, "--db", db.path, "--format", "json",
+                           "--exact", "0"], stdin=subprocess.DEVNULL, capture_output=True,
+                          text=True, check=False)
+    diffs = []
+    if kind == "one":
+        want = f"exit 0 with {sorted(found)}"
+        if done.returncode != 0:
+            diffs.append(f"exit status {done.returncode}: {done.stderr.strip()[:300]}")
+        else:
+            names = json.loads(done.stdout).get("names")
+            if names != sorted(found):
+                diffs.append(f"names {names}, expected {sorted(found)}")
+    else:
+        shown = [db.players.shown(g) for g in found]
+        want = f"exit 1, {kind}" + (f": {shown}" if shown else "")
+        if done.returncode != 1:
+            diffs.append(f"exit status {done.returncode}, expected 1 ({kind}"
+                         f"{': ' + ', '.join(shown) if shown else ''})")
+        missing = [n for n in shown if n not in done.stderr]
+        if missing:
+            diffs.append(f"candidates not named on stderr: {missing}; stderr: "
+                         f"{done.stderr.strip()[:300]}")
+    chk.result(f"player {typed!r}", not diffs, want, diffs)
 
 
 # --- Main -------------------------------------------------------------------------------------
@@ -929,11 +1002,29 @@ def check(args, shards, work):
     # Names: the spellings pawndex groups under searches of the players profiled and a few
     # letters.
     specs = choose(db)
-    texts = sorted({split_name(fold(db.players.shown(g)))[0] for _, _, g, _, _ in specs}
-                   | {"an", "ber", "Carlsen, M."})
-    say("\nnames")
+    ps = db.players
+    texts = sorted({split_name(fold(ps.shown(g)))[0] for _, _, g, _, _ in specs}
+                   | {"an", "ber"})
+    say("\nnames: players --search")
+    # Every player of the database: all its spellings grouped as the rule groups them.
+    compare_search(db, "", chk, args.bin, limit=1_000_000)
     for t in texts:
         compare_search(db, t, chk, args.bin)
+    say("\nnames: a typed name finds a player (or exit 1 with the candidates)")
+    merged, biggest = specs[0][2], specs[1][2]
+    full = split_name(fold(ps.shown(biggest)))
+    ambiguous = sorted((n for n in ps.of if initials(split_name(fold(n))[1])
+                        and fold(n) not in ps.merged_into
+                        and len(ps.initial_targets(split_name(fold(n))[0],
+                                                   initials(split_name(fold(n))[1]))) > 1),
+                       key=lambda n: (-ps.games[n], n))
+    typed = [specs[0][1], ps.shown(merged).upper(),
+             specs[0][1].replace(",", ", ") + ".",   # "Carlsen, M."
+             split_name(fold(ps.shown(merged)))[0],  # "carlsen"
+             full[0], f"{full[1]} {full[0]}".title(),  # "aronian", "Levon Aronian"
+             *ambiguous[:2], "Nobody,Xyz"]
+    for t in typed:
+        compare_resolution(db, t, chk, args.bin)
 
     requests = []
     for label, typed, group, options, kw in specs:
