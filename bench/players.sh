@@ -32,8 +32,9 @@ target_search=0.100
 echo "# bench/players.sh $(date -u +%FT%TZ) commit $(git -C "$root" rev-parse --short HEAD) cores $(nproc) runs $runs"
 echo "# db $db: $games games; binary $bin"
 
-players=${PLAYERS:-}
-if [[ -z $players ]]; then
+# PLAYERS set and empty: no profile timed (SEARCHES likewise).
+players=${PLAYERS-}
+if [[ ! -v PLAYERS ]]; then
   players="Carlsen,M"
   if ((games > 1000000)); then
     # The spelling with the number of games closest to 3,000 (as White and as Black), through
@@ -42,7 +43,7 @@ if [[ -z $players ]]; then
     players="$players|$near"
   fi
 fi
-searches=${SEARCHES:-carlsen|Carlsen, M.|kasparov|an|magnus carlsen}
+searches=${SEARCHES-carlsen|Carlsen, M.|kasparov|an|magnus carlsen}
 
 # timed CMD...: RUNS timed runs after a warm-up; prints "least median peak_mib" and keeps
 # the last run's output in $tmp/out.
@@ -73,10 +74,10 @@ while IFS= read -r text; do
   listed=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d=d.get("players", d) if isinstance(d, dict) else d; print(len(d))' "$tmp/out")
   printf '%-34s %9s %8.3f %8.3f %8d  <= %s s %s\n' "players --search '$text'" "$listed pl" \
     "$least" "$median" "$peak" "$target_search" "$(verdict "$median" "$target_search")"
-done < <(tr '|' '\n' <<<"$searches")
+done < <([[ -n $searches ]] && tr '|' '\n' <<<"$searches")
 while IFS= read -r name; do
   read -r least median peak < <(timed "$bin" player "$name" --db "$db" --format json)
   covers=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["games"]["all"]["games"])' "$tmp/out")
   printf '%-34s %9s %8.3f %8.3f %8d  <= %s s %s\n' "player '$name'" "$covers g" \
     "$least" "$median" "$peak" "$target_profile" "$(verdict "$median" "$target_profile")"
-done < <(tr '|' '\n' <<<"$players")
+done < <([[ -n $players ]] && tr '|' '\n' <<<"$players")
