@@ -13,8 +13,12 @@ docs/plans.md):
 
 - names: the folding rule and the merging of spellings into players, written again here from
   docs/players.md, on every spelling of the database; every player that
-  `pawndex players --search TEXT --format json` lists (for the profiled players' surnames and a
-  few letters) must hold exactly the spellings this rule groups, with the same games;
+  `pawndex players --search TEXT --format json` lists (all of them with an empty TEXT, then the
+  profiled players' surnames and a few letters) must hold exactly the spellings this rule groups,
+  with the shown name, games (as White plus as Black, docs/schema.md), years, ratings and most
+  played ECO codes; and typed names ("Carlsen, M.", "carlsen", "Levon Aronian", an initials
+  spelling several players match, an unknown name) must find the player the documented steps
+  find, or exit 1 naming every candidate;
 - profiles: `pawndex player NAME --format json` for several players chosen by querying the
   database (the most games; a player whose spellings merge, e.g. "Carlsen,M" + "Carlsen,Magnus";
   `--as black`; `--time-class` of the most common class; `--vs` the most frequent opponent, whose
