@@ -130,6 +130,10 @@ class Players:
         for f, t in self.merged_into.items():
             groups[t] |= groups.pop(f)
         self.groups = [frozenset(g) for g in groups.values()]
+        self.folded = {n: fold(n) for n in spelling_games}
+        self.by_surname = collections.defaultdict(list)
+        for n, f in self.folded.items():
+            self.by_surname[split_name(f)[0]].append(n)
         self.of = {name: g for g in self.groups for name in g}
         self.games = spelling_games
 
@@ -138,7 +142,7 @@ class Players:
         ("unknown", [])."""
         f = fold(typed)
         surname, given = split_name(f)
-        spelt = {g for g in self.groups if any(fold(n) == f for n in g)}
+        spelt = {self.of[n] for n, nf in self.folded.items() if nf == f}
         if spelt:
             group = next(iter(spelt))
             letters = initials(given)
@@ -147,7 +151,7 @@ class Players:
                 if len(targets) > 1:
                     return "ambiguous", targets
             return "one", group
-        same = [g for g in self.groups if any(split_name(fold(n))[0] == surname for n in g)]
+        same = list(dict.fromkeys(self.of[n] for n in self.by_surname[surname]))
         letters = initials(given)
         if letters:
             found = self.initial_targets(surname, letters)
@@ -156,7 +160,7 @@ class Players:
             words = f.split()
             for k in range(1, len(words)):
                 turned = " ".join(words[k:]) + "," + " ".join(words[:k])
-                found += [g for g in self.groups if any(fold(n) == turned for n in g)]
+                found += [self.of[n] for n, nf in self.folded.items() if nf == turned]
             found = list(dict.fromkeys(found))
         else:
             found = []
@@ -166,10 +170,9 @@ class Players:
 
     def initial_targets(self, surname, letters):
         return list(dict.fromkeys(
-            self.of[n] for n in self.of
-            if split_name(fold(n))[0] == surname and "," in fold(n)
-            and not initials(split_name(fold(n))[1])
-            and starts_with(split_name(fold(n))[1], letters)))
+            self.of[n] for n in self.by_surname[surname]
+            if "," in self.folded[n] and not initials(split_name(self.folded[n])[1])
+            and starts_with(split_name(self.folded[n])[1], letters)))
 
     def shown(self, group):
         """The spelling with full given names with the most games, else the one with most;
@@ -1017,10 +1020,10 @@ def check(args, shards, work):
     say("\nnames: a typed name finds a player (or exit 1 with the candidates)")
     merged, biggest = specs[0][2], specs[1][2]
     full = split_name(fold(ps.shown(biggest)))
-    ambiguous = sorted((n for n in ps.of if initials(split_name(fold(n))[1])
-                        and fold(n) not in ps.merged_into
-                        and len(ps.initial_targets(split_name(fold(n))[0],
-                                                   initials(split_name(fold(n))[1]))) > 1),
+    ambiguous = sorted((n for n, f in ps.folded.items() if initials(split_name(f)[1])
+                        and f not in ps.merged_into
+                        and len(ps.initial_targets(split_name(f)[0],
+                                                   initials(split_name(f)[1]))) > 1),
                        key=lambda n: (-ps.games[n], n))
     typed = [specs[0][1], ps.shown(merged).upper(),
              specs[0][1].replace(",", ", ") + ".",   # "Carlsen, M."
