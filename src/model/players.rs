@@ -77,6 +77,22 @@ fn given_words(folded: &str) -> Vec<&str> {
     })
 }
 
+/// Whether a folded name is a plain "surname,given names": one comma, and given names made of
+/// letters, spaces and hyphens only (not `anand,v2`, `anand,v / fritz7`, two names in one).
+fn plain(folded: &str) -> bool {
+    let mut parts = folded.split(',');
+    parts.next();
+    match (parts.next(), parts.next()) {
+        (Some(given), None) => {
+            !given.is_empty()
+                && given
+                    .chars()
+                    .all(|c| c.is_alphabetic() || c == ' ' || c == '-')
+        }
+        _ => false,
+    }
+}
+
 /// Whether folded name `short` abbreviates `long` (docs/players.md): the same surname, given
 /// names in both, each of `short`'s given words the start of `long`'s word at the same place
 /// (`m` of `magnus`, `ju` of `judit`, `j k` of `jan krzysztof`), and the two not alike.
@@ -90,10 +106,13 @@ fn given_words(folded: &str) -> Vec<&str> {
 /// assert!(!abbreviates("carlsen,h", "carlsen,magnus"));
 /// assert!(!abbreviates("carlsen", "carlsen,magnus"));
 /// assert!(!abbreviates("polgar,s", "polgar-shutzman,sam"));
+/// // Only plain names take part: one comma, given names of letters, spaces and hyphens.
+/// assert!(!abbreviates("anand,v", "anand,v2"));
+/// assert!(!abbreviates("anand,viswanathan", "anand,viswanathan:borgialli,mihail"));
 /// ```
 #[must_use]
 pub fn abbreviates(short: &str, long: &str) -> bool {
-    if short == long || surname(short) != surname(long) {
+    if short == long || surname(short) != surname(long) || !plain(short) || !plain(long) {
         return false;
     }
     let (s, l) = (given_words(short), given_words(long));

@@ -36,6 +36,7 @@ agrees, 1 on any disagreement or failure. Without ../shared/corpus it prints SKI
 import argparse
 import collections
 import json
+import re
 import math
 import os
 import shutil
@@ -91,49 +92,71 @@ def split_name(folded):
     return surname, given
 
 
+def given_words(folded):
+    """The given names of a folded name as words (split at spaces and hyphens)."""
+    _, _, given = folded.partition(",")
+    return [w for w in re.split(r"[ ,-]+", given) if w]
+
+
+def plain(folded):
+    """docs/players.md: one comma, given names of letters, spaces and hyphens only."""
+    if folded.count(",") != 1:
+        return False
+    given = folded.partition(",")[2]
+    return bool(given) and all(c.isalpha() or c in " -" for c in given)
+
+
+def abbreviates(short, long):
+    """docs/players.md: both plain, one surname, each given word of `short` starting the word of
+    `long` at the same place, the two not alike."""
+    if short == long or not plain(short) or not plain(long):
+        return False
+    if split_name(short)[0] != split_name(long)[0]:
+        return False
+    a, b = given_words(short), given_words(long)
+    return bool(a) and len(a) <= len(b) and all(y.startswith(x) for x, y in zip(a, b))
+
+
 def initials(given):
-    """The initials of a given part made only of one-letter words, else None."""
+    """The given part's words when they are all one letter (to pick a spelling to type)."""
     words = given.split()
     if words and all(len(w) == 1 and w.isalpha() for w in words):
         return words
     return None
 
 
-def starts_with(given, letters):
-    words = given.split()
-    return len(words) >= len(letters) and all(w.startswith(l) for w, l in zip(words, letters))
-
-
 class Players:
-    """The players of a database: spellings with one folded form are one player; an initials
-    spelling joins the one player of its surname whose full given names start with them."""
+    """The players of a database (docs/players.md): spellings with one folded form are one
+    player; an abbreviation joins the one complete form it abbreviates (complete: abbreviating
+    none), and stays alone (ambiguous) when it abbreviates several."""
 
     def __init__(self, spelling_games):
         by_fold = collections.defaultdict(list)
         for name in spelling_games:
             by_fold[fold(name)].append(name)
-        groups = {f: set(names) for f, names in by_fold.items()}
         by_surname = collections.defaultdict(list)
-        for f in groups:
+        for f in by_fold:
             by_surname[split_name(f)[0]].append(f)
+        complete = {f: not any(abbreviates(f, g) for g in by_surname[split_name(f)[0]])
+                    for f in by_fold}
         self.merged_into = {}
-        for f in list(groups):
-            surname, given = split_name(f)
-            letters = initials(given)
-            if not letters:
+        self.ambiguous = {}
+        for f in by_fold:
+            if complete[f]:
                 continue
-            targets = [t for t in by_surname[surname]
-                       if t != f and not initials(split_name(t)[1])
-                       and "," in t and starts_with(split_name(t)[1], letters)]
+            targets = [g for g in by_surname[split_name(f)[0]]
+                       if complete[g] and abbreviates(f, g)]
             if len(targets) == 1:
                 self.merged_into[f] = targets[0]
+            else:
+                self.ambiguous[f] = targets
+        groups = {f: set(names) for f, names in by_fold.items() if f not in self.merged_into}
         for f, t in self.merged_into.items():
-            groups[t] |= groups.pop(f)
-        self.groups = [frozenset(g) for g in groups.values()]
+            groups[t] |= set(by_fold[f])
+        self.key = {frozenset(g): f for f, g in groups.items()}
+        self.groups = list(self.key)
+        self.by_key = {f: g for g, f in self.key.items()}
         self.folded = {n: fold(n) for n in spelling_games}
-        self.by_surname = collections.defaultdict(list)
-        for n, f in self.folded.items():
-            self.by_surname[split_name(f)[0]].append(n)
         self.of = {name: g for g in self.groups for name in g}
         self.games = spelling_games
 
@@ -141,44 +164,38 @@ class Players:
         """docs/players.md's four steps: ("one", group), ("ambiguous", [groups]) or
         ("unknown", [])."""
         f = fold(typed)
-        surname, given = split_name(f)
-        spelt = {self.of[n] for n, nf in self.folded.items() if nf == f}
-        if spelt:
-            group = next(iter(spelt))
-            letters = initials(given)
-            if letters and f not in self.merged_into:
-                targets = self.initial_targets(surname, letters)
-                if len(targets) > 1:
-                    return "ambiguous", targets
-            return "one", group
-        same = list(dict.fromkeys(self.of[n] for n in self.by_surname[surname]))
-        letters = initials(given)
-        if letters:
-            found = self.initial_targets(surname, letters)
-        elif "," not in f:
-            found = [g for g in same if any("," in fold(n) for n in g)] or same
-            words = f.split()
-            for k in range(1, len(words)):
-                turned = " ".join(words[k:]) + "," + " ".join(words[:k])
-                found += [self.of[n] for n, nf in self.folded.items() if nf == turned]
-            found = list(dict.fromkeys(found))
-        else:
-            found = []
-        if len(found) == 1:
-            return "one", found[0]
-        return ("ambiguous", found) if found else ("unknown", [])
+        if not f:
+            return "unknown", []
+        kind, found = self.resolve_folded(f)
+        if kind != "unknown" or "," in f or " " not in f:
+            return kind, found
+        given, _, last = f.rpartition(" ")
+        return self.resolve_folded(f"{last},{given}")
 
-    def initial_targets(self, surname, letters):
-        return list(dict.fromkeys(
-            self.of[n] for n in self.by_surname[surname]
-            if "," in self.folded[n] and not initials(split_name(self.folded[n])[1])
-            and starts_with(split_name(self.folded[n])[1], letters)))
+    def resolve_folded(self, f):
+        def answer(found):
+            found = list(dict.fromkeys(found))
+            if len(found) == 1:
+                return "one", found[0]
+            return ("ambiguous", found) if found else ("unknown", [])
+
+        spelt = [self.of[n] for n, nf in self.folded.items() if nf == f]
+        if spelt:
+            group = spelt[0]
+            key = self.key[group]
+            if key in self.ambiguous:
+                return answer([self.by_key[t] for t in self.ambiguous[key]] + [group])
+            return "one", group
+        if "," in f:
+            return answer([g for g, k in self.key.items()
+                           if k not in self.ambiguous and (k == f or abbreviates(f, k))])
+        return answer([g for g, k in self.key.items() if split_name(k)[0] == f])
 
     def shown(self, group):
-        """The spelling with full given names with the most games, else the one with most;
-        of tied ones the first in byte order (pawndex's choice, which the docs leave open)."""
-        full = [n for n in group if "," in fold(n) and not initials(split_name(fold(n))[1])]
-        return min(full or group, key=lambda n: (-self.games[n], n))
+        """The spelling of the group's own folded form with the most games; of tied ones the
+        first in byte order."""
+        own = [n for n in group if fold(n) == self.key[group]]
+        return min(own, key=lambda n: (-self.games[n], n))
 
     def total(self, group):
         return sum(self.games[n] for n in group)
@@ -1020,10 +1037,8 @@ def check(args, shards, work):
     say("\nnames: a typed name finds a player (or exit 1 with the candidates)")
     merged, biggest = specs[0][2], specs[1][2]
     full = split_name(fold(ps.shown(biggest)))
-    ambiguous = sorted((n for n, f in ps.folded.items() if initials(split_name(f)[1])
-                        and f not in ps.merged_into
-                        and len(ps.initial_targets(split_name(f)[0],
-                                                   initials(split_name(f)[1]))) > 1),
+    # Abbreviations left alone: each abbreviates several complete forms.
+    ambiguous = sorted((n for n, f in ps.folded.items() if len(ps.ambiguous.get(f, [])) > 1),
                        key=lambda n: (-ps.games[n], n))
     typed = [specs[0][1], ps.shown(merged).upper(),
              specs[0][1].replace(",", ", ") + ".",   # "Carlsen, M."
