@@ -55,7 +55,7 @@ fn agrees_with_sql(db: &Path, j: &serde_json::Value) {
         count(&conn, "SELECT count(*) FROM pawn_sets")
     );
     assert_eq!(j["rejected"], count(&conn, "SELECT count(*) FROM rejects"));
-    assert_eq!(j["schema_version"], 5);
+    assert_eq!(j["schema_version"], 6);
     assert_eq!(j["games_without_time_control"], 0);
     assert_eq!(
         j["structures"],

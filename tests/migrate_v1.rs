@@ -124,7 +124,7 @@ fn index_upgrades_a_v1_database_before_adding_games() {
     let run = index(&old, &[], &[&root_path("tests/fixtures/chess960.pgn")]);
     run.expect_code(0, "index into a v1 database");
     let conn = open_db(&old);
-    assert_eq!(version(&old), 5);
+    assert_eq!(version(&old), 6);
     // The stored v1 games were classified too (the fixture has named structures).
     assert!(count(&conn, "SELECT count(*) FROM structure_changes") > 0);
     assert!(count(&conn, "SELECT count(*) FROM games") > games_before);

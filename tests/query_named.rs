@@ -288,7 +288,7 @@ fn named_queries_are_embedded_and_work_from_any_directory() {
     let file = common::query::write_file(
         elsewhere.path(),
         "mine.sql",
-        "-- my query\nSELECT id AS game_id, 0 AS ply FROM games WHERE id <= 3;\n",
+        "-- my query\nSELECT id AS game_id, 0 AS ply FROM games WHERE id <= 3 ORDER BY id;\n",
     );
     let out = pawndex_in(
         elsewhere.path(),

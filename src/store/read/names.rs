@@ -168,11 +168,11 @@ fn row_of(conn: &Connection, player: Player) -> Result<PlayerRow> {
     };
     let mut st = conn.prepare_cached(
         "SELECT white_games, black_games, first_year, last_year, min_elo, max_elo
-         FROM player_names WHERE name = ?1",
+         FROM player_names WHERE surname = ?1 AND name = ?2",
     )?;
     for name in &row.player.names {
         let (w, b, fy, ly, lo, hi): (i64, i64, Option<i64>, Option<i64>, Option<i64>, Option<i64>) =
-            st.query_row([name], |r| {
+            st.query_row([surname(&fold(name)), name.as_str()], |r| {
                 Ok((
                     r.get(0)?,
                     r.get(1)?,

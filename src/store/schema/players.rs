@@ -116,7 +116,7 @@ impl Tally {
                 "INSERT INTO player_names (name, folded, surname, games, white_games, black_games,
                      first_year, last_year, min_elo, max_elo)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
-                 ON CONFLICT (name) DO UPDATE SET
+                 ON CONFLICT (surname, name) DO UPDATE SET
                      games = games + excluded.games,
                      white_games = white_games + excluded.white_games,
                      black_games = black_games + excluded.black_games,

@@ -169,7 +169,14 @@ impl Writer {
             && !self.keep_duplicates
             && self.hashes.complete
             && !self.hashes.map.is_empty();
-        if (sets || hashes) && bulk_tree::schema_room(&self.conn)? >= 512 {
+        // Room in page 1 for both indexes' `sqlite_schema` rows: each row's texts and at most 34
+        // bytes of headers, varints and its cell pointer (`register_index` changes nothing when
+        // a row would not fit, and the run then fails: the bound must hold).
+        let needed: usize = KEY_INDEXES
+            .iter()
+            .map(|(name, table, create)| name.len() + table.len() + create.len() + 34)
+            .sum();
+        if (sets || hashes) && bulk_tree::schema_room(&self.conn)? >= needed {
             // Laid out at the next commit: there must be a transaction to commit.
             self.begin()?;
             if sets {

@@ -848,11 +848,8 @@ mod tests {
             plan.iter().any(|p| p.contains("USING INDEX games_hash")),
             "{plan:?}"
         );
-        // Without INDEXED BY, these statistics give the scan this test guards against.
-        let unforced = DUPLICATE_SQL.replace(" INDEXED BY games_hash", "");
-        let plan: String = conn
-            .query_row(&format!("EXPLAIN QUERY PLAN {unforced}"), [0], |r| r.get(3))
-            .unwrap();
-        assert_eq!(plan, "SCAN games");
+        // Without INDEXED BY, these statistics gave a scan of `games` before schema 6 (its name
+        // indexes changed the planner's choice since): INDEXED BY keeps the search whatever the
+        // statistics say.
     }
 }
