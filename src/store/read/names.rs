@@ -10,6 +10,7 @@ use rusqlite::Connection;
 
 use crate::model::names::closest;
 use crate::model::players::{self, Player, Spelling, fold, surname};
+use crate::store::schema::players::{lower, upper};
 
 /// What a typed name found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -158,14 +159,6 @@ fn row_of(conn: &Connection, player: Player) -> Result<PlayerRow> {
         max_elo: None,
         openings: Vec::new(),
     };
-    let low = |a: Option<i64>, b: Option<i64>| match (a, b) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    };
-    let high = |a: Option<i64>, b: Option<i64>| match (a, b) {
-        (Some(a), Some(b)) => Some(a.max(b)),
-        (a, b) => a.or(b),
-    };
     let mut st = conn.prepare_cached(
         "SELECT white_games, black_games, first_year, last_year, min_elo, max_elo
          FROM player_names WHERE surname = ?1 AND name = ?2",
@@ -184,10 +177,10 @@ fn row_of(conn: &Connection, player: Player) -> Result<PlayerRow> {
             })?;
         row.white_games += w;
         row.black_games += b;
-        row.first_year = low(row.first_year, fy);
-        row.last_year = high(row.last_year, ly);
-        row.min_elo = low(row.min_elo, lo);
-        row.max_elo = high(row.max_elo, hi);
+        row.first_year = lower(row.first_year, fy);
+        row.last_year = upper(row.last_year, ly);
+        row.min_elo = lower(row.min_elo, lo);
+        row.max_elo = upper(row.max_elo, hi);
     }
     row.openings = openings(conn, &row.player.names)?;
     Ok(row)

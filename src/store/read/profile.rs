@@ -94,14 +94,7 @@ pub fn player_games(
         "names".to_string(),
         Value::Text(serde_json::to_string(names)?),
     ));
-    let mut st = conn.prepare(&sql)?;
-    bind_params(&mut st, &params)?;
-    let mut out = Vec::new();
-    let mut rows = st.raw_query();
-    while let Some(r) = rows.next()? {
-        out.push(PlayerGame::read(r)?);
-    }
-    Ok(out)
+    games_of(conn, &sql, &params)
 }
 
 /// One run of a game: its plies (both included), its pawn sets and its named structure code
@@ -261,8 +254,13 @@ pub fn exact_games(
     params.push(("white_set".to_string(), Value::Integer(pair.0)));
     params.push(("black_set".to_string(), Value::Integer(pair.1)));
     params.push(("min_stay".to_string(), Value::Integer(i64::from(min_stay))));
-    let mut st = conn.prepare(&sql)?;
-    bind_params(&mut st, &params)?;
+    games_of(conn, &sql, &params)
+}
+
+/// The games a statement of [`GAME_COLUMNS`] lists, with its parameters bound.
+fn games_of(conn: &Connection, sql: &str, params: &[(String, Value)]) -> Result<Vec<PlayerGame>> {
+    let mut st = conn.prepare(sql)?;
+    bind_params(&mut st, params)?;
     let mut out = Vec::new();
     let mut rows = st.raw_query();
     while let Some(r) = rows.next()? {

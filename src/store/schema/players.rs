@@ -26,14 +26,16 @@ struct NameCounts {
     max_elo: Option<i64>,
 }
 
-fn lower(a: Option<i64>, b: Option<i64>) -> Option<i64> {
+/// The smaller of two optional values (either when the other is missing).
+pub(crate) fn lower(a: Option<i64>, b: Option<i64>) -> Option<i64> {
     match (a, b) {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
     }
 }
 
-fn upper(a: Option<i64>, b: Option<i64>) -> Option<i64> {
+/// The larger of two optional values (either when the other is missing).
+pub(crate) fn upper(a: Option<i64>, b: Option<i64>) -> Option<i64> {
     match (a, b) {
         (Some(a), Some(b)) => Some(a.max(b)),
         (a, b) => a.or(b),
