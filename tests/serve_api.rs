@@ -1781,7 +1781,7 @@ fn a_game_that_cannot_be_replayed_comes_back_with_its_reason() {
     let (dir, db) = sample_db();
     let server = Server::start(&db, &[]);
     let bad = "[Event \"Broken\"]\n[White \"A\"]\n[Black \"B\"]\n[Result \"*\"]\n\n\
-               1. e4 e5 2. Nf3 Nc6 3. Bb5 Ke7 4. Qh5 Nf6 5. Kd2 *\n";
+               1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 4. Bxc6 dxc6 5. Ke3 *\n";
     let text = format!("{LAST_NIGHT}\n{bad}\n{LAST_NIGHT}");
     let v = annotate_post(&server, &text);
     let games = v["games"].as_array().unwrap();
@@ -1790,7 +1790,7 @@ fn a_game_that_cannot_be_replayed_comes_back_with_its_reason() {
     let error = &games[1]["annotation"]["error"];
     assert_eq!(error["ply"], 9, "{error}");
     assert!(
-        error["reason"].as_str().unwrap().contains("Kd2"),
+        error["reason"].as_str().unwrap().contains("Ke3"),
         "the reason names the move: {error}"
     );
     assert!(games[1]["replay"].is_null());

@@ -437,11 +437,13 @@ pub const ANNOTATE_TIME: std::time::Duration = std::time::Duration::from_secs(30
 /// database as `pawndex annotate --format json` does, each with its annotated PGN and its
 /// plies for the board (`docs/serve.md`, "Your game"). Nothing is written.
 pub async fn annotate(Extract(state): Shared, body: Result<Bytes, BytesRejection>) -> Answer {
-    let text = pgn_body(body)?;
+    let text = pgn_body(body)?.to_vec();
+    let s = Arc::clone(&state);
     let v = state
         .pool
-        .run_for(ANNOTATE_TIME, move |conn| {
-            crate::web::annotate::answer(conn, &text)
+        .run_for(ANNOTATE_TIME, move |work| {
+            let reference = s.reference(work)?;
+            crate::web::annotate::answer(work, &reference, text)
         })
         .await
         .map_err(|e| {

@@ -35,6 +35,7 @@ export function yourGameView(main) {
     stretches: h('ul.stretches#stretches'),
     panel: h('div.ply-info.yg-panel#ref-panel'),
     summary: h('div.yg-summary#yg-summary'),
+    error: h('div#yg-error'),
   };
   const view = h(
     'div.game.yg-game',
@@ -67,6 +68,7 @@ export function yourGameView(main) {
         h('div.group', h('label.yg-pick', { hidden: true }, 'Game ', pick), download),
       ),
       status,
+      el.error,
       view,
     ),
   );
@@ -175,8 +177,9 @@ export function yourGameView(main) {
       el.head,
       h('h2#game-players', t.White || '?', elo(t.WhiteElo), ' – ', t.Black || '?', elo(t.BlackElo)),
       h('p.muted', [t.Event, t.Site, t.Date, t.Round && `round ${t.Round}`, t.ECO, t.Result].filter(Boolean).join(' · ')),
-      a.error ? errorBox(`Game ${a.game} could not be replayed: at ply ${a.error.ply ?? '?'}, ${a.error.reason}. It is written back unchanged in the annotated PGN.`) : null,
     );
+    const who = `${t.White || '?'} – ${t.Black || '?'}`;
+    clear(el.error, a.error ? errorBox(`Game ${a.game} (${who}) could not be replayed: ${a.error.ply != null ? `at ply ${a.error.ply}, ` : ''}${a.error.reason}. It is written back unchanged in the annotated PGN.`) : null);
     view.hidden = !game.replay;
     if (!game.replay) {
       main.dataset.ready = '1';
@@ -232,10 +235,10 @@ export function yourGameView(main) {
         here && here.structure && here.ply < p.ply ? h('span.muted', ` since ply ${here.ply}`) : null,
       ),
     ];
-    if (here && here.ply === p.ply && here.left_by) out.push(leftBlock(here.left_by, 'here', true));
+    if (here && here.ply === p.ply && here.left_by) out.push(leftBlock(here.left_by, here.ply, true));
     if (p.structure && here && here.reference) {
       out.push(referenceBlock(here, mover));
-      if (next && next.left_by) out.push(leftBlock(next.left_by, `at ply ${next.ply}`, false));
+      if (next && next.left_by) out.push(leftBlock(next.left_by, next.ply, false));
       else if (!next) out.push(h('p.muted', 'The game ends in this structure.'));
     } else if (p.structure) {
       out.push(h('p.muted', 'The reference has no figures for this structure.'));
@@ -329,17 +332,23 @@ export function yourGameView(main) {
     );
   }
 
-  /** How the game left a named structure, and how often the reference left it the same way. */
-  function leftBlock(l, when, now) {
-    const from = formName(l.from);
-    const by = `${l.side === 'black' ? '…' : ''}${l.san}`;
-    const to = l.leads_to ? formName(l.leads_to) : 'no named structure';
+  /** How the game left a named structure (at ply `at`), and how often the reference left it
+   *  the same way; `now` at that very ply. */
+  function leftBlock(l, at, now) {
+    const by = `${moveNo(at)}${l.san}`;
+    const to = l.leads_to ? `the ${formName(l.leads_to)}` : 'no named structure';
     const score = l.score != null ? `, the mover scoring ${fmtScore(l.score)}` : '';
+    const written = (x) => `${x.side === 'black' ? '…' : ''}${x.san}`;
     return h(
       `div.left-by${now ? '.now' : ''}`,
-      h('p', h('span.label', now ? 'Left here: ' : `Leaves ${when}: `), `the game left the ${from} by ${by} (to ${to}). `, `${fmtInt(l.games)} game${l.games === 1 ? '' : 's'} of this database left it the same way${score}.`),
+      h(
+        'p',
+        h('span.label', now ? 'Left here: ' : `At ply ${at}: `),
+        `${now ? 'the game left' : 'the game leaves'} the ${formName(l.from)} by ${by}, to ${to}. `,
+        `${fmtInt(l.games)} game${l.games === 1 ? '' : 's'} of this database left it the same way${score}.`,
+      ),
       l.alternatives && l.alternatives.length
-        ? h('p.muted', 'Its most played other exits: ', l.alternatives.map((x) => `${x.side === 'black' ? '…' : ''}${x.san}${x.leads_to ? ` → ${formName(x.leads_to)}` : ''} (${fmtInt(x.games)}${x.score != null ? `, mover ${fmtScore(x.score)}` : ''})`).join(', '))
+        ? h('p.muted', 'Its most played other exits: ', l.alternatives.map((x) => `${written(x)}${x.leads_to ? ` → ${formName(x.leads_to)}` : ''} (${fmtInt(x.games)} game${x.games === 1 ? '' : 's'}${x.score != null ? `, mover ${fmtScore(x.score)}` : ''})`).join(', '))
         : null,
     );
   }
