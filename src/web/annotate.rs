@@ -92,5 +92,20 @@ pub fn answer(conn: &Work<'_>, reference: &Reference, text: Vec<u8>) -> Result<V
         "pgn": String::from_utf8_lossy(&pgn),
         "failed": failed,
         "error": broken,
+        "forms": forms(),
     }))
+}
+
+/// Every form of the catalogue by its key (`KEY~` the colour-reversed one) with its name as a
+/// page shows it: what a move `leads_to` is called.
+fn forms() -> Value {
+    let mut map = serde_json::Map::new();
+    for d in crate::model::structure::Catalogue::active().definitions() {
+        map.insert(d.key.clone(), json!(d.name));
+        map.insert(
+            format!("{}~", d.key),
+            json!(format!("{} (reversed)", d.name)),
+        );
+    }
+    Value::Object(map)
 }

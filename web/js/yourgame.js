@@ -4,7 +4,7 @@
 // named structures, and at each ply the reference's figures for the structure on the board
 // (the object of `pawndex annotate --format json`), with links to the structure's pages, the
 // model games, and the annotated PGN to download. Every score says whose it is.
-import { ApiError, get } from './api.js';
+import { ApiError } from './api.js';
 import { viewBoard } from './board.js';
 import { clear, errorBox, fmtInt, fmtScore, h, link } from './dom.js';
 import { lastMove, markPly, moveNo, plyButtons, plyKeys, renderMoves, renderStrip, structureName } from './game.js';
@@ -76,7 +76,6 @@ export function yourGameView(main) {
   let result = null; // the server's answer
   let game = null; // the game shown: { annotation, pgn, replay }
   let ply = 0;
-  let names = new Map(); // form key (KEY~ reversed) -> name, for "leads to"
 
   file.addEventListener('change', () => {
     const f = file.files && file.files[0];
@@ -122,8 +121,7 @@ export function yourGameView(main) {
     main.dataset.ready = '';
     const started = performance.now();
     try {
-      const [r] = await Promise.all([post(text), loadNames()]);
-      show(r);
+      show(await post(text));
       main.dataset.ms = String(Math.round(performance.now() - started));
     } catch (e) {
       say(e.message || String(e), true);
@@ -132,20 +130,9 @@ export function yourGameView(main) {
     }
   }
 
-  /** The names of the catalogue's forms, once (for the forms a move leads to). */
-  async function loadNames() {
-    if (names.size) return;
-    try {
-      const r = await get('/api/catalogue', { top: 1 });
-      names = new Map((r.rows || []).map((x) => [x.key + (x.reversed ? '~' : ''), structureName(x)]));
-    } catch {
-      // The keys stand in for the names.
-    }
-  }
-
   function show(r, at = { game: 0, ply: null }) {
     result = r;
-    kept = { text: input.value, result: r, names };
+    kept = { text: input.value, result: r };
     const games = r.games || [];
     download.disabled = !games.length;
     clear(
@@ -380,12 +367,11 @@ export function yourGameView(main) {
   function formName(key) {
     if (key == null) return 'no named structure';
     if (typeof key === 'object') return structureName(key);
-    return names.get(key) || key;
+    return result.forms?.[key] || key;
   }
 
   if (kept) {
     input.value = kept.text;
-    names = kept.names;
     show(kept.result, kept.at);
   }
 
