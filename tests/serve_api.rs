@@ -1812,7 +1812,7 @@ fn annotate_bounds_its_request_and_refuses_what_is_not_pgn() {
     let (_dir, db) = sample_db();
     let server = Server::start(&db, &[]);
     // Above 1 MiB: a 413 saying the bound, before any work.
-    let mut big = LAST_NIGHT.repeat((1 << 20) / LAST_NIGHT.len() + 1);
+    let big = LAST_NIGHT.repeat((1 << 20) / LAST_NIGHT.len() + 1);
     assert!(big.len() > 1 << 20);
     let r = post(&server.addr, "/api/annotate", big.as_bytes());
     assert_eq!(r.status, 413, "{}", r.text());
@@ -1822,11 +1822,21 @@ fn annotate_bounds_its_request_and_refuses_what_is_not_pgn() {
         msg.contains("1 MiB") && msg.contains("1048576 bytes"),
         "{msg}"
     );
-    // At the bound: annotated.
-    big.truncate(1 << 20);
-    let cut = big.rfind("[Event").unwrap();
-    big.truncate(cut);
-    let r = post(&server.addr, "/api/annotate", big.as_bytes());
+    // At the bound (a game and blank lines): annotated.
+    let at_bound = format!("{LAST_NIGHT}{}", "\n".repeat((1 << 20) - LAST_NIGHT.len()));
+    assert_eq!(at_bound.len(), 1 << 20);
+    let r = post(&server.addr, "/api/annotate", at_bound.as_bytes());
+    assert_eq!(r.status, 200, "{}", &r.text()[..200.min(r.text().len())]);
+    // More than 100 games (the answer holds each one's plies): a 400 in words.
+    let many = "[Event \"x\"]\n\n1. e4 e5 *\n\n".repeat(101);
+    let r = post(&server.addr, "/api/annotate", many.as_bytes());
+    assert_eq!(r.status, 400, "{}", r.text());
+    assert!(r.text().contains("more than 100 games"), "{}", r.text());
+    let r = post(
+        &server.addr,
+        "/api/annotate",
+        &many.as_bytes()[..many.len() / 101 * 100],
+    );
     assert_eq!(r.status, 200, "{}", &r.text()[..200.min(r.text().len())]);
     // Empty, binary, compressed, an archive: a 400 in words.
     let mut gz = vec![0x1f, 0x8b, 8, 0];

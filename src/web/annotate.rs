@@ -17,6 +17,10 @@ use crate::model::usage;
 use crate::output::annotate::{Failure, comments, game_json};
 use crate::web::pool::Work;
 
+/// The most games one request annotates (the answer holds every ply of each: a text of
+/// many short games would make it a hundred times the text's size).
+pub const MAX_GAMES: usize = 100;
+
 /// The answer to the PGN text `text` (already checked: within its bound, not binary), against
 /// `reference`, the served database's (kept by the server between requests).
 pub fn answer(conn: &Work<'_>, reference: &Reference, text: Vec<u8>) -> Result<Value> {
@@ -44,6 +48,12 @@ pub fn answer(conn: &Work<'_>, reference: &Reference, text: Vec<u8>) -> Result<V
         if raw.is_not_a_game() {
             pgn.extend_from_slice(&raw.text);
             continue;
+        }
+        if games.len() == MAX_GAMES {
+            usage!(
+                "the text holds more than {MAX_GAMES} games, the most one request annotates: send \
+                 fewer, or run pawndex annotate FILE --db DATABASE (any number of games)"
+            );
         }
         let number = games.len() as u64 + 1;
         let text = strip(&raw.text, &layout(&raw.text));

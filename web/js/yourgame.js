@@ -145,11 +145,12 @@ export function yourGameView(main) {
     );
     pick.closest('label').hidden = games.length < 2;
     const failed = games.filter((g) => g.annotation.error).length;
-    if (!games.length) say('No game in this text: a game is its tags and moves, as PGN writes them.', true);
+    const cut = r.error ? ` But ${r.error}.` : '';
+    if (!games.length) say(`No game in this text: a game is its tags and moves, as PGN writes them.${cut}`, true);
     else
       say(
-        `${games.length === 1 ? 'One game' : `${games.length} games`} annotated against this database${failed ? `; ${failed} could not be replayed (below)` : ''}.`,
-        false,
+        `${games.length === 1 ? 'One game' : `${games.length} games`} annotated against this database${failed ? `; ${failed} could not be replayed (below)` : ''}.${cut}`,
+        Boolean(r.error),
       );
     if (games.length) choose(Math.min(at.game, games.length - 1), at.ply);
   }
