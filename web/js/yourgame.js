@@ -353,21 +353,27 @@ export function yourGameView(main) {
       'div.ref#ref-exact',
       h('p', h('span.label', 'Exactly these pawns in this database: '), `${fmtInt(r.games)} game${r.games === 1 ? '' : 's'}, ${fmtInt(r.positions)} positions`, r.white_score != null ? `, White’s score ${fmtScore(r.white_score)}` : '', '.'),
       near
-        ? h('p', h('span.label', 'Nearest structure with more games: '), `${near.name || near.structure} (distance ${near.distance}${near.differs ? `: ${near.differs}` : ''}), ${fmtInt(near.games)} games${near.white_score != null ? `, White’s score ${fmtScore(near.white_score)}` : ''}.`)
+        ? h(
+            'p#ref-nearest',
+            h('span.label', 'Nearest structure with more games: '),
+            link(`/?fen=${encodeURIComponent(near.structure)}`, near.name || near.structure),
+            ` (distance ${near.distance}${near.differs ? `: ${near.differs}` : ''}): ${fmtInt(near.games)} game${near.games === 1 ? '' : 's'}${near.white_score != null ? `, White’s score ${fmtScore(near.white_score)}` : ''}.`,
+          )
         : null,
       explore,
     );
   }
 
   function renderSummary(a) {
-    const parts = (a.summary || []).filter((s) => s.structure).map((s) => `${structureName(s.structure)} ${s.first_ply}–${s.last_ply}`);
+    const parts = (a.summary || []).filter((s) => s.structure).map((s) => `${formName(s.structure)} ${s.first_ply}–${s.last_ply}`);
     clear(el.summary, h('p.muted', h('span.label', 'Structures of this game: '), parts.length ? parts.join(', ') : 'none named'));
   }
 
-  /** A form key (KEY~ for the reversed form) in words. */
+  /** A form of the annotation in words: a key (KEY~ for the reversed form), or a structure
+   *  object, whose name is written as shown ("Panov (reversed)"). */
   function formName(key) {
     if (key == null) return 'no named structure';
-    if (typeof key === 'object') return structureName(key);
+    if (typeof key === 'object') return key.name;
     return result.forms?.[key] || key;
   }
 
