@@ -196,8 +196,8 @@ pub fn is_marked(comment: &[u8]) -> bool {
     inner[start..].starts_with(MARK.as_bytes())
 }
 
-/// The text without the marked comments of `layout`, each with the one space or line break
-/// [`insert`] put before it (before the first move: after it): what `--strip` writes, and what
+/// The text without the marked comments of `layout`, each with the one space or line break (LF
+/// or CR LF) [`insert`] put before it (before the first move: after it): what `--strip` writes, and what
 /// a game is annotated from.
 ///
 /// ```
@@ -216,17 +216,29 @@ pub fn strip(text: &[u8], layout: &Layout) -> Vec<u8> {
     let mut out = Vec::with_capacity(text.len());
     let mut copied = 0usize;
     let first_move = layout.first_move.unwrap_or(usize::MAX);
-    let blank = |b: Option<&u8>| matches!(b, Some(b' ' | b'\n'));
     for &(s, e) in &layout.comments {
         if s < copied || e > text.len() || !is_marked(&text[s..e]) {
             continue;
         }
+        // The separator put with it: a space, a line feed, or CR LF.
+        let after = |at: usize| match text.get(at..) {
+            Some([b'\r', b'\n', ..]) => at + 2,
+            Some([b' ' | b'\n', ..]) => at + 1,
+            _ => at,
+        };
+        let before = |at: usize| {
+            if at >= copied + 2 && &text[at - 2..at] == b"\r\n" {
+                at - 2
+            } else if at > copied && matches!(text[at - 1], b' ' | b'\n') {
+                at - 1
+            } else {
+                at
+            }
+        };
         let (from, to) = if e <= first_move {
-            (s, if blank(text.get(e)) { e + 1 } else { e })
-        } else if s > copied && blank(text.get(s - 1)) {
-            (s - 1, e)
+            (s, after(e))
         } else {
-            (s, e)
+            (before(s), e)
         };
         out.extend_from_slice(&text[copied..from]);
         copied = to;
@@ -269,7 +281,10 @@ pub fn wrap(text: &str) -> String {
 
 /// The text with `comments` (ply, text without braces) put in at their plies, in order, each
 /// on lines of its own: at ply 0 `{…}` and a line break before the first move, after a move a
-/// line break and `{…}`. A ply the layout does not have (past the game's end) is skipped.
+/// line break and `{…}`. A ply the layout does not have (past the game's end) is skipped. The
+/// line breaks are the game's (CRLF when its text has one, else LF); a text that is not UTF-8
+/// (Latin-1, as PGN's standard has it) gets its comments in Latin-1 (a character outside it as
+/// `?`).
 ///
 /// ```
 /// # use pawndex::model::annotate::{Layout, insert};
@@ -289,21 +304,115 @@ pub fn insert(text: &[u8], layout: &Layout, comments: &[(u32, String)]) -> Vec<u
     placed.sort_by_key(|&(at, ply, _)| (at, ply));
     let extra: usize = placed.iter().map(|(_, _, c)| c.len() + 4).sum();
     let mut out = Vec::with_capacity(text.len() + extra);
+    // The game's own line ends (CRLF or LF) and, for a text that is not UTF-8, its Latin-1.
+    let newline: &[u8] = if text.windows(2).any(|w| w == b"\r\n") {
+        b"\r\n"
+    } else {
+        b"\n"
+    };
+    let latin1 = std::str::from_utf8(text).is_err();
+    let encode = |s: &str| -> Vec<u8> {
+        let lines = s.replace('\n', if newline.len() == 2 { "\r\n" } else { "\n" });
+        if latin1 {
+            lines
+                .chars()
+                .map(|c| u8::try_from(u32::from(c)).unwrap_or(b'?'))
+                .collect()
+        } else {
+            lines.into_bytes()
+        }
+    };
     let mut copied = 0usize;
     for (at, ply, c) in placed {
         out.extend_from_slice(&text[copied..at]);
         copied = at;
-        let clean = wrap(&c.replace('{', "(").replace('}', ")"));
+        let clean = encode(&wrap(&c.replace('{', "(").replace('}', ")")));
         if ply == 0 {
             out.push(b'{');
-            out.extend_from_slice(clean.as_bytes());
-            out.extend_from_slice(b"}\n");
+            out.extend_from_slice(&clean);
+            out.push(b'}');
+            out.extend_from_slice(newline);
         } else {
-            out.extend_from_slice(b"\n{");
-            out.extend_from_slice(clean.as_bytes());
+            out.extend_from_slice(newline);
+            out.push(b'{');
+            out.extend_from_slice(&clean);
             out.push(b'}');
         }
     }
     out.extend_from_slice(&text[copied..]);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn layout_of(text: &[u8], moves: &[&str]) -> Layout {
+        // A layout by hand: each move found after the previous one, comments by braces.
+        let mut after = Vec::new();
+        let mut from = 0;
+        let mut first_move = None;
+        for m in moves {
+            let at = from
+                + text[from..]
+                    .windows(m.len())
+                    .position(|w| w == m.as_bytes())
+                    .unwrap();
+            first_move.get_or_insert(at);
+            from = at + m.len();
+            after.push(from);
+        }
+        let mut comments = Vec::new();
+        let mut i = 0;
+        while let Some(s) = text[i..].iter().position(|&b| b == b'{') {
+            let e = i + s + text[i + s..].iter().position(|&b| b == b'}').unwrap() + 1;
+            comments.push((i + s, e));
+            i = e;
+        }
+        Layout {
+            start: 0,
+            after,
+            comments,
+            first_move,
+        }
+    }
+
+    /// Comments go in with the game's line ends and its Latin-1, and come out byte for byte.
+    #[test]
+    fn crlf_and_latin1_games_keep_their_line_ends_and_encoding() {
+        let text = b"1. e4 e5\r\n2. Nf3 *\r\n";
+        let l = layout_of(text, &["e4", "e5", "Nf3"]);
+        let out = insert(
+            text,
+            &l,
+            &[
+                (0, "pawndex: s".into()),
+                (1, "pawndex: Gr\u{fc}nfeld".into()),
+            ],
+        );
+        assert_eq!(
+            out,
+            "{pawndex: s}\r\n1. e4\r\n{pawndex: Gr\u{fc}nfeld} e5\r\n2. Nf3 *\r\n".as_bytes()
+        );
+        assert!(
+            !out.windows(2).any(|w| w[1] == b'\n' && w[0] != b'\r'),
+            "a bare LF"
+        );
+        assert_eq!(
+            strip(&out, &layout_of(&out, &["e4", "e5", "Nf3"])),
+            text.to_vec()
+        );
+
+        let latin1 = b"[White \"Caf\xe9\"]\n\n1. e4 e5 *\n";
+        let mut l = layout_of(latin1, &["e4", "e5"]);
+        l.start = 17;
+        let out = insert(latin1, &l, &[(1, "pawndex: Gr\u{fc}nfeld \u{141}".into())]);
+        assert!(
+            out.windows(14).any(|w| w == b"pawndex: Gr\xfcnf"),
+            "Latin-1 u-umlaut"
+        );
+        assert!(out.windows(2).any(|w| w == b" ?"), "outside Latin-1: ?");
+        let back = strip(&out, &layout_of(&out, &["e4", "e5"]));
+        assert_eq!(back, latin1.to_vec());
+    }
 }
