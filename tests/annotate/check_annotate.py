@@ -67,6 +67,11 @@ MODEL_GAMES = 2
 ALTERNATIVES = 3
 SETTLED = 8
 PGN_EXTRACT = "/usr/games/pgn-extract"
+# Scid's Tcl interpreter (Debian's scid); optional: CI does not install it.
+TKSCID = "/usr/games/tkscid"
+# Exact entries asked of `similar` (two runs each): about a quarter s a run on a loaded 2-core
+# machine, so a spread sample keeps the check within its time.
+SIMILAR = 80
 say = cp.say
 
 
@@ -226,7 +231,8 @@ def expected_reference(e, stays, min_games):
     ref = {"games": games, "positions": positions,
            "white_score": quoted(white, games, min_games),
            "black_score": quoted(black, games, min_games),
-           "avg_stay": cp.round1(positions / stays) if stays else None,
+           # structures' JSON writes the average stay with two decimals.
+           "avg_stay": float(f"{positions / stays:.2f}") if stays else None,
            "moves": {}, "breaks": {}}
     breaks = list(e.exit_list(True).values())
     for side in cp.SIDES:
@@ -331,6 +337,9 @@ def parse_args():
                    help=f"how many games of {cp.SHARD} make the reference (default 12000)")
     p.add_argument("--held", type=int, default=HELD,
                    help=f"how many games of {HELD_SHARD} to annotate (default {HELD})")
+    p.add_argument("--similar", type=int, default=SIMILAR,
+                   help="how many exact entries to ask `similar` about, spread over them (default "
+                        f"{SIMILAR}, 0 for all; every entry is compared with the replay)")
     p.add_argument("--work", help="keep the files and databases in this directory")
     return p.parse_args()
 
@@ -623,66 +632,70 @@ def check_exact(args, db, held, docs, ref_games, catalogue, names, chk):
                 if g.id not in c[0]:
                     c[0].add(g.id)
                     c[2][g.outcome] += 1
+    entries = [(h, x) for h, d in zip(held, docs) for x in d.get("exact", [])
+               if isinstance(x.get("ply"), int) and 0 <= x["ply"] < len(h.pawns)
+               and h.pawns[x["ply"]] in count]
+    ask = len(entries) if args.similar <= 0 else min(args.similar, len(entries))
+    asked = {i * len(entries) // ask for i in range(ask)}
     replay_diffs, similar_diffs, nearest_diffs, compared, nearest = [], [], [], 0, 0
-    for h, d in zip(held, docs):
-        for x in d.get("exact", []):
-            ply = x.get("ply")
-            if not isinstance(ply, int) or not 0 <= ply < len(h.pawns):
-                continue
-            p = h.pawns[ply]
-            if p not in count:
-                continue
-            compared += 1
-            where = f"{h.label} ply {ply}"
-            games, positions, outcomes = len(count[p][0]), count[p][1], count[p][2]
-            white = cp.round1(cp.side_score(outcomes, "white"))
-            want = {"games": games, "positions": positions,
-                    "white_score": quoted(white, games, MIN_GAMES)}
-            got = {k: (x.get("reference") or {}).get(k) for k in want}
-            replay_diffs += differences(f"{where} exact", want, got)
-            fen = pawns_fen(*p)
-            out = cp.run([args.bin, "similar", "--structure", fen, "--max-distance", "0",
-                          "--limit", "1", "--format", "json", "--db", db])
-            rows = [json.loads(line) for line in out.splitlines() if line.strip()]
-            row = rows[0] if rows else {"games": 0, "positions": 0, "white_score": None}
-            sim = {"games": row["games"], "positions": row["positions"],
-                   "white_score": quoted(row["white_score"], row["games"], MIN_GAMES)}
-            similar_diffs += differences(f"{where} exact (similar)", sim, got)
-            if games >= MIN_GAMES:
-                if x.get("nearest") is not None:
-                    nearest_diffs.append(f"{where}: nearest given, the exact pawns have "
-                                         f"{games} games")
-                continue
-            nearest += 1
-            out = cp.run([args.bin, "similar", "--structure", fen, "--min-games",
-                          str(MIN_GAMES), "--limit", "1", "--format", "json", "--db", db])
-            rows = [json.loads(line) for line in out.splitlines() if line.strip()]
-            n = x.get("nearest")
-            if not rows:
-                if n is not None:
-                    nearest_diffs.append(f"{where}: nearest {n}, similar has none")
-                continue
-            row = rows[0]
-            bw = chess.Board(row["structure"] + " w - - 0 1")
-            name = catalogue.name(int(bw.pieces_mask(chess.PAWN, chess.WHITE)),
-                                  int(bw.pieces_mask(chess.PAWN, chess.BLACK)))
-            want = {"distance": row["distance"], "structure": row["structure"],
-                    "differs": row["differs"], "games": row["games"],
-                    "white_score": row["white_score"],
-                    "name": names.get(name) if name else None}
-            nearest_diffs += differences(f"{where} nearest", want, n or {})
+    for i, (h, x) in enumerate(entries):
+        ply = x["ply"]
+        p = h.pawns[ply]
+        compared += 1
+        where = f"{h.label} ply {ply}"
+        games, positions, outcomes = len(count[p][0]), count[p][1], count[p][2]
+        white = cp.round1(cp.side_score(outcomes, "white"))
+        want = {"games": games, "positions": positions,
+                "white_score": quoted(white, games, MIN_GAMES)}
+        got = {k: (x.get("reference") or {}).get(k) for k in want}
+        replay_diffs += differences(f"{where} exact", want, got)
+        if games >= MIN_GAMES and x.get("nearest") is not None:
+            nearest_diffs.append(f"{where}: nearest given, the exact pawns have "
+                                 f"{games} games")
+        if i not in asked:
+            continue
+        fen = pawns_fen(*p)
+        out = cp.run([args.bin, "similar", "--structure", fen, "--max-distance", "0",
+                      "--limit", "1", "--format", "json", "--db", db])
+        rows = [json.loads(line) for line in out.splitlines() if line.strip()]
+        row = rows[0] if rows else {"games": 0, "positions": 0, "white_score": None}
+        sim = {"games": row["games"], "positions": row["positions"],
+               "white_score": quoted(row["white_score"], row["games"], MIN_GAMES)}
+        similar_diffs += differences(f"{where} exact (similar)", sim, got)
+        if games >= MIN_GAMES:
+            continue
+        nearest += 1
+        out = cp.run([args.bin, "similar", "--structure", fen, "--min-games",
+                      str(MIN_GAMES), "--limit", "1", "--format", "json", "--db", db])
+        rows = [json.loads(line) for line in out.splitlines() if line.strip()]
+        n = x.get("nearest")
+        if not rows:
+            if n is not None:
+                nearest_diffs.append(f"{where}: nearest {n}, similar has none")
+            continue
+        row = rows[0]
+        bw = chess.Board(row["structure"] + " w - - 0 1")
+        name = catalogue.name(int(bw.pieces_mask(chess.PAWN, chess.WHITE)),
+                              int(bw.pieces_mask(chess.PAWN, chess.BLACK)))
+        want = {"distance": row["distance"], "structure": row["structure"],
+                "differs": row["differs"], "games": row["games"],
+                "white_score": row["white_score"],
+                "name": names.get(name) if name else None}
+        nearest_diffs += differences(f"{where} nearest", want, n or {})
     chk.result("exact = replay", not replay_diffs, f"{compared} exact entries", replay_diffs)
     chk.result("exact = similar --max-distance 0", not similar_diffs,
-               f"{compared} exact entries", similar_diffs)
+               f"{len(asked)} exact entries of {compared}", similar_diffs)
     chk.result("nearest = similar --min-games", not nearest_diffs,
                f"{nearest} rare exact structures", nearest_diffs)
     say(f"  ({time.monotonic() - t:.1f} s)")
 
 
-def read_games(path):
-    """python-chess's games of a file: (mainline moves, {ply: comment}) each."""
-    with open(path, "rb") as f:
-        stream = io.StringIO(f.read().decode("latin-1"))
+def read_games(path=None, text=None):
+    """python-chess's games of a file (or a text): (mainline moves, {ply: comment}, errors)."""
+    if text is None:
+        with open(path, "rb") as f:
+            text = f.read().decode("latin-1")
+    stream = io.StringIO(text)
     out = []
     while True:
         game = chess.pgn.read_game(stream)
@@ -701,6 +714,38 @@ def pgn_extract(path):
     out, err = run_bytes([PGN_EXTRACT, "-s", "-Wuci", "-C", "-N", "-V", "--notags",
                           "-w", "100000", path])
     return out.decode("latin-1").split(), err.strip()
+
+
+def marked_plies(comments):
+    return {p for p, c in comments.items() if c.lstrip().startswith("pawndex:")}
+
+
+def check_scid(work, annotated, held, want, got, chk):
+    """Scid imports the annotated file: the same moves, pawndex's comments at the same plies."""
+    if not os.access(TKSCID, os.X_OK):
+        say(f"  (Scid: {TKSCID} is not installed (Debian package scid): not checked)")
+        return
+    folder = os.path.join(work, "scid")
+    shutil.rmtree(folder, ignore_errors=True)
+    os.makedirs(folder)
+    out, err = run_bytes([TKSCID, os.path.join(ROOT, "tests", "annotate", "scid_roundtrip.tcl"),
+                          os.path.join(folder, "annotated"), annotated])
+    back = read_games(text=out.decode("latin-1"))
+    diffs = []
+    m = re.search(r"imported (\d+) games; warnings: (.*)", err, re.S)
+    if not m or int(m[1]) != len(want) or m[2].strip():
+        diffs.append(f"Scid says: {err.strip()[:300]!r}")
+    if len(back) != len(want):
+        diffs.append(f"Scid writes {len(back)} games back, the input has {len(want)}")
+    for h, (wm, _, _), (_, gc, _), (bm, bc, _) in zip(held, want, got, back):
+        if wm != bm:
+            diffs.append(f"{h.label}: Scid has {len(bm)} moves, the input {len(wm)}")
+        if marked_plies(bc) != marked_plies(gc):
+            diffs.append(f"{h.label}: pawndex comments at plies {sorted(marked_plies(bc))[:8]} "
+                         f"in Scid, {sorted(marked_plies(gc))[:8]} in the file")
+    chk.result("Scid imports the same moves and comments", not diffs,
+               f"{len(back)} games, {sum(len(marked_plies(c)) for _, c, _ in back)} plies with "
+               "a pawndex comment", diffs)
 
 
 def check_pgn(args, db, work, held_pgn, annotated, held, docs, chk):
@@ -728,7 +773,7 @@ def check_pgn(args, db, work, held_pgn, annotated, held, docs, chk):
     for h, d, (_, comments, _) in zip(held, docs, got):
         want_plies = {0} | {c["ply"] for c in d.get("changes", [])} | \
             {x["ply"] for x in d.get("exact", [])}
-        have = {p for p, c in comments.items() if c.lstrip().startswith("pawndex:")}
+        have = marked_plies(comments)
         marked += len(have)
         if have != want_plies:
             diffs.append(f"{h.label}: pawndex comments at plies {sorted(have)[:10]}, the "
@@ -753,6 +798,8 @@ def check_pgn(args, db, work, held_pgn, annotated, held, docs, chk):
     else:
         chk.result("pgn-extract reads the same moves", False,
                    f"{PGN_EXTRACT} is not installed (Debian package pgn-extract)")
+
+    check_scid(work, annotated, held, want, got, chk)
 
     diffs = []
     plies = {}
