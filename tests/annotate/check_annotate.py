@@ -218,9 +218,10 @@ def quoted(score, games, min_games):
 
 def order(row):
     """plans' order (src/engine/plans.rs sort_rows): games, most first; SAN; White first;
-    destination (no name first)."""
+    destination (no name first, then by key, the normal form first)."""
+    to = row.get("leads_to")
     return (-row["games"], row["san"], row["side"] == "black",
-            row.get("leads_to") is not None, row.get("leads_to") or "")
+            to is not None, (to or "").rstrip("~"), (to or "").endswith("~"))
 
 
 def expected_reference(e, stays, min_games):
@@ -245,6 +246,17 @@ def expected_reference(e, stays, min_games):
                                 "score": quoted(r["score_after"], r["games"], min_games),
                                 "leads_to": r["leads_to"]} for r in rows]
     ref["model_games"] = [m["id"] for m in e.model_games()[:MODEL_GAMES]]
+    return unquoted_below(ref, min_games)
+
+
+def unquoted_below(ref, min_games):
+    """A form reached by fewer than `min_games` games: its scores and average stay are not
+    quoted (null) and neither are its lists (empty); the games and positions still are."""
+    if ref["games"] < min_games:
+        ref["avg_stay"] = None
+        ref["moves"] = {side: [] for side in cp.SIDES}
+        ref["breaks"] = {side: [] for side in cp.SIDES}
+        ref["model_games"] = []
     return ref
 
 
@@ -254,7 +266,8 @@ def plans_reference(doc, row, min_games):
     ref = {"games": games, "positions": doc["plies"],
            "white_score": quoted(doc["baseline"]["white"]["score"], games, min_games),
            "black_score": quoted(doc["baseline"]["black"]["score"], games, min_games),
-           "avg_stay": row["avg_stay"] if row else None, "moves": {}, "breaks": {}}
+           "avg_stay": quoted(row["avg_stay"], games, min_games) if row else None,
+           "moves": {}, "breaks": {}}
     for side in cp.SIDES:
         ref["moves"][side] = [{"san": r["san"], "games": r["games"],
                                "score": quoted(r["score"], r["games"], min_games)}
@@ -264,9 +277,10 @@ def plans_reference(doc, row, min_games):
                                 "leads_to": r["leads_to"]}
                                for r in doc["breaks"] if r["side"] == side][:BREAKS]
     ref["model_games"] = [m["id"] for m in doc["model_games"][:MODEL_GAMES]]
+    unquoted_below(ref, min_games)
     structure = {"games": row["games"], "positions": row["positions"],
-                 "white_score": quoted(row["white_score"], row["games"], min_games)} if row \
-        else None
+                 "white_score": quoted(row["white_score"], row["games"], min_games),
+                 "avg_stay": quoted(row["avg_stay"], row["games"], min_games)} if row else None
     return ref, structure
 
 
@@ -679,6 +693,7 @@ def check_exact(args, db, held, docs, ref_games, catalogue, names, chk):
                               int(bw.pieces_mask(chess.PAWN, chess.BLACK)))
         want = {"distance": row["distance"], "structure": row["structure"],
                 "differs": row["differs"], "games": row["games"],
+                "positions": row["positions"],
                 "white_score": row["white_score"],
                 "name": names.get(name) if name else None}
         nearest_diffs += differences(f"{where} nearest", want, n or {})
