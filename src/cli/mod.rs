@@ -3,6 +3,7 @@
 //! output): `index`, `query`, `find`, `similar` (with `similar_games`), `stats`, `structures`,
 //! `migrate`, `check`, `info`, `export` and `serve`; `common` holds what they share.
 
+pub mod annotate;
 pub mod check;
 pub mod common;
 pub mod export;
@@ -98,6 +99,19 @@ enum Command {
                       from replaying the games' stored moves."
     )]
     Plans(crate::cli::plans::PlansArgs),
+    /// Annotate games with what the reference's games did in their structures.
+    #[command(
+        long_about = "Annotates every game of a PGN file with what a reference database's \
+                      games did in its structures: at the start its structures in order; where \
+                      its named structure begins or changes, the reference's games, White's and \
+                      the side to move's score, the average stay, each side's most played moves \
+                      and pawn breaks and model games there; where it leaves a structure, how \
+                      often the reference left it by the same move and with what score; where \
+                      it keeps unnamed pawns, the games with exactly those pawns or the nearest \
+                      frequent structure. Writes PGN with comments marked `pawndex:` (the game's \
+                      own text unchanged) or JSON lines."
+    )]
+    Annotate(crate::cli::annotate::AnnotateArgs),
     /// A player's structure profile: the structures reached per colour, the score against a baseline.
     #[command(
         long_about = "A player's structure profile: the player's games and score per colour; \
@@ -218,6 +232,7 @@ pub fn main_with_args() -> i32 {
         Command::Stats(args) => crate::cli::stats::run(args),
         Command::Structures(args) => crate::cli::structures::run(args),
         Command::Plans(args) => crate::cli::plans::run(args),
+        Command::Annotate(args) => crate::cli::annotate::run(args),
         Command::Player(args) => crate::cli::player::run(args),
         Command::Players(args) => crate::cli::players::run(args),
         Command::Migrate(args) => crate::cli::migrate::run(args),

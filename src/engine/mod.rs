@@ -2,6 +2,7 @@
 //! line, a web server) can call: the named queries, statistics and their reports, and
 //! `pawndex check`'s comparisons (its reads are the store's).
 
+pub mod annotate;
 pub mod check;
 pub mod count;
 pub mod explore;

@@ -417,6 +417,7 @@ fn report(
         target,
         games: tally.games,
         positions: tally.positions,
+        stays: tally.stays,
         moves,
         replies,
         breaks,

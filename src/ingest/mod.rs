@@ -6,6 +6,7 @@
 //! with bounded channels, a progress bar and the end summary.
 
 mod copies;
+pub mod games;
 pub mod input;
 mod pipeline;
 pub mod reader;

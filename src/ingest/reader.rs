@@ -10,6 +10,7 @@
 //! of the game. It is skipped, and counted for one warning per file ([`StrayText`]); comments
 //! after the result are not counted.
 
+use crate::model::annotate::Layout;
 use std::convert::Infallible;
 use std::io::Read;
 use std::ops::ControlFlow;
@@ -254,6 +255,7 @@ fn read_movetext(text: &[u8]) -> Movetext {
         text,
         i: skip_tags(text),
         moves: Vec::with_capacity(128),
+        layout: None,
     };
     let mut out = Movetext::default();
     while let Some(&b) = text.get(scan.i) {
@@ -276,6 +278,97 @@ fn read_movetext(text: &[u8]) -> Movetext {
     out
 }
 
+/// Where a game's mainline moves and comments are in its text, read as [`read_movetext`]
+/// reads it (up to the result or the first problem): where comments go and which are there.
+#[must_use]
+pub fn layout(text: &[u8]) -> Layout {
+    let start = skip_tags(text);
+    let mut scan = Scan {
+        text,
+        i: start,
+        moves: Vec::new(),
+        layout: Some(Layout {
+            start,
+            ..Layout::default()
+        }),
+    };
+    while let Some(&b) = text.get(scan.i) {
+        let at = scan.i;
+        if !matches!(scan.step(b), Step::Go) {
+            break;
+        }
+        if let Some(layout) = &mut scan.layout
+            && layout.first_move.is_none()
+            && !scan.moves.is_empty()
+        {
+            layout.first_move = Some(at);
+        }
+    }
+    scan.layout.unwrap_or_default()
+}
+
+/// The byte after the NAGs and glyphs (`$1`, `!?`) that follow a move ending at `i` (spaces
+/// and tabs between them), or `i`.
+fn after_glyphs(text: &[u8], mut i: usize) -> usize {
+    let mut end = i;
+    loop {
+        while matches!(text.get(i), Some(b' ' | b'\t')) {
+            i += 1;
+        }
+        match text.get(i) {
+            Some(b'!' | b'?') => {
+                while matches!(text.get(i), Some(b'!' | b'?')) {
+                    i += 1;
+                }
+            }
+            Some(b'$') if text.get(i + 1).is_some_and(u8::is_ascii_digit) => {
+                i += 1;
+                while text.get(i).is_some_and(u8::is_ascii_digit) {
+                    i += 1;
+                }
+            }
+            _ => return end,
+        }
+        end = i;
+    }
+}
+
+/// The tag pairs at the start of a game's text, in order, as (name, value): the value
+/// unescaped (`\"` and `\\`) and decoded ([`decode_text`]). Lines that are no tag pair are
+/// skipped.
+#[must_use]
+pub fn tag_pairs(text: &[u8]) -> Vec<(String, String)> {
+    let end = skip_tags(text);
+    let mut out = Vec::new();
+    for line in text[..end].split(|&b| b == b'\n') {
+        let line = line.trim_ascii();
+        let Some(inner) = line.strip_prefix(b"[").and_then(|l| l.strip_suffix(b"]")) else {
+            continue;
+        };
+        let Some(q) = inner.iter().position(|&b| b == b'"') else {
+            continue;
+        };
+        let name = inner[..q].trim_ascii();
+        let rest = &inner[q + 1..];
+        let Some(close) = rest.iter().rposition(|&b| b == b'"') else {
+            continue;
+        };
+        let mut value = Vec::with_capacity(close);
+        let mut k = 0;
+        while k < close {
+            if rest[k] == b'\\' && k + 1 < close {
+                k += 1;
+            }
+            value.push(rest[k]);
+            k += 1;
+        }
+        if !name.is_empty() {
+            out.push((decode_text(name), decode_text(&value)));
+        }
+    }
+    out
+}
+
 /// The first token of a game's text that pgn-reader would drop without a word, with the
 /// number of mainline moves before it (`None` when an other problem or the end comes first).
 #[cfg(test)]
@@ -293,6 +386,7 @@ fn any_move(text: &[u8]) -> bool {
         text,
         i: skip_tags(text),
         moves: Vec::new(),
+        layout: None,
     };
     while let Some(&b) = text.get(scan.i) {
         let start = scan.i;
@@ -331,6 +425,8 @@ struct Scan<'a> {
     text: &'a [u8],
     i: usize,
     moves: Vec<San>,
+    /// Where each move ends and the comments are, when asked for ([`layout`]).
+    layout: Option<Layout>,
 }
 
 impl Scan<'_> {
@@ -353,7 +449,12 @@ impl Scan<'_> {
         let text = self.text;
         match b {
             b'{' => match text[self.i..].iter().position(|&b| b == b'}') {
-                Some(e) => self.i += e + 1,
+                Some(e) => {
+                    if let Some(layout) = &mut self.layout {
+                        layout.comments.push((self.i, self.i + e + 1));
+                    }
+                    self.i += e + 1;
+                }
                 None => return Step::Problem(ReadProblem::Syntax("unterminated comment".into())),
             },
             b'\n' => {
@@ -405,6 +506,9 @@ impl Scan<'_> {
             _ if ply >= MAX_PLIES => Step::Problem(ReadProblem::TooLong),
             san => {
                 self.moves.push(san);
+                if let Some(layout) = &mut self.layout {
+                    layout.after.push(after_glyphs(self.text, self.i));
+                }
                 Step::Go
             }
         }
@@ -1187,5 +1291,42 @@ mod tests {
     fn latin1_tags_are_decoded() {
         assert_eq!(decode_text(b"R\xe9ti"), "Réti");
         assert_eq!(decode_text("Réti".as_bytes()), "Réti");
+    }
+
+    #[test]
+    fn a_layout_finds_the_moves_and_comments_of_the_mainline() {
+        let text = b"[White \"A\"]\n\n1. e4 $1 {x} (1. d4 {y}) e5!? 2. Nf3 *\n";
+        let l = layout(text);
+        assert_eq!(l.start, 13);
+        assert_eq!(&text[..l.after[0]], b"[White \"A\"]\n\n1. e4 $1");
+        assert_eq!(
+            &text[..l.after[1]],
+            b"[White \"A\"]\n\n1. e4 $1 {x} (1. d4 {y}) e5!?"
+        );
+        assert_eq!(l.after.len(), 3);
+        assert_eq!(
+            l.comments,
+            vec![(22, 25)],
+            "the variation's comment is not the mainline's"
+        );
+        assert_eq!(l.first_move, Some(16));
+        let castles = b"1. e4 e5 2. Nf3 Nc6 3. Bc4 Nf6 4. O-O+ $2 Be7 *";
+        let l = layout(castles);
+        assert_eq!(
+            &castles[..l.after[6]],
+            b"1. e4 e5 2. Nf3 Nc6 3. Bc4 Nf6 4. O-O+ $2"
+        );
+    }
+
+    #[test]
+    fn tag_pairs_are_read_in_order_with_escapes() {
+        let text = b"[Event \"A \\\"B\\\" C\"]\n[White \"Caf\xe9\"]\n\n1. e4 *";
+        assert_eq!(
+            tag_pairs(text),
+            vec![
+                ("Event".to_string(), "A \"B\" C".to_string()),
+                ("White".to_string(), "Caf\u{e9}".to_string())
+            ]
+        );
     }
 }

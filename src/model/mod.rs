@@ -2,6 +2,7 @@
 //! pawn-structure feature kernels, named structures, the distance between structures, the stored
 //! move encoding, the piece-set, results and the tag roster, and the columns statistics group by.
 
+pub mod annotate;
 pub mod columns;
 pub mod explore;
 pub mod features;

@@ -298,6 +298,8 @@ pub struct Tally {
     pub games: [u64; 4],
     /// Positions in the structure, by the game's outcome.
     pub positions: [u64; 4],
+    /// Stays (stretches of plies) in the structure.
+    pub stays: u64,
     pub squares: Box<Squares>,
     /// Plan moves (not replies).
     pub moves: IntMap<PlainMove, Games>,
@@ -313,6 +315,7 @@ impl Default for Tally {
         Tally {
             games: [0; 4],
             positions: [0; 4],
+            stays: 0,
             squares: Box::new([[[[0; 64]; 6]; 2]; 4]),
             moves: IntMap::default(),
             replies: IntMap::default(),
@@ -454,6 +457,7 @@ impl Tally {
             pos.play_unchecked(m);
         }
         self.games[o] += 1;
+        self.stays += inside.len() as u64;
         let mut plan = Vec::new();
         for ((plain, reply), number) in firsts {
             if reply {
@@ -485,6 +489,7 @@ impl Tally {
             self.games[i] += other.games[i];
             self.positions[i] += other.positions[i];
         }
+        self.stays += other.stays;
         for (a, b) in self.squares.iter_mut().zip(other.squares.iter()) {
             for (a, b) in a.iter_mut().zip(b) {
                 for (a, b) in a.iter_mut().zip(b) {
@@ -620,6 +625,8 @@ pub struct Report {
     pub games: [u64; 4],
     /// Positions in the structure by the game's outcome.
     pub positions: [u64; 4],
+    /// Stays (stretches of plies) in the structure: the average stay is positions / stays.
+    pub stays: u64,
     /// Per side (White, Black): plan moves and replies, most played first.
     pub moves: [Vec<MoveRow>; 2],
     pub replies: [Vec<MoveRow>; 2],

@@ -1,5 +1,6 @@
 //! Writing answers: tables, CSV and JSON, PGN and FEN export, and charts.
 
+pub mod annotate;
 pub mod chart;
 pub mod explore;
 pub mod export;
