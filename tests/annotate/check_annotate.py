@@ -66,6 +66,8 @@ BREAKS = 2
 MODEL_GAMES = 2
 ALTERNATIVES = 3
 SETTLED = 8
+# How far the nearest frequent structure is looked for (similar's distance).
+NEAREST_WITHIN = 4
 PGN_EXTRACT = "/usr/games/pgn-extract"
 # Scid's Tcl interpreter (Debian's scid); optional: CI does not install it.
 TKSCID = "/usr/games/tkscid"
@@ -622,22 +624,9 @@ def check_figures(args, db, held, docs, ref_games, catalogue, names, chk):
 
 def check_exact(args, db, held, docs, ref_games, catalogue, names, chk):
     t = time.monotonic()
-    place_diffs, runs = [], 0
-    wanted = {}
-    for h, d in zip(held, docs):
-        want = h.settled()
-        runs += len(want)
-        got = [(x.get("ply"), x.get("last_ply"), x.get("pawns")) for x in d.get("exact", [])]
-        w = [(a, b, pawns_fen(*p)) for a, b, p in want]
-        if got != w:
-            place_diffs.append(f"{h.label}: exact {got[:4]}, replay {w[:4]}")
-        for _, _, p in want:
-            wanted[p] = None
-    chk.result("exact entries (plies, pawns)", not place_diffs,
-               f"{runs} unnamed runs of {SETTLED}+ plies in the replay", place_diffs)
-
+    runs = {h.number: h.settled() for h in held}
     # The reference's games with exactly those pawns, counted from the replay.
-    count = {p: [set(), 0, [0] * 4] for p in wanted}
+    count = {p: [set(), 0, [0] * 4] for want in runs.values() for _, _, p in want}
     for g in ref_games:
         for p in g.pawns:
             c = count.get(p)
@@ -646,6 +635,18 @@ def check_exact(args, db, held, docs, ref_games, catalogue, names, chk):
                 if g.id not in c[0]:
                     c[0].add(g.id)
                     c[2][g.outcome] += 1
+    place_diffs, known = [], 0
+    for h, d in zip(held, docs):
+        # Only the pawns the reference knows are commented on.
+        want = [(a, b, pawns_fen(*p)) for a, b, p in runs[h.number] if count[p][0]]
+        known += len(want)
+        got = [(x.get("ply"), x.get("last_ply"), x.get("pawns")) for x in d.get("exact", [])]
+        if got != want:
+            place_diffs.append(f"{h.label}: exact {got[:4]}, replay {want[:4]}")
+    chk.result("exact entries (plies, pawns)", not place_diffs,
+               f"{sum(len(r) for r in runs.values())} unnamed runs of {SETTLED}+ plies in the "
+               f"replay, {known} of pawns the reference has", place_diffs)
+
     entries = [(h, x) for h, d in zip(held, docs) for x in d.get("exact", [])
                if isinstance(x.get("ply"), int) and 0 <= x["ply"] < len(h.pawns)
                and h.pawns[x["ply"]] in count]
@@ -679,8 +680,9 @@ def check_exact(args, db, held, docs, ref_games, catalogue, names, chk):
         if games >= MIN_GAMES:
             continue
         nearest += 1
-        out = cp.run([args.bin, "similar", "--structure", fen, "--min-games",
-                      str(MIN_GAMES), "--limit", "1", "--format", "json", "--db", db])
+        out = cp.run([args.bin, "similar", "--structure", fen, "--min-games", str(MIN_GAMES),
+                      "--max-distance", str(NEAREST_WITHIN), "--limit", "1", "--format", "json",
+                      "--db", db])
         rows = [json.loads(line) for line in out.splitlines() if line.strip()]
         n = x.get("nearest")
         if not rows:
