@@ -7,8 +7,8 @@
 #   PAWNDEX_BIN=/path/to/pawndex bash bench/annotate.sh DB   # no build
 #
 # The games come from ../shared/corpus/masters-4.pgn.zst (written to a temp dir):
-#   one game    the first record from the middle of the shard on whose 40th move it ends
-#               (79 or 80 plies);
+#   one game    from the middle of the shard, a record on whose 40th move it ends (79 or 80
+#               plies): the first through 3 named structures or more, and the first with none;
 #   1,000 games every 100th record (records 1, 101, 201, ...), as a TWIC issue would be;
 #   4,000 games every 25th record, to show that memory does not grow with the input.
 # Each is annotated as a whole process (`pawndex annotate FILE --db DB -o OUT.pgn`) after one
@@ -44,19 +44,20 @@ for line in data.splitlines(keepends=True):
 recs = [data[s:e] for s, e in zip(starts, starts[1:] + [len(data)])]
 def movetext(r):
     return r.split(b"\n\r\n", 1)[-1] if b"\n\r\n" in r else r.split(b"\n\n", 1)[-1]
-one = next(i for i in range(len(recs) // 2, len(recs))
-           if re.search(rb"(^|\s)40\.", movetext(recs[i]))
-           and not re.search(rb"(^|\s)41\.", movetext(recs[i])))
+forty = [i for i in range(len(recs) // 2, len(recs))
+         if re.search(rb"(^|\s)40\.", movetext(recs[i]))
+         and not re.search(rb"(^|\s)41\.", movetext(recs[i]))][:40]
 tag = lambda r, t: (re.search(rb'\[' + t + rb' "([^"]*)"\]', r) or [b"", b"?"])[1].decode("latin-1")
-with open(f"{tmp}/one.pgn", "wb") as f:
-    f.write(recs[one])
+with open(f"{tmp}/forty.txt", "w") as listing:
+    for n, i in enumerate(forty):
+        with open(f"{tmp}/forty-{n:02}.pgn", "wb") as f:
+            f.write(recs[i])
+        print(f"{tmp}/forty-{n:02}.pgn\trecord {i + 1} of masters-4, {tag(recs[i], b'White')} - "
+              f"{tag(recs[i], b'Black')}, {tag(recs[i], b'Date')}", file=listing)
 with open(f"{tmp}/g1000.pgn", "wb") as f:
     f.writelines(recs[0::100][:1000])
 with open(f"{tmp}/g4000.pgn", "wb") as f:
     f.writelines(recs[0::25][:4000])
-r = recs[one]
-print(f"# one game: record {one + 1} of masters-4, {tag(r, b'White')} - {tag(r, b'Black')}, "
-      f"{tag(r, b'Date')}, {tag(r, b'Result')}; {len(r)} bytes")
 print(f"# 1,000 games: records 1, 101, ... {100 * (min(1000, len(recs[0::100])) - 1) + 1}; "
       f"4,000 games: records 1, 26, ... {25 * (min(4000, len(recs[0::25])) - 1) + 1} of {len(recs)}")
 EOF
@@ -90,11 +91,43 @@ measure() {
   sorted=$(printf '%s\n' "${walls[@]}" | sort -g)
   least=$(echo "$sorted" | head -1)
   median=$(echo "$sorted" | sed -n "$(( (n + 1) / 2 ))p")
-  printf '%-12s %5s runs  least %7.3f s  median %7.3f s  peak RSS %6.1f MiB  exit %s  %s\n' \
+  printf '%-16s %3s runs  least %7.3f s  median %7.3f s  peak RSS %6.1f MiB  exit %s  %s\n' \
     "$label" "$n" "$least" "$median" "$(echo "$peak / 1024" | bc -l)" "$status" \
     "$(grep -c '^\[Event ' "$file") games, $(wc -c < "$tmp/out.pgn") bytes out"
 }
 
-measure "one game" "$tmp/one.pgn" "$runs"
+# The one game: the first of the 40-move games (from the middle of the shard) that passes
+# through 3 named structures or more (each asks the reference for a form's figures), and the
+# first one with none (only unnamed pawns asked about).
+named() { "$bin" annotate "$1" --db "$db" --format json --only-changes 2>/dev/null |
+  python3 -c 'import json,sys; print(sum(1 for c in json.loads(sys.stdin.readline())["changes"] if c["structure"]))'; }
+busy= plain=
+while IFS=$'\t' read -r file what; do
+  n=$(named "$file")
+  if [[ -z $busy && $n -ge 3 ]]; then busy=$file; echo "# one game, $n named changes: $what"; fi
+  if [[ -z $plain && $n -eq 0 ]]; then plain=$file; echo "# one game, no named structure: $what"; fi
+  [[ -n $busy && -n $plain ]] && break
+done < "$tmp/forty.txt"
+
+[[ -n $busy ]] && measure "one game, named" "$busy" "$runs"
+[[ -n $plain ]] && measure "one game, none" "$plain" "$runs"
 measure "1,000 games" "$tmp/g1000.pgn" "$bulk_runs"
 measure "4,000 games" "$tmp/g4000.pgn" 1
+
+# Peak RSS counts the reference's pages mapped from the file (mmap: shared, reclaimable, at most
+# the database's size); the process's own memory is its anonymous part, RssAnon in
+# /proc/PID/status, sampled every 0.2 s during one run.
+anon() {
+  local peak=0 kib
+  "$bin" annotate "$1" --db "$db" -o "$tmp/out.pgn" 2>/dev/null &
+  local pid=$!
+  while kill -0 "$pid" 2>/dev/null; do
+    kib=$(awk '/^RssAnon:/ {print $2}' "/proc/$pid/status" 2>/dev/null || true)
+    [[ -n $kib && $kib -gt $peak ]] && peak=$kib
+    sleep 0.2
+  done
+  wait "$pid" || true
+  printf '%-16s anonymous memory (RssAnon), largest sample %6.1f MiB\n' "$2" "$(echo "$peak / 1024" | bc -l)"
+}
+anon "$tmp/g1000.pgn" "1,000 games"
+anon "$tmp/g4000.pgn" "4,000 games"
