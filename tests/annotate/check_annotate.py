@@ -21,10 +21,11 @@ games). They are annotated with `pawndex annotate --format json` and `--format p
     what `pawndex plans --structure-name KEY[~] --format json` and `pawndex structures --format
     json` answer on the same database; `left_by` (games, score, alternatives) equals the
     plans' break or other exit row for that move and destination (replay and plans); `exact`
-    entries are the game's unnamed pawn structures kept 8 plies or more (replay), with the
-    reference's games, positions and White's score counted here and equal to `pawndex
-    similar --structure FEN --max-distance 0 --limit 1`, `nearest` to `similar --structure FEN
-    --min-games N --limit 1`;
+    entries are the game's unnamed pawn structures kept 8 plies or more (replay) that some
+    reference game has, with the reference's games, positions and White's score counted here
+    and equal to `pawndex similar --structure FEN --max-distance 0 --limit 1` (for 80 entries
+    spread over them, --similar), and where fewer than --min-games games have them, `nearest`
+    equal to `similar --structure FEN --min-games N --max-distance 4 --limit 1` (or null);
 (c) the PGN: python-chess reads every annotated game back with the input's mainline moves, and
     the comments starting `pawndex:` are exactly at ply 0, the changes' and the exact entries'
     plies; pgn-extract (/usr/games/pgn-extract, Debian's pgn-extract) writes the same UCI moves
