@@ -1899,3 +1899,266 @@ fn names_on_a_game_page(s: &Session, base: &str, db: &Path) {
     });
     assert!(s.url().contains("/player?name=Kasparov"), "{}", s.url());
 }
+
+/// A game "played last night" (in neither database): a Queen's Gambit Exchange in the Carlsbad
+/// from 6. e3 (ply 11) until 23. e4 (ply 45), but for a ply at 21. bxc6.
+const LAST_NIGHT: &str = "[Event \"Club night\"]\n[White \"Me\"]\n[Black \"Opponent\"]\n\
+[Result \"1-0\"]\n\n1. d4 d5 2. c4 e6 3. Nc3 Nf6 4. cxd5 exd5 5. Bg5 c6 6. e3 Be7 7. Bd3 \
+Nbd7 8. Qc2 O-O 9. Nf3 Re8 10. O-O Nf8 11. Rab1 a5 12. a3 Ne4 13. Bxe7 Qxe7 14. b4 axb4 \
+15. axb4 Bf5 16. Rfe1 Ng6 17. Nd2 Nxd2 18. Qxd2 Bxd3 19. Qxd3 Nh4 20. b5 Qg5 21. bxc6 bxc6 \
+22. Rb7 Nf5 23. e4 dxe4 24. Nxe4 Qg6 25. Ng3 h5 1-0\n";
+
+/// "Your game" (issue 41) on the sample and the first 20,000 games of the masters corpus: a
+/// pasted game annotated, stepped to after it entered the Carlsbad, the panel showing the
+/// structure and the reference's figures of `POST /api/annotate`'s JSON, the board the ply's
+/// position with the right side to move; a broken game beside it in the selector; the
+/// annotated PGN downloaded as the server wrote it.
+#[test]
+fn your_game_in_a_real_browser() {
+    let Some((chromium, driver)) = browser() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    // Enough games for the Carlsbad's figures to be quoted (10 games at least).
+    let Some(pgn) = masters_slice(dir.path(), 20_000) else {
+        return;
+    };
+    let (_server, base) = serve_with(dir.path(), &[&pgn]);
+    let (_driver, s) = chrome(&chromium, &driver, dir.path());
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        your_game(&s, &base);
+    }));
+    s.quit();
+    if let Err(e) = result {
+        std::panic::resume_unwind(e);
+    }
+}
+
+/// The pieces on the "Your game" board: (square, "white pawn"), sorted.
+fn board_pieces(s: &Session) -> Vec<(String, String)> {
+    let v = s.js(
+        "return [...document.querySelectorAll('#yg-board cg-board piece')].filter(p => !p.classList.contains('ghost') && !p.classList.contains('fading')).map(p => [p.cgKey, [...p.classList].filter(c => c !== 'anim').join(' ')])",
+        json!([]),
+    );
+    let mut out: Vec<(String, String)> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p[0].as_str().unwrap_or("").to_owned(),
+                p[1].as_str().unwrap_or("").to_owned(),
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// The pieces of a FEN's board: (square, "white pawn"), sorted.
+fn fen_pieces(fen: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for (i, row) in fen.split(' ').next().unwrap().split('/').enumerate() {
+        let mut file = 0u8;
+        for c in row.chars() {
+            if let Some(d) = c.to_digit(10) {
+                file += d as u8;
+                continue;
+            }
+            let colour = if c.is_ascii_uppercase() {
+                "white"
+            } else {
+                "black"
+            };
+            let role = match c.to_ascii_lowercase() {
+                'p' => "pawn",
+                'n' => "knight",
+                'b' => "bishop",
+                'r' => "rook",
+                'q' => "queen",
+                _ => "king",
+            };
+            let sq = format!("{}{}", char::from(b'a' + file), 8 - i);
+            out.push((sq, format!("{colour} {role}")));
+            file += 1;
+        }
+    }
+    out.sort();
+    out
+}
+
+/// POSTs `text` to /api/annotate from inside the page: the answer's JSON.
+fn annotate_json(s: &Session, text: &str) -> Value {
+    let v = s.js_async(
+        "const done = arguments[arguments.length - 1];
+         fetch('/api/annotate', {method: 'POST', body: arguments[0]}).then(r => r.text()).then(done).catch(e => done(String(e)));",
+        json!([text]),
+    );
+    serde_json::from_str(v.as_str().unwrap()).unwrap()
+}
+
+fn your_game(s: &Session, base: &str) {
+    let broken = "[Event \"Broken\"]\n[White \"A\"]\n[Black \"B\"]\n[Result \"*\"]\n\n\
+                  1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 4. Bxc6 dxc6 5. Ke3 *\n";
+    let text = format!("{LAST_NIGHT}\n{broken}");
+    s.goto(&format!("{base}/your-game"));
+    s.wait_for("#pgn-input");
+    assert!(
+        s.text("header nav a.on").contains("Your game"),
+        "the nav marks the page"
+    );
+    // Pasted: the text set as a paste sets it, then Annotate.
+    s.js(
+        "const t = document.getElementById('pgn-input'); t.value = arguments[0]; t.dispatchEvent(new Event('input'));",
+        json!([text]),
+    );
+    s.click("#annotate");
+    s.wait("the annotated game", || {
+        s.js(
+            "return document.getElementById('main').dataset.ready",
+            json!([]),
+        ) == json!("1")
+    });
+    let answer = annotate_json(s, &text);
+    let games = answer["games"].as_array().unwrap();
+    assert_eq!(games.len(), 2);
+    // The selector lists both games, the broken one marked.
+    let options = s.js(
+        "return [...document.querySelectorAll('#game-pick option')].map(o => o.textContent)",
+        json!([]),
+    );
+    assert_eq!(options[0], "1. Me – Opponent 1-0");
+    assert!(
+        options[1].as_str().unwrap().contains("not replayed"),
+        "{options}"
+    );
+    // The first ply after the Carlsbad begins (ply 11, after 6. e3): Black to move.
+    let game = &games[0];
+    let change = game["annotation"]["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["structure"]["key"] == "carlsbad")
+        .expect("a change into the Carlsbad")
+        .clone();
+    assert_eq!(change["ply"], 11, "{change}");
+    let step_to = |ply: u64| {
+        s.click(&format!("#moves .mv[data-ply=\"{ply}\"]"));
+        s.wait(&format!("ply {ply}"), || {
+            s.js(
+                "return document.getElementById('main').dataset.ply",
+                json!([]),
+            ) == json!(ply.to_string())
+        });
+    };
+    for ply in [11, 14] {
+        step_to(ply);
+        let p = &game["replay"]["plies"][ply as usize];
+        assert_eq!(s.text("#ply-structure"), "Carlsbad", "ply {ply}");
+        assert_eq!(
+            s.text("#ref-games"),
+            fmt_int(&change["reference"]["games"]),
+            "the reference's games in the Carlsbad, as the JSON says"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        assert_eq!(
+            board_pieces(s),
+            fen_pieces(p["fen"].as_str().unwrap()),
+            "the board at ply {ply}"
+        );
+        let white = p["fen"].as_str().unwrap().split(' ').nth(1) == Some("w");
+        let turn = s.text("#yg-turn");
+        assert!(
+            turn.starts_with(if white {
+                "White to move"
+            } else {
+                "Black to move"
+            }),
+            "ply {ply}: {turn}"
+        );
+        let mover = s.text("#ref-mover-score");
+        assert!(
+            mover.starts_with(if white {
+                "White (to move here)"
+            } else {
+                "Black (to move here)"
+            }),
+            "ply {ply}: {mover}"
+        );
+    }
+    // The structure's pages and the model games are links of the explorer.
+    let hrefs = s.js(
+        "return [...document.querySelectorAll('#ref-panel a')].map(a => a.getAttribute('href'))",
+        json!([]),
+    );
+    let hrefs: Vec<&str> = hrefs
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(hrefs.contains(&"/?structure=carlsbad"), "{hrefs:?}");
+    assert!(
+        hrefs.contains(&"/?structure=carlsbad&tab=plans"),
+        "{hrefs:?}"
+    );
+    let models = change["reference"]["model_games"].as_array().unwrap();
+    for m in models {
+        let href = format!("/game/{}?ply={}", m["id"], m["entered_ply"]);
+        assert!(hrefs.contains(&href.as_str()), "{href} in {hrefs:?}");
+    }
+    save_screenshot(s, "serve-yourgame.png");
+    // Where the game leaves the Carlsbad for good (ply 45, 23. e4): how the reference left it.
+    step_to(45);
+    let left = s.text("#ref-panel .left-by.now");
+    let by = &game["annotation"]["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["ply"] == 45)
+        .unwrap()["left_by"];
+    assert!(
+        left.contains("e4") && left.contains(&format!("{} game", fmt_int(&by["games"]))),
+        "{left} / {by}"
+    );
+    // The download is the server's annotated PGN.
+    let downloaded = s.js_async(
+        "const done = arguments[arguments.length - 1];
+         const make = URL.createObjectURL;
+         URL.createObjectURL = (blob) => { blob.text().then(done); URL.createObjectURL = make; return make(blob); };
+         // The file is not saved (a test leaves no file behind): the link is only looked at.
+         const click = HTMLAnchorElement.prototype.click;
+         HTMLAnchorElement.prototype.click = function () {
+           window.downloadName = this.download;
+           if (!this.href.startsWith('blob:')) click.call(this);
+         };
+         document.getElementById('download-pgn').click();",
+        json!([]),
+    );
+    assert_eq!(downloaded, answer["pgn"], "the downloaded PGN");
+    assert_eq!(
+        s.js("return window.downloadName", json!([])),
+        json!("annotated.pgn")
+    );
+    assert!(downloaded.as_str().unwrap().contains("{pawndex: "));
+    // The broken game: its reason, no board.
+    s.js(
+        "const p = document.getElementById('game-pick'); p.value = '1'; p.dispatchEvent(new Event('change'));",
+        json!([]),
+    );
+    s.wait("the broken game's reason", || {
+        s.text("#yg-error").contains("could not be replayed")
+    });
+    assert!(
+        s.text("#yg-error").contains("Ke3"),
+        "{}",
+        s.text("#yg-error")
+    );
+    assert!(
+        s.js(
+            "return document.querySelector('.yg-game').hidden",
+            json!([])
+        ) == json!(true),
+        "no board for a game that could not be replayed"
+    );
+}

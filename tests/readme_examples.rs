@@ -159,7 +159,11 @@ fn workspace() -> tempfile::TempDir {
     let d = dir.path();
     let sample = std::fs::read(root_path("examples/sample.pgn")).unwrap();
     std::fs::create_dir(d.join("examples")).unwrap();
-    std::fs::write(d.join("examples/sample.pgn"), &sample).unwrap();
+    // Every file of examples/ (the tour's games, the game the tour annotates).
+    for entry in std::fs::read_dir(root_path("examples")).unwrap() {
+        let path = entry.unwrap().path();
+        std::fs::copy(&path, d.join("examples").join(path.file_name().unwrap())).unwrap();
+    }
     std::fs::write(d.join("games.pgn"), &sample).unwrap();
     let zst = zstd::encode_all(&sample[..], 3).unwrap();
     for name in [

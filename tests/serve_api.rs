@@ -1654,3 +1654,255 @@ fn the_players_search_is_the_commands_document() {
         "{msg}"
     );
 }
+
+/// One HTTP/1.1 POST of `body` to `path`, and its answer. The request is written on a thread
+/// of its own while the answer is read, so that a server answering before it read the whole
+/// body (a 413) is heard, not a broken pipe.
+fn post(addr: &str, path: &str, body: &[u8]) -> Response {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
+    let mut req = format!(
+        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\
+         Content-Type: application/x-chess-pgn\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    req.extend_from_slice(body);
+    let mut w = s.try_clone().unwrap();
+    let writer = std::thread::spawn(move || {
+        let _ = w.write_all(&req);
+    });
+    let mut raw = Vec::new();
+    let read = s.read_to_end(&mut raw);
+    let _ = writer.join();
+    assert!(
+        !raw.is_empty(),
+        "POST {path}: no answer ({read:?}, {} bytes sent)",
+        body.len()
+    );
+    parse_response(&raw)
+}
+
+/// A game "played last night" (not one of the sample's): a Queen's Gambit Exchange in the
+/// Carlsbad from 6. e3 (ply 11), out of it for a ply at 21. bxc6 (41), back at 21...bxc6 (42),
+/// left for good at 23. e4 (45); 50 plies.
+const LAST_NIGHT: &str = "[Event \"Club night\"]\n[White \"Me\"]\n[Black \"Opponent\"]\n\
+[Result \"1-0\"]\n\n1. d4 d5 2. c4 e6 3. Nc3 Nf6 4. cxd5 exd5 5. Bg5 c6 6. e3 Be7 7. Bd3 \
+Nbd7 8. Qc2 O-O 9. Nf3 Re8 10. O-O Nf8 11. Rab1 a5 12. a3 Ne4 13. Bxe7 Qxe7 14. b4 axb4 \
+15. axb4 Bf5 16. Rfe1 Ng6 17. Nd2 Nxd2 18. Qxd2 Bxd3 19. Qxd3 Nh4 20. b5 Qg5 21. bxc6 bxc6 \
+22. Rb7 Nf5 23. e4 dxe4 24. Nxe4 Qg6 25. Ng3 h5 1-0\n";
+
+/// `POST /api/annotate` of `pgn`: a 200 JSON answer.
+fn annotate_post(server: &Server, pgn: &str) -> Value {
+    let r = post(&server.addr, "/api/annotate", pgn.as_bytes());
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.header("content-type"), Some("application/json"));
+    serde_json::from_slice(&r.body).unwrap()
+}
+
+/// `pawndex annotate FILE --db DB` with more arguments: exit code, stdout, stderr.
+fn annotate_cli(dir: &Path, db: &str, pgn: &str, more: &[&str]) -> (i32, String, String) {
+    let file = dir.join("pasted.pgn");
+    std::fs::write(&file, pgn).unwrap();
+    let file = file.display().to_string();
+    let mut args = vec!["annotate", file.as_str(), "--db", db];
+    args.extend_from_slice(more);
+    pawndex(&args)
+}
+
+#[test]
+fn a_pasted_game_is_annotated_as_the_command_annotates_it() {
+    let (dir, db) = sample_db();
+    let server = Server::start(&db, &[]);
+    let two = format!("{LAST_NIGHT}\n{ISOLANI_PGN}");
+    let v = annotate_post(&server, &two);
+    let games = v["games"].as_array().unwrap();
+    let (code, out, err) = annotate_cli(dir.path(), &db, &two, &["--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let cli = json_lines(&out);
+    assert_eq!(games.len(), cli.len(), "one game per game of the text");
+    assert_eq!(games.len(), 7);
+    for (g, c) in games.iter().zip(&cli) {
+        assert_eq!(&g["annotation"], c, "the object of annotate --format json");
+    }
+    // The annotated PGN: the command's (all the games, text between them kept).
+    let (code, out, err) = annotate_cli(dir.path(), &db, &two, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(v["pgn"].as_str().unwrap(), out);
+    let each: String = games
+        .iter()
+        .map(|g| g["pgn"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        each, out,
+        "each game's annotated text, in order, is the file's"
+    );
+    assert_eq!(v["failed"], 0);
+    // The board's plies: the game replayed, a FEN and a named structure per ply, and the
+    // structure changes where the annotation's are.
+    let first = &games[0];
+    let plies = first["replay"]["plies"].as_array().unwrap();
+    assert_eq!(plies.len(), 51, "50 half-moves and the start");
+    assert_eq!(
+        plies[0]["fen"],
+        "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
+    );
+    assert_eq!(plies[8]["san"], "exd5");
+    assert!(plies[10]["structure"].is_null());
+    assert_eq!(plies[11]["san"], "e3");
+    assert_eq!(plies[11]["structure"]["key"], "carlsbad");
+    let form = |p: &Value| {
+        p["structure"]["key"]
+            .as_str()
+            .map(|k| (k.to_owned(), p["structure"]["reversed"].as_bool()))
+    };
+    let mut changes = Vec::new();
+    for w in plies.windows(2) {
+        if form(&w[0]) != form(&w[1]) {
+            changes.push(w[1]["ply"].as_u64().unwrap());
+        }
+    }
+    let noted: Vec<u64> = first["annotation"]["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["ply"].as_u64().unwrap())
+        .filter(|&p| p > 0)
+        .collect();
+    assert_eq!(changes, [11, 41, 42, 45]);
+    assert_eq!(
+        noted, changes,
+        "the notes sit where the board's structure changes"
+    );
+}
+
+#[test]
+fn a_game_that_cannot_be_replayed_comes_back_with_its_reason() {
+    let (dir, db) = sample_db();
+    let server = Server::start(&db, &[]);
+    let bad = "[Event \"Broken\"]\n[White \"A\"]\n[Black \"B\"]\n[Result \"*\"]\n\n\
+               1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 4. Bxc6 dxc6 5. Ke3 *\n";
+    let text = format!("{LAST_NIGHT}\n{bad}\n{LAST_NIGHT}");
+    let v = annotate_post(&server, &text);
+    let games = v["games"].as_array().unwrap();
+    assert_eq!(games.len(), 3);
+    assert_eq!(v["failed"], 1);
+    let error = &games[1]["annotation"]["error"];
+    assert_eq!(error["ply"], 9, "{error}");
+    assert!(
+        error["reason"].as_str().unwrap().contains("Ke3"),
+        "the reason names the move: {error}"
+    );
+    assert!(games[1]["replay"].is_null());
+    for g in [&games[0], &games[2]] {
+        assert!(g["annotation"]["error"].is_null());
+        assert!(!g["annotation"]["changes"].as_array().unwrap().is_empty());
+    }
+    // The command says the same of the same text (and exits 1).
+    let (code, out, _) = annotate_cli(dir.path(), &db, &text, &["--format", "json"]);
+    assert_eq!(code, 1);
+    let cli = json_lines(&out);
+    assert_eq!(games[1]["annotation"], cli[1]);
+    // The broken game is written back unchanged.
+    assert!(v["pgn"].as_str().unwrap().contains(bad.trim_end()));
+}
+
+#[test]
+fn annotate_bounds_its_request_and_refuses_what_is_not_pgn() {
+    let (_dir, db) = sample_db();
+    let server = Server::start(&db, &[]);
+    // Above 1 MiB: a 413 saying the bound, before any work.
+    let big = LAST_NIGHT.repeat((1 << 20) / LAST_NIGHT.len() + 1);
+    assert!(big.len() > 1 << 20);
+    let r = post(&server.addr, "/api/annotate", big.as_bytes());
+    assert_eq!(r.status, 413, "{}", r.text());
+    let v: Value = serde_json::from_slice(&r.body).unwrap();
+    let msg = v["error"].as_str().unwrap();
+    assert!(
+        msg.contains("1 MiB") && msg.contains("1048576 bytes"),
+        "{msg}"
+    );
+    // At the bound (a game and blank lines): annotated.
+    let at_bound = format!("{LAST_NIGHT}{}", "\n".repeat((1 << 20) - LAST_NIGHT.len()));
+    assert_eq!(at_bound.len(), 1 << 20);
+    let r = post(&server.addr, "/api/annotate", at_bound.as_bytes());
+    assert_eq!(r.status, 200, "{}", &r.text()[..200.min(r.text().len())]);
+    // More than 100 games (the answer holds each one's plies): a 400 in words.
+    let many = "[Event \"x\"]\n\n1. e4 e5 *\n\n".repeat(101);
+    let r = post(&server.addr, "/api/annotate", many.as_bytes());
+    assert_eq!(r.status, 400, "{}", r.text());
+    assert!(r.text().contains("more than 100 games"), "{}", r.text());
+    let r = post(
+        &server.addr,
+        "/api/annotate",
+        &many.as_bytes()[..many.len() / 101 * 100],
+    );
+    assert_eq!(r.status, 200, "{}", &r.text()[..200.min(r.text().len())]);
+    // Empty, binary, compressed, an archive: a 400 in words.
+    let mut gz = vec![0x1f, 0x8b, 8, 0];
+    gz.extend_from_slice(&[0u8; 64]);
+    let mut zip = b"PK\x03\x04".to_vec();
+    zip.extend_from_slice(&[0u8; 64]);
+    let binary: Vec<u8> = (0..4000u32).map(|i| (i * 7 % 32) as u8).collect();
+    for (body, words) in [
+        (&b""[..], "no PGN text"),
+        (&b"  \n\r\n "[..], "no PGN text"),
+        (&binary[..], "not PGN text"),
+        (&gz[..], "gzip-compressed"),
+        (&zip[..], "archive"),
+    ] {
+        let r = post(&server.addr, "/api/annotate", body);
+        assert_eq!(r.status, 400, "{words}: {}", r.text());
+        let v: Value = serde_json::from_slice(&r.body).unwrap();
+        assert!(v["error"].as_str().unwrap().contains(words), "{v}");
+    }
+    // A GET: the route says how it is asked.
+    let r = server.get("/api/annotate");
+    assert_eq!(r.status, 405);
+    assert!(r.text().contains("POST the PGN text"), "{}", r.text());
+}
+
+/// The files of a folder with their bytes.
+fn folder_bytes(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file())
+        .map(|p| {
+            let bytes = std::fs::read(&p).unwrap();
+            (p.file_name().unwrap().to_string_lossy().into_owned(), bytes)
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn annotating_writes_nothing() {
+    let (dir, db) = sample_db();
+    let server = Server::start(&db, &[]);
+    // The server's own files (a reader's) are there once it answered a first request.
+    let _ = server.json("/api/info");
+    let before = folder_bytes(dir.path());
+    for _ in 0..3 {
+        let v = annotate_post(&server, &format!("{LAST_NIGHT}\n{ISOLANI_PGN}"));
+        assert_eq!(v["games"].as_array().unwrap().len(), 7);
+    }
+    let _ = server.json("/api/info");
+    let after = folder_bytes(dir.path());
+    let names = |f: &[(String, Vec<u8>)]| f.iter().map(|x| x.0.clone()).collect::<Vec<_>>();
+    assert_eq!(
+        names(&after),
+        names(&before),
+        "no new file beside the database"
+    );
+    for ((name, a), (_, b)) in before.iter().zip(&after) {
+        assert!(a == b, "{name} changed");
+    }
+    // The games are not in the database.
+    let info = server.json("/api/info");
+    let (_, out, _) = pawndex(&["info", "--db", &db, "--format", "json"]);
+    let cli: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(info["games"], cli["games"]);
+    assert_eq!(cli["games"], 12);
+}

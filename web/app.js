@@ -1,6 +1,6 @@
 // pawndex explorer: a single-page app over the JSON API of `pawndex serve` (docs/serve.md).
 // Routes without a hash: /, /?fen=FEN, /game/ID?ply=N, /structures, /stats, /info,
-// /players?search=TEXT, /player?name=NAME.
+// /players?search=TEXT, /player?name=NAME, /your-game.
 import { get } from './js/api.js';
 import { clear, errorBox, h, link } from './js/dom.js';
 import { explorer } from './js/explorer.js';
@@ -18,17 +18,18 @@ function kindOf(path) {
   if (path === '/info') return 'info';
   if (path === '/players') return 'players';
   if (path === '/player') return 'player';
+  if (path === '/your-game') return 'yours';
   return null;
 }
 
-/** A view whose module loads when it is first opened (the players' pages: not part of the first
- *  page load); the routes it is given meanwhile go to it once it is there. */
-function later(name) {
+/** A view whose module loads when it is first opened (the players' pages, "Your game": not part
+ *  of the first page load); the routes it is given meanwhile go to it once it is there. */
+function later(name, module = './js/players.js') {
   return (main, url) => {
     let view = null;
     let pending = url;
     let gone = false;
-    import('./js/players.js')
+    import(module)
       .then((m) => {
         if (gone) return;
         view = m[name](main, url);
@@ -60,14 +61,14 @@ function route() {
     if (!same) {
       current?.view?.destroy?.();
       current = null;
-      const make = { explorer, game: gameView, structures: catalogueView, stats: statsView, info: infoView, players: later('playersView'), player: later('playerView') }[kind];
+      const make = { explorer, game: gameView, structures: catalogueView, stats: statsView, info: infoView, players: later('playersView'), player: later('playerView'), yours: later('yourGameView', './js/yourgame.js') }[kind];
       if (!make) {
         clear(main, h('div.page', h('h1', 'Not found'), h('p', `There is no page at ${url.pathname}. `, link('/', 'Open the explorer.'))));
         return;
       }
       current = { kind, path: url.pathname, view: make(main, url) };
     }
-    document.title = { explorer: 'Explorer', game: 'Game', structures: 'Catalogue', stats: 'Statistics', info: 'Database', players: 'Players', player: 'Player' }[kind] + ' · pawndex';
+    document.title = { explorer: 'Explorer', game: 'Game', structures: 'Catalogue', stats: 'Statistics', info: 'Database', players: 'Players', player: 'Player', yours: 'Your game' }[kind] + ' · pawndex';
     current.view.route?.(url);
   } catch (e) {
     clear(main, errorBox(e));

@@ -11,7 +11,7 @@ use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 
 use crate::cli::common::{self as command, EXIT_ERROR, EXIT_OK, ThreadsArg};
-use crate::engine::annotate::{Options, Reference, annotate};
+use crate::engine::annotate::{Options, Reference, annotate_all};
 use crate::ingest::games::GameStream;
 use crate::ingest::reader::{RawGame, layout, tag_pairs};
 use crate::ingest::replay::{Replayed, replay};
@@ -145,6 +145,100 @@ impl Sink {
     }
 }
 
+/// Games annotated at once (on several threads); the memory in use grows with these, not
+/// with the input.
+const BATCH: usize = 64;
+
+/// A piece of the input: text that is no game (or a game only stripped), or a game replayed.
+enum Piece {
+    Text(Vec<u8>),
+    Game {
+        number: u64,
+        offset: u64,
+        tags: Vec<(String, String)>,
+        words: String,
+        /// Its text without pawndex's comments.
+        text: Vec<u8>,
+        replayed: Result<Box<crate::model::game::GameRecord>, Failure>,
+    },
+}
+
+/// Annotates the games of a batch against the reference and writes the batch in order;
+/// returns how many games could not be replayed.
+fn write_batch(
+    args: &AnnotateArgs,
+    reference: Option<&(Snapshot, Reference)>,
+    sink: &mut Sink,
+    spinner: &indicatif::ProgressBar,
+    batch: &[Piece],
+) -> Result<u64> {
+    let records: Vec<&crate::model::game::GameRecord> = batch
+        .iter()
+        .filter_map(|p| match p {
+            Piece::Game {
+                replayed: Ok(r), ..
+            } => Some(&**r),
+            _ => None,
+        })
+        .collect();
+    let mut notes = match reference {
+        Some((conn, r)) => annotate_all(conn, r, &records, args.threads.count())?,
+        None => Vec::new(),
+    }
+    .into_iter();
+    let mut failed = 0;
+    for piece in batch {
+        let Piece::Game {
+            number,
+            offset,
+            tags,
+            words,
+            text,
+            replayed,
+        } = piece
+        else {
+            if let Piece::Text(text) = piece
+                && args.format == AnnotateFormat::Pgn
+            {
+                sink.out().write_all(text)?;
+            }
+            continue;
+        };
+        match replayed {
+            Ok(_) => {
+                let (Some(n), Some((_, r))) = (notes.next(), reference) else {
+                    anyhow::bail!("a game's notes are missing");
+                };
+                match args.format {
+                    AnnotateFormat::Json => {
+                        writeln!(sink.out(), "{}", game_json(*number, *offset, tags, Ok(&n)))?;
+                    }
+                    AnnotateFormat::Pgn => {
+                        let said = comments(&n, &r.label, r.games, !args.only_changes);
+                        sink.out().write_all(&insert(text, &layout(text), &said))?;
+                    }
+                }
+            }
+            Err(f) => {
+                failed += 1;
+                spinner.suspend(|| {
+                    eprintln!(
+                        "pawndex: {words}: {}; written back without annotations",
+                        f.reason
+                    );
+                });
+                match args.format {
+                    AnnotateFormat::Json => {
+                        writeln!(sink.out(), "{}", game_json(*number, *offset, tags, Err(f)))?;
+                    }
+                    AnnotateFormat::Pgn => sink.out().write_all(text)?,
+                }
+            }
+        }
+    }
+    Ok(failed)
+}
+
 /// A game as the messages name it: its number, byte offset and players.
 fn game_words(number: u64, raw: &RawGame) -> String {
     let name = |v: &Option<String>| v.clone().unwrap_or_else(|| "?".into());
@@ -191,10 +285,10 @@ fn run_annotate(args: AnnotateArgs) -> Result<i32> {
     let spinner = crate::ingest::phase_spinner(args.quiet);
     let (mut number, mut failed) = (0u64, 0u64);
     let mut broken = None;
+    let mut batch: Vec<Piece> = Vec::with_capacity(BATCH);
     loop {
-        let raw = match games.next_game() {
-            Ok(Some(raw)) => raw,
-            Ok(None) => break,
+        let next = match games.next_game() {
+            Ok(next) => next,
             Err(e) => {
                 broken = Some(format!(
                     "{}: read error at byte {} of the decompressed stream: {}; the games before \
@@ -203,69 +297,67 @@ fn run_annotate(args: AnnotateArgs) -> Result<i32> {
                     e.offset,
                     e.message
                 ));
-                break;
+                None
             }
         };
-        if raw.is_not_a_game() {
-            if args.format == AnnotateFormat::Pgn {
-                sink.out().write_all(&raw.text)?;
+        let end = next.is_none();
+        if let Some(raw) = next {
+            if raw.is_not_a_game() {
+                batch.push(Piece::Text(raw.text));
+            } else {
+                number += 1;
+                let text = strip(&raw.text, &layout(&raw.text));
+                if reference.is_none() {
+                    batch.push(Piece::Text(text));
+                } else {
+                    let tags = tag_pairs(&raw.text);
+                    let words = game_words(number, &raw);
+                    let offset = raw.offset;
+                    let replayed = match replay(raw) {
+                        Replayed::Game(record) => Ok(record),
+                        Replayed::Rejected(r) => Err(Failure {
+                            ply: r.ply,
+                            reason: r.reason,
+                        }),
+                        Replayed::Copy => unreachable!("replay never calls a game a copy"),
+                    };
+                    batch.push(Piece::Game {
+                        number,
+                        offset,
+                        tags,
+                        words,
+                        text,
+                        replayed,
+                    });
+                }
             }
-            continue;
         }
-        number += 1;
-        spinner.set_message(format!("annotating: game {number}"));
-        let text = strip(&raw.text, &layout(&raw.text));
-        let Some((conn, reference)) = &reference else {
-            sink.out().write_all(&text)?;
-            continue;
-        };
-        let tags = tag_pairs(&raw.text);
-        let words = game_words(number, &raw);
-        let offset = raw.offset;
-        let outcome = match replay(raw) {
-            Replayed::Game(record) => Ok(annotate(conn, reference, &record)?),
-            Replayed::Rejected(r) => Err(Failure {
-                ply: r.ply,
-                reason: r.reason,
-            }),
-            Replayed::Copy => unreachable!("replay never calls a game a copy"),
-        };
-        match &outcome {
-            Ok(notes) => match args.format {
-                AnnotateFormat::Json => {
-                    writeln!(
-                        sink.out(),
-                        "{}",
-                        game_json(number, offset, &tags, Ok(notes))
-                    )?;
-                }
-                AnnotateFormat::Pgn => {
-                    let said =
-                        comments(notes, &reference.label, reference.games, !args.only_changes);
-                    sink.out()
-                        .write_all(&insert(&text, &layout(&text), &said))?;
-                }
-            },
-            Err(f) => {
-                failed += 1;
-                spinner.suspend(|| {
-                    eprintln!(
-                        "pawndex: {words}: {}{}; written back without annotations",
-                        f.ply.map(|p| format!("ply {p}: ")).unwrap_or_default(),
-                        f.reason
-                    );
-                });
-                match args.format {
-                    AnnotateFormat::Json => {
-                        writeln!(sink.out(), "{}", game_json(number, offset, &tags, Err(f)))?;
-                    }
-                    AnnotateFormat::Pgn => sink.out().write_all(&text)?,
-                }
-            }
+        if batch.len() >= BATCH || (end && !batch.is_empty()) {
+            spinner.set_message(format!("annotating: game {number}"));
+            failed += write_batch(&args, reference.as_ref(), &mut sink, &spinner, &batch)?;
+            batch.clear();
+        }
+        if end {
+            break;
         }
     }
     spinner.finish_and_clear();
     sink.finish()?;
+    if let Some((_, r)) = &reference
+        && std::env::var_os("PAWNDEX_TIMINGS").is_some()
+    {
+        let t = r.spent();
+        eprintln!(
+            "timings: annotate: {} forms in {:.3} s; {} exact pawn structures in {:.3} s ({} \
+             nearest looked for); total {:.3} s",
+            t.forms,
+            t.forms_seconds,
+            t.pawns,
+            t.pawns_seconds,
+            t.nearest,
+            start.elapsed().as_secs_f64()
+        );
+    }
     if let Some(message) = &broken {
         eprintln!("pawndex: error: {message}");
     }

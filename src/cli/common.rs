@@ -28,11 +28,13 @@ pub fn exit_status(result: Result<i32>) -> Result<i32> {
     }
 }
 
-/// Whether the error is a closed output pipe (also inside a CSV writer's error).
+/// Whether the error is a closed output pipe (also inside a CSV or JSON writer's error).
 pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {
         c.downcast_ref::<io::Error>()
             .is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe)
+            || c.downcast_ref::<serde_json::Error>()
+                .is_some_and(|e| e.io_error_kind() == Some(io::ErrorKind::BrokenPipe))
             || c.downcast_ref::<csv::Error>().is_some_and(|e| {
                 matches!(e.kind(), csv::ErrorKind::Io(e) if e.kind() == io::ErrorKind::BrokenPipe)
             })
@@ -123,4 +125,24 @@ pub fn with_fen_hint(mut e: clap::Error, args: &[String]) -> clap::Error {
     tips.push(tip.into());
     e.insert(ContextKind::Suggested, ContextValue::StyledStrs(tips));
     e
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `structures --format json | head` ended with "error: Broken pipe": the JSON writer's
+    /// error holds the closed pipe.
+    #[test]
+    fn a_closed_pipe_under_a_json_writer_ends_quietly() {
+        let e = anyhow::Error::from(serde_json::Error::io(io::Error::from(
+            io::ErrorKind::BrokenPipe,
+        )));
+        assert!(is_broken_pipe(&e));
+        assert_eq!(exit_status(Err(e)).ok(), Some(EXIT_OK));
+        let other = anyhow::Error::from(serde_json::Error::io(io::Error::from(
+            io::ErrorKind::PermissionDenied,
+        )));
+        assert!(!is_broken_pipe(&other));
+    }
 }

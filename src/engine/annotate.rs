@@ -58,6 +58,13 @@ impl Default for Options {
 /// time: the memory stays bounded).
 const KEPT_PAWNS: usize = 4096;
 
+/// The farthest a "nearest frequent structure" is looked for (`similar`'s distance: one pawn
+/// one square away is 1).
+pub const NEAREST_WITHIN: u32 = 4;
+
+/// One form's figures once computed, behind the lock its computing thread holds.
+type FormSlot = Arc<Mutex<Option<Arc<FormFigures>>>>;
+
 /// The exact pawns' figures and the nearest frequent structure (when they are rare).
 type PawnsAnswer = (PawnsFigures, Option<PawnsFigures>);
 
@@ -68,8 +75,23 @@ pub struct Reference {
     pub label: String,
     pub games: u64,
     options: Options,
-    forms: Mutex<HashMap<Code, Arc<FormFigures>>>,
+    /// Per form a slot of its own: a thread computing a form's figures holds its slot, so that
+    /// another game's thread waits for them instead of computing them again.
+    forms: Mutex<HashMap<Code, FormSlot>>,
     pawns: Mutex<HashMap<(u64, u64), Arc<PawnsAnswer>>>,
+    /// Where the time went (`PAWNDEX_TIMINGS`): forms asked and their seconds, exact pawn
+    /// structures asked and their seconds, nearest structures looked for.
+    spent: Mutex<Spent>,
+}
+
+/// Where a reference's time went.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Spent {
+    pub forms: u64,
+    pub forms_seconds: f64,
+    pub pawns: u64,
+    pub pawns_seconds: f64,
+    pub nearest: u64,
 }
 
 impl Reference {
@@ -93,6 +115,7 @@ impl Reference {
             options,
             forms: Mutex::new(HashMap::new()),
             pawns: Mutex::new(HashMap::new()),
+            spent: Mutex::new(Spent::default()),
         })
     }
 
@@ -101,15 +124,24 @@ impl Reference {
         &self.options
     }
 
+    /// Where the time went so far.
+    #[must_use]
+    pub fn spent(&self) -> Spent {
+        *lock(&self.spent)
+    }
+
     /// What the reference's games did in the form of `code`: `plans --structure-name KEY[~]`
     /// over every game, with every move and exit kept (the quoted ones are the first).
     pub fn form(&self, conn: &Snapshot, code: Code) -> Result<Arc<FormFigures>> {
-        if let Some(f) = lock(&self.forms).get(&code) {
+        let slot = lock(&self.forms).entry(code).or_default().clone();
+        let mut slot = lock(&slot);
+        if let Some(f) = &*slot {
             return Ok(f.clone());
         }
         let Some(form) = form_of(code) else {
             bail!("structure code {code} is not in the catalogue");
         };
+        let started = std::time::Instant::now();
         let report = plans(
             conn,
             &PlansRequest {
@@ -139,60 +171,75 @@ impl Reference {
             exits,
             model_games: report.model_games,
         });
-        lock(&self.forms).insert(code, figures.clone());
+        *slot = Some(figures.clone());
+        let mut spent = lock(&self.spent);
+        spent.forms += 1;
+        spent.forms_seconds += started.elapsed().as_secs_f64();
         Ok(figures)
     }
 
-    /// The reference's games with exactly these pawns (`similar --max-distance 0`), and when
-    /// they are fewer than the threshold, the nearest structure reached in at least that many
-    /// (`similar --min-games N --limit 1`).
+    /// The reference's games with exactly these pawns (what `similar --max-distance 0` counts,
+    /// read from both sets' game lists), and when they are fewer than the threshold (but some),
+    /// the nearest structure reached in at least that many within [`NEAREST_WITHIN`] (`similar
+    /// --min-games N --max-distance 4 --limit 1`).
     pub fn pawns(&self, conn: &Snapshot, white: u64, black: u64) -> Result<Arc<PawnsAnswer>> {
         if let Some(a) = lock(&self.pawns).get(&(white, black)) {
             return Ok(a.clone());
         }
+        let started = std::time::Instant::now();
         let target = Pawns { white, black };
-        let ask = |max_distance: Option<u32>, min_games: u64| -> Result<Option<PawnsFigures>> {
-            let found = rank(
+        let games = crate::store::read::similar::exact_pair(conn, white, black)?;
+        let (mut points, mut scored) = (0u64, 0u64);
+        for (_, _, result) in &games {
+            if let Some(p) = crate::engine::similar::points(result.as_deref()) {
+                points += p;
+                scored += 1;
+            }
+        }
+        let exact = PawnsFigures {
+            white,
+            black,
+            distance: 0,
+            differs: "same pawns".into(),
+            games: games.len() as u64,
+            positions: games.iter().map(|g| g.1).sum(),
+            white_score: crate::model::outcome::white_score(points, scored),
+            form: None,
+        };
+        let min = self.options.min_games.max(1);
+        let nearest = if exact.games > 0 && exact.games < min {
+            rank(
                 conn,
                 self.options.threads.max(1),
                 SimilarRequest {
                     target,
                     options: Distance::default(),
                     limit: 1,
-                    max_distance,
-                    min_games,
+                    max_distance: Some(NEAREST_WITHIN),
+                    min_games: min,
                 },
-            )?;
-            Ok(found.into_iter().next().map(|s| {
-                let form = form_of(Catalogue::active().classify(s.pawns.white, s.pawns.black));
-                PawnsFigures {
-                    white: s.pawns.white,
-                    black: s.pawns.black,
-                    distance: s.distance,
-                    white_score: s.white_score(),
-                    differs: s.differs,
-                    games: s.games,
-                    positions: s.positions,
-                    form,
-                }
-            }))
-        };
-        let exact = ask(Some(0), 1)?.unwrap_or(PawnsFigures {
-            white,
-            black,
-            distance: 0,
-            differs: "same pawns".into(),
-            games: 0,
-            positions: 0,
-            white_score: None,
-            form: None,
-        });
-        let min = self.options.min_games.max(1);
-        let nearest = if exact.games < min {
-            ask(None, min)?
+            )?
+            .into_iter()
+            .next()
+            .map(|s| PawnsFigures {
+                white: s.pawns.white,
+                black: s.pawns.black,
+                distance: s.distance,
+                white_score: s.white_score(),
+                differs: s.differs,
+                games: s.games,
+                positions: s.positions,
+                form: form_of(Catalogue::active().classify(s.pawns.white, s.pawns.black)),
+            })
         } else {
             None
         };
+        {
+            let mut spent = lock(&self.spent);
+            spent.pawns += 1;
+            spent.nearest += u64::from(exact.games > 0 && exact.games < min);
+            spent.pawns_seconds += started.elapsed().as_secs_f64();
+        }
         let answer = Arc::new((exact, nearest));
         let mut kept = lock(&self.pawns);
         if kept.len() >= KEPT_PAWNS {
@@ -215,6 +262,32 @@ pub fn form_of(code: Code) -> Option<Form> {
         reversed,
         name: d.name.clone(),
     })
+}
+
+/// Annotates replayed games against the reference on up to `threads` connections at once (each
+/// game's notes in the order of `games`).
+pub fn annotate_all(
+    conn: &Snapshot,
+    reference: &Reference,
+    games: &[&GameRecord],
+    threads: usize,
+) -> Result<Vec<Notes>> {
+    let threads = threads.clamp(1, games.len().max(1));
+    if threads == 1 {
+        return games.iter().map(|g| annotate(conn, reference, g)).collect();
+    }
+    let forks = conn.forks();
+    let parts = crate::engine::parallel::fan_out(0..threads, |k| -> Result<Vec<(usize, Notes)>> {
+        let fork = forks.open()?;
+        let mut out = Vec::new();
+        for (i, g) in games.iter().enumerate().skip(k).step_by(threads) {
+            out.push((i, annotate(&fork, reference, g)?));
+        }
+        Ok(out)
+    })?;
+    let mut all: Vec<(usize, Notes)> = parts.into_iter().flatten().collect();
+    all.sort_by_key(|(i, _)| *i);
+    Ok(all.into_iter().map(|(_, n)| n).collect())
 }
 
 /// Annotates one replayed game against the reference.
@@ -311,6 +384,10 @@ pub fn annotate(conn: &Snapshot, reference: &Reference, game: &GameRecord) -> Re
                 continue;
             }
             let answer = reference.pawns(conn, white, black)?;
+            if answer.0.games == 0 {
+                // A structure the reference does not know: nothing to quote.
+                continue;
+            }
             settled.push(Settled {
                 ply: first,
                 last_ply: last,

@@ -13,6 +13,7 @@ pub use crate::model::explore::{Break, Card, GameView, Ply};
 use crate::model::features::SideFeatures;
 use crate::model::search::Side;
 use crate::model::similar::{Pawns, Similar};
+use crate::model::stored::StoredGame;
 use crate::model::structure::Catalogue;
 use crate::model::structure_near::nearest;
 use crate::model::structure_report::{EcoShare, Row};
@@ -151,6 +152,12 @@ pub fn game(conn: &Snapshot, id: i64) -> Result<Option<GameView>> {
     let Some(game) = crate::store::schema::games::load_game(conn, id)? else {
         return Ok(None);
     };
+    replayed(game).map(Some)
+}
+
+/// A game replayed ply by ply (a stored one, or one just read: `pawndex serve`'s "Your game"):
+/// per ply its move's SAN, the FEN, the pawns, their named form and features.
+pub fn replayed(game: StoredGame) -> Result<GameView> {
     let catalogue = Catalogue::active();
     let mut pos = game.start()?;
     let mut plies = Vec::with_capacity(game.plies() as usize + 1);
@@ -178,7 +185,7 @@ pub fn game(conn: &Snapshot, id: i64) -> Result<Option<GameView>> {
             ],
         });
     }
-    Ok(Some(GameView { game, plies }))
+    Ok(GameView { game, plies })
 }
 
 /// The error of an interrupted statement, for work stopped between statements.

@@ -37,7 +37,6 @@ impl GameStream {
 
     /// The games of PGN text in memory (a request's body). `Err`: the bytes are an archive or
     /// binary data.
-    #[allow(dead_code)] // for the server's "Your game" (issue 41), in its own commits
     pub fn of_bytes(bytes: Vec<u8>, name: &str) -> Result<GameStream, String> {
         let head = &bytes[..bytes.len().min(input::HEAD_BYTES)];
         if let Some(refusal) = input::judge_head(head) {

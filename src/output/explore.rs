@@ -89,7 +89,6 @@ pub fn card_json(card: &Card, named_row: Option<&Row>) -> Value {
 /// A replayed game: tags, moves, and per ply its FEN, named form and features.
 #[must_use]
 pub fn game_json(view: &GameView) -> Value {
-    let catalogue = Catalogue::active();
     let g = &view.game;
     let mut tags = serde_json::Map::new();
     let h = &g.header;
@@ -112,6 +111,17 @@ pub fn game_json(view: &GameView) -> Value {
             tags.insert(name.to_owned(), json!(v));
         }
     }
+    let mut v = replay_json(view);
+    v["id"] = json!(g.id);
+    v["tags"] = Value::Object(tags);
+    v
+}
+
+/// A replayed game without its tags nor id (the game page's, and "Your game"'s, whose tags are
+/// the annotation's): the start, the moves, and per ply its FEN, named form and features.
+#[must_use]
+pub fn replay_json(view: &GameView) -> Value {
+    let catalogue = Catalogue::active();
     let plies: Vec<Value> = view
         .plies
         .iter()
@@ -128,10 +138,8 @@ pub fn game_json(view: &GameView) -> Value {
         })
         .collect();
     json!({
-        "id": g.id,
-        "tags": tags,
         "start": view.plies.first().map(|p| p.fen.clone()),
-        "chess960": g.chess960,
+        "chess960": view.game.chess960,
         "moves": view.plies.iter().filter_map(|p| p.san.clone()).collect::<Vec<_>>(),
         "plies": plies,
     })

@@ -5,7 +5,8 @@
 use std::sync::Arc;
 
 use axum::Json;
-use axum::extract::rejection::QueryRejection;
+use axum::body::Bytes;
+use axum::extract::rejection::{BytesRejection, QueryRejection};
 use axum::extract::{Path, Query, State as Extract};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -422,6 +423,83 @@ pub async fn unknown() -> ApiError {
     ApiError::not_found(
         "no such API route; the routes are /api/structure, /api/similar, /api/game/ID, \
          /api/games, /api/breaks, /api/plans, /api/stats, /api/info, /api/catalogue, \
-         /api/players and /api/player (docs/serve.md)",
+         /api/players, /api/player and POST /api/annotate (docs/serve.md)",
     )
+}
+
+/// The most bytes of PGN text `POST /api/annotate` reads (1 MiB).
+pub const ANNOTATE_MAX: usize = 1 << 20;
+
+/// How long the annotation of one request may take (its games replayed and annotated).
+pub const ANNOTATE_TIME: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// `POST /api/annotate` with PGN text as the body: its games annotated against the served
+/// database as `pawndex annotate --format json` does, each with its annotated PGN and its
+/// plies for the board (`docs/serve.md`, "Your game"). Nothing is written.
+pub async fn annotate(Extract(state): Shared, body: Result<Bytes, BytesRejection>) -> Answer {
+    let text = pgn_body(body)?.to_vec();
+    let s = Arc::clone(&state);
+    let v = state
+        .pool
+        .run_for(ANNOTATE_TIME, move |work| {
+            let reference = s.reference(work)?;
+            crate::web::annotate::answer(work, &reference, text)
+        })
+        .await
+        .map_err(|e| {
+            if e.status == StatusCode::SERVICE_UNAVAILABLE {
+                ApiError::unavailable(format!(
+                    "annotating took longer than {} s and was stopped: send fewer games at once \
+                     (pawndex annotate annotates a file of any size)",
+                    ANNOTATE_TIME.as_secs()
+                ))
+            } else {
+                e
+            }
+        })?;
+    json(v)
+}
+
+/// `GET /api/annotate`: the route takes the PGN text as the body of a POST.
+pub async fn annotate_get() -> ApiError {
+    ApiError::method_not_allowed(
+        "POST the PGN text to /api/annotate (the body of the request, at most 1 MiB)",
+    )
+}
+
+/// The body of `POST /api/annotate`: PGN text within [`ANNOTATE_MAX`] bytes, not empty, not
+/// compressed, not binary.
+fn pgn_body(body: Result<Bytes, BytesRejection>) -> Result<Bytes, ApiError> {
+    let body = body.map_err(|e| {
+        if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            ApiError::too_large(format!(
+                "the PGN text is larger than {ANNOTATE_MAX} bytes (1 MiB), the most one request \
+                 annotates: send fewer games, or run pawndex annotate FILE --db DATABASE"
+            ))
+        } else {
+            ApiError::bad_request(format!("the PGN text could not be read: {}", e.body_text()))
+        }
+    })?;
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Err(ApiError::bad_request(
+            "no PGN text: send the game's text (its tags and moves) as the body of the request",
+        ));
+    }
+    let head = &body[..body.len().min(crate::ingest::input::HEAD_BYTES)];
+    let compression = crate::ingest::input::Compression::sniff(head);
+    if compression != crate::ingest::input::Compression::Plain {
+        return Err(ApiError::bad_request(format!(
+            "the body is {}-compressed: send the PGN text itself",
+            compression.name()
+        )));
+    }
+    match crate::ingest::input::judge_head(head) {
+        Some(crate::ingest::input::Refusal::Archive(_)) => Err(ApiError::bad_request(
+            "the body is an archive, not PGN text: unpack it and send the .pgn inside",
+        )),
+        Some(_) => Err(ApiError::bad_request(
+            "the body is not PGN text (binary data at its start)",
+        )),
+        None => Ok(body),
+    }
 }

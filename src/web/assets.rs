@@ -165,8 +165,12 @@ pub fn file_for(path: &str) -> &str {
     let game = p
         .strip_prefix("game/")
         .is_some_and(|id| !id.is_empty() && !id.contains('/'));
-    let app_route =
-        p.is_empty() || game || matches!(p, "structures" | "stats" | "info" | "players" | "player");
+    let app_route = p.is_empty()
+        || game
+        || matches!(
+            p,
+            "structures" | "stats" | "info" | "players" | "player" | "your-game"
+        );
     if app_route { INDEX } else { p }
 }
 
@@ -181,6 +185,7 @@ mod tests {
         assert_eq!(file_for("/structures"), INDEX);
         assert_eq!(file_for("/players"), INDEX);
         assert_eq!(file_for("/player"), INDEX);
+        assert_eq!(file_for("/your-game"), INDEX);
         assert_eq!(file_for("/player/x"), "player/x");
         assert_eq!(file_for("/games"), "games");
         assert_eq!(file_for("/game/12/x"), "game/12/x");

@@ -3,6 +3,7 @@
 //! function the command line calls for the same question (in `engine`, `store` or `model`) on a
 //! read-only connection of [`pool`], and renders the answer with the writers of `output`.
 
+mod annotate;
 mod api;
 mod assets;
 mod error;
@@ -19,11 +20,12 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use axum::Router;
+use axum::extract::DefaultBodyLimit;
 use axum::extract::{Request, State as Extract};
 use axum::http::{HeaderValue, header};
 use axum::middleware;
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 
 use crate::web::state::State;
 
@@ -136,6 +138,12 @@ fn router(state: Arc<State>, hosts: Arc<host::Hosts>) -> Router {
         .route("/api/catalogue", get(api::catalogue))
         .route("/api/players", get(api::players))
         .route("/api/player", get(api::player))
+        .route(
+            "/api/annotate",
+            post(api::annotate)
+                .get(api::annotate_get)
+                .layer(DefaultBodyLimit::max(api::ANNOTATE_MAX)),
+        )
         .route("/api", get(api::unknown))
         .route("/api/{*rest}", get(api::unknown))
         .fallback(static_file)

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use crate::store::read::Snapshot;
 use anyhow::Result;
 
+use crate::engine::annotate::{Options, Reference};
 use crate::model::structure_report::Row;
 use crate::store::read::structure_report::CommonForm;
 use crate::web::assets::Assets;
@@ -31,6 +32,9 @@ pub struct State {
     /// them instead of reading the runs a second time.
     forms_busy: Mutex<()>,
     stats: Mutex<HashMap<String, (i64, Kept)>>,
+    /// The database as `POST /api/annotate`'s reference: each named form's figures asked once
+    /// and kept (`engine::annotate::Reference`).
+    reference: Mutex<Option<(i64, Arc<Reference>)>>,
 }
 
 impl State {
@@ -42,6 +46,7 @@ impl State {
             forms: Mutex::new(None),
             forms_busy: Mutex::new(()),
             stats: Mutex::new(HashMap::new()),
+            reference: Mutex::new(None),
         }
     }
 
@@ -126,5 +131,32 @@ impl State {
             kept.insert(key, (version, Arc::clone(&answer)));
         }
         Ok(answer)
+    }
+
+    /// The database as `conn` sees it, as the reference of `POST /api/annotate` with `pawndex
+    /// annotate`'s default options: kept while no game is added, so that a structure's figures
+    /// are computed once for every request.
+    pub fn reference(&self, conn: &Snapshot) -> Result<Arc<Reference>> {
+        let version = crate::store::schema::games::last_game_id(conn)?;
+        if let Ok(kept) = self.reference.lock()
+            && let Some((v, r)) = kept.as_ref()
+            && *v == version
+        {
+            return Ok(Arc::clone(r));
+        }
+        let path = self.pool.path();
+        let label = path.file_name().map_or_else(
+            || path.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        );
+        let options = Options {
+            threads: crate::engine::parallel::threads(None),
+            ..Options::default()
+        };
+        let reference = Arc::new(Reference::new(conn, &label, options)?);
+        if let Ok(mut kept) = self.reference.lock() {
+            *kept = Some((version, Arc::clone(&reference)));
+        }
+        Ok(reference)
     }
 }

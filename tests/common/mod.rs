@@ -1436,3 +1436,40 @@ pub const ISOLANI_PGN: &str = "\
 [Event \"I4\"]\n[Result \"1/2-1/2\"]\n\n1. e4 c6 2. d4 d5 3. exd5 cxd5 4. c4 Nf6 5. Nc3 e6 6. Nf3 Be7 7. cxd5 Nxd5 8. Bd3 Nc6 9. O-O O-O 10. Re1 Nf6 11. Bg5 b6 12. Rc1 Bb7 1/2-1/2\n\n\
 [Event \"I5\"]\n[Result \"1-0\"]\n\n1. e4 c6 2. d4 d5 3. exd5 cxd5 4. c4 Nf6 5. Nc3 e6 6. Nf3 Be7 7. cxd5 Nxd5 8. Bd3 Nc6 9. O-O O-O 10. Re1 Nf6 11. d5 exd5 12. Nxd5 Nxd5 1-0\n\n\
 [Event \"I6\"]\n[Result \"0-1\"]\n\n1. e4 c6 2. d4 d5 3. exd5 cxd5 4. c4 Nf6 5. Nc3 e6 6. Nf3 Be7 7. cxd5 Nxd5 8. Bd3 Nc6 9. O-O O-O 10. Re1 Nf6 11. Bg5 Qb6 12. Bxf6 Bxf6 13. Be4 Rd8 14. Qd2 Rxd4 0-1\n";
+
+/// A shard of the master corpus in ../shared (`masters-1.pgn.zst`…), or `None` after saying
+/// loudly that the test is skipped; with `CI=true` a missing shard fails the test.
+pub fn corpus_shard(name: &str) -> Option<PathBuf> {
+    let p = root_path(&format!("../shared/corpus/{name}"));
+    if p.is_file() {
+        return Some(p);
+    }
+    assert!(
+        std::env::var("CI").map_or(true, |v| v != "true"),
+        "{} is missing and CI=true: ../shared must be beside the repository",
+        p.display()
+    );
+    eprintln!(
+        "SKIPPED: {} does not exist (put ../shared beside the repository)",
+        p.display()
+    );
+    None
+}
+
+/// Games `from..to` of a zstd-compressed PGN shard (games start at `[Event "` lines), as text.
+pub fn shard_games(shard: &Path, from: usize, to: usize) -> Vec<u8> {
+    use std::io::Read;
+    let mut text = Vec::new();
+    zstd::Decoder::new(std::fs::File::open(shard).unwrap())
+        .unwrap()
+        .read_to_end(&mut text)
+        .unwrap();
+    let starts: Vec<usize> = text
+        .windows(8)
+        .enumerate()
+        .filter(|(i, w)| *w == b"[Event \"" && (*i == 0 || text[i - 1] == b'\n'))
+        .map(|(i, _)| i)
+        .take(to + 1)
+        .collect();
+    text[starts[from]..starts[to]].to_vec()
+}

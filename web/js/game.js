@@ -29,7 +29,7 @@ export function gameView(main, url) {
         el.stretches,
         h(
           'div.controls',
-          h('div.group', ['«', '‹', '›', '»'].map((t, i) => h(`button#nav-${['first', 'prev', 'next', 'last'][i]}`, { type: 'button', title: ['Home', '←', '→', 'End'][i], on: { click: () => step(i) } }, t))),
+          h('div.group', plyButtons(step)),
           h('div.group', h('button', { type: 'button', on: { click: () => board.flip() } }, 'Flip')),
         ),
         h('p.muted.keys', 'Keys: ← → move a ply, Home and End go to the ends.'),
@@ -45,14 +45,7 @@ export function gameView(main, url) {
     show([0, ply - 1, ply + 1, last][i]);
   }
 
-  const onKey = (e) => {
-    if (e.target.closest && e.target.closest('input, textarea, select')) return;
-    const i = { Home: 0, ArrowLeft: 1, ArrowRight: 2, End: 3 }[e.key];
-    if (i == null) return;
-    e.preventDefault();
-    step(i);
-  };
-  document.addEventListener('keydown', onKey);
+  const unKeys = plyKeys(step);
 
   function show(n, push = true) {
     if (!game) return;
@@ -66,10 +59,8 @@ export function gameView(main, url) {
       el.msg.querySelector('.url-note')?.remove();
     }
     main.dataset.ply = String(ply);
-    for (const m of el.moves.querySelectorAll('.mv')) m.classList.toggle('on', Number(m.dataset.ply) === ply);
-    for (const c of el.strip.querySelectorAll('.cell')) c.classList.toggle('on', Number(c.dataset.ply) === ply);
-    el.moves.querySelector('.mv.on')?.scrollIntoView({ block: 'nearest' });
-    const name = p.structure ? p.structure.name + (p.structure.reversed ? ' (reversed)' : '') : 'no named structure';
+    markPly(el.moves, el.strip, ply);
+    const name = structureName(p.structure);
     const feats = (side) =>
       Object.entries(p[side] || {})
         .map(([k, v]) => `${k.replace(/_/g, ' ')} ${featureValue(v)}`)
@@ -91,44 +82,8 @@ export function gameView(main, url) {
       h('h2#game-players', playerLink(t.White, { id: 'game-white' }), elo(t.WhiteElo), ' – ', playerLink(t.Black, { id: 'game-black' }), elo(t.BlackElo)),
       h('p.muted', [t.Event, t.Site, t.Date, t.Round && `round ${t.Round}`, t.ECO, t.Result].filter(Boolean).join(' · ')),
     );
-    // Moves in rows: number, White's move, Black's move.
-    const moves = [];
-    for (const p of game.plies) {
-      if (!p.san) continue;
-      if (p.ply % 2 === 1) moves.push(h('span.no', `${(p.ply + 1) / 2}.`));
-      else if (!moves.length) moves.push(h('span.no', `${p.ply / 2}.`), h('span.mv.empty', '…'));
-      moves.push(h('span.mv', { 'data-ply': String(p.ply), on: { click: () => show(p.ply) } }, p.san));
-    }
-    if (t.Result) moves.push(h('span.res', t.Result));
-    clear(el.moves, moves);
-    // The strip: one cell per ply, coloured by named structure, a mark where it changes; under
-    // it the list of the stretches (structure, plies from–to), each a link to its first ply.
-    const colours = new Map();
-    const cells = [];
-    const stretches = [];
-    const nameOf = (st) => (st ? st.name + (st.reversed ? ' (reversed)' : '') : 'no named structure');
-    for (const p of game.plies) {
-      const key = p.structure ? p.structure.key + (p.structure.reversed ? '~' : '') : null;
-      if (key && !colours.has(key)) colours.set(key, colours.size % 8);
-      const cell = h('span.cell', { 'data-ply': String(p.ply), title: `ply ${p.ply}: ${nameOf(p.structure)}`, on: { click: () => show(p.ply) } });
-      cell.classList.add(key ? `c${colours.get(key)}` : 'none');
-      const last = stretches[stretches.length - 1];
-      if (!last || last.key !== key) {
-        if (last) cell.classList.add('change');
-        stretches.push({ key, name: nameOf(p.structure), from: p.ply, to: p.ply });
-      } else last.to = p.ply;
-      cells.push(cell);
-    }
-    clear(el.strip, cells);
-    clear(
-      el.stretches,
-      stretches
-        .filter((x) => x.key)
-        .map((x) =>
-          h('li', h(`span.swatch.c${colours.get(x.key)}`), h('a', { href: `/game/${id}?ply=${x.from}`, on: { click: (e) => (e.preventDefault(), show(x.from)) } }, x.name), ` plies ${x.from}–${x.to}`),
-        ),
-    );
-    if (!stretches.some((x) => x.key)) el.stretches.append(h('li.muted', 'No named structure in this game.'));
+    renderMoves(el.moves, game.plies, t.Result, show);
+    renderStrip(el.strip, el.stretches, game.plies, show, (p) => `/game/${id}?ply=${p}`);
   }
 
   async function load(u) {
@@ -156,7 +111,7 @@ export function gameView(main, url) {
       else showFromUrl(u);
     },
     destroy() {
-      document.removeEventListener('keydown', onKey);
+      unKeys();
       board.destroy();
     },
   };
@@ -174,10 +129,10 @@ export function plyOfUrl(raw, last) {
   return [n, null];
 }
 
-const moveNo = (ply) => (ply % 2 === 1 ? `${(ply + 1) / 2}. ` : `${ply / 2}… `);
+export const moveNo = (ply) => (ply % 2 === 1 ? `${(ply + 1) / 2}. ` : `${ply / 2}… `);
 
 /** The squares a move changed, from two FENs (for chessground's last-move highlight). */
-function lastMove(a, b) {
+export function lastMove(a, b) {
   if (!a || !b) return undefined;
   const grid = (fen) => {
     const out = {};
@@ -206,4 +161,79 @@ function lastMove(a, b) {
   const kt = to.find((s) => /[kK]/.test(y[s]));
   if (k && kt) return [k, kt];
   return from.length && to.length ? [from[0], to[0]] : undefined;
+}
+
+/** The moves in rows (number, White's move, Black's move), each a button to its ply; the
+ *  result last. `marked(ply)` adds a class to a move (the "Your game" page marks its notes). */
+export function renderMoves(box, plies, result, show, marked = () => null) {
+  const moves = [];
+  for (const p of plies) {
+    if (!p.san) continue;
+    if (p.ply % 2 === 1) moves.push(h('span.no', `${(p.ply + 1) / 2}.`));
+    else if (!moves.length) moves.push(h('span.no', `${p.ply / 2}.`), h('span.mv.empty', '…'));
+    const mv = h('span.mv', { 'data-ply': String(p.ply), on: { click: () => show(p.ply) } }, p.san);
+    const mark = marked(p.ply);
+    if (mark) mv.classList.add(mark);
+    moves.push(mv);
+  }
+  if (result) moves.push(h('span.res', result));
+  clear(box, moves);
+}
+
+/** A named structure in words: its name, "(reversed)" for the colour-reversed form. */
+export const structureName = (st) => (st ? st.name + (st.reversed ? ' (reversed)' : '') : 'no named structure');
+
+/** The strip: one cell per ply, coloured by named structure, a mark where it changes; under
+ *  it the list of the stretches (structure, plies from–to), each a link (`href(ply)`) to its
+ *  first ply. */
+export function renderStrip(strip, list, plies, show, href) {
+  const colours = new Map();
+  const cells = [];
+  const stretches = [];
+  for (const p of plies) {
+    const key = p.structure ? p.structure.key + (p.structure.reversed ? '~' : '') : null;
+    if (key && !colours.has(key)) colours.set(key, colours.size % 8);
+    const cell = h('span.cell', { 'data-ply': String(p.ply), title: `ply ${p.ply}: ${structureName(p.structure)}`, on: { click: () => show(p.ply) } });
+    cell.classList.add(key ? `c${colours.get(key)}` : 'none');
+    const last = stretches[stretches.length - 1];
+    if (!last || last.key !== key) {
+      if (last) cell.classList.add('change');
+      stretches.push({ key, name: structureName(p.structure), from: p.ply, to: p.ply });
+    } else last.to = p.ply;
+    cells.push(cell);
+  }
+  clear(strip, cells);
+  clear(
+    list,
+    stretches
+      .filter((x) => x.key)
+      .map((x) =>
+        h('li', h(`span.swatch.c${colours.get(x.key)}`), h('a', { href: href(x.from), on: { click: (e) => (e.preventDefault(), show(x.from)) } }, x.name), ` plies ${x.from}–${x.to}`),
+      ),
+  );
+  if (!stretches.some((x) => x.key)) list.append(h('li.muted', 'No named structure in this game.'));
+}
+
+/** Marks the ply shown in the moves list and the strip. */
+export function markPly(moves, strip, ply) {
+  for (const m of moves.querySelectorAll('.mv')) m.classList.toggle('on', Number(m.dataset.ply) === ply);
+  for (const c of strip.querySelectorAll('.cell')) c.classList.toggle('on', Number(c.dataset.ply) === ply);
+  moves.querySelector('.mv.on')?.scrollIntoView({ block: 'nearest' });
+}
+
+/** The buttons to the first, previous, next and last ply: `step(i)`, i from 0 to 3. */
+export const plyButtons = (step) =>
+  ['«', '‹', '›', '»'].map((t, i) => h(`button#nav-${['first', 'prev', 'next', 'last'][i]}`, { type: 'button', title: ['Home', '←', '→', 'End'][i], on: { click: () => step(i) } }, t));
+
+/** Home, ←, → and End call `step(0…3)` (not while typing in a field); returns the undoing. */
+export function plyKeys(step) {
+  const onKey = (e) => {
+    if (e.target.closest && e.target.closest('input, textarea, select')) return;
+    const i = { Home: 0, ArrowLeft: 1, ArrowRight: 2, End: 3 }[e.key];
+    if (i == null) return;
+    e.preventDefault();
+    step(i);
+  };
+  document.addEventListener('keydown', onKey);
+  return () => document.removeEventListener('keydown', onKey);
 }

@@ -362,3 +362,39 @@ pub fn listed_rows<'c>(
         .context("binding the game list")?;
     Ok(super::query::Prepared::new(st))
 }
+
+/// The games reaching exactly one pawn structure (White's pawns with Black's): per game its
+/// positions there and its result, ascending by game id; empty when a side's set is in no
+/// position. The candidates are the games both sets' `set_games` lists hold (and those not yet
+/// in the lists), then only their runs are read, by key: what `similar` counts for a distance-0
+/// row, without ranking every set.
+pub fn exact_pair(
+    conn: &Connection,
+    white: u64,
+    black: u64,
+) -> Result<Vec<(i64, u64, Option<String>)>> {
+    let (Some(w), Some(b)) = (set_id(conn, 0, white)?, set_id(conn, 1, black)?) else {
+        return Ok(Vec::new());
+    };
+    let candidates = super::profile::exact_candidates(conn, (w, b))?;
+    let mut st = conn.prepare_cached(
+        "SELECT r.game_id, sum(r.last_ply - r.first_ply + 1), g.result
+         FROM json_each(?1) AS j
+         JOIN runs AS r ON r.game_id = j.value AND r.white_set = ?2 AND r.black_set = ?3
+         JOIN games AS g ON g.id = r.game_id
+         GROUP BY r.game_id ORDER BY r.game_id",
+    )?;
+    let rows = st
+        .query_map(
+            rusqlite::params![super::search::json_array(&candidates), w, b],
+            |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    u64::try_from(r.get::<_, i64>(1)?).unwrap_or(0),
+                    r.get::<_, Option<String>>(2)?,
+                ))
+            },
+        )?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(rows)
+}
