@@ -3,23 +3,26 @@
 # `pawndex annotate` timed and its memory measured against a reference database (issue 41).
 #
 #   bash bench/annotate.sh DB               # DB: a database of the four masters shards
-#   RUNS=5 BULK_RUNS=3 bash bench/annotate.sh DB
+#   RUNS=5 BULK_RUNS=3 BULK_WARMUP=1 bash bench/annotate.sh DB
 #   PAWNDEX_BIN=/path/to/pawndex bash bench/annotate.sh DB   # no build
+#   SKIP_4000=1 bash bench/annotate.sh DB                     # without the 4,000 games
 #
 # The games come from ../shared/corpus/masters-4.pgn.zst (written to a temp dir):
 #   one game    from the middle of the shard, a record on whose 40th move it ends (79 or 80
 #               plies): the first through 3 named structures or more, and the first with none;
 #   1,000 games every 100th record (records 1, 101, 201, ...), as a TWIC issue would be;
 #   4,000 games every 25th record, to show that memory does not grow with the input.
-# Each is annotated as a whole process (`pawndex annotate FILE --db DB -o OUT.pgn`) after one
-# warm-up run (the database in the page cache): the one game RUNS times (5), the 1,000 games
-# BULK_RUNS times (3), the 4,000 once; /usr/bin/time gives the wall time and the peak RSS.
+# Each is annotated as a whole process (`pawndex annotate FILE --db DB -o OUT.pgn`): the one
+# game RUNS times (5) after a warm-up run (the database in the page cache), the 1,000 games
+# BULK_RUNS times (3) after BULK_WARMUP warm-up runs (1), the 4,000 once right after them;
+# /usr/bin/time gives the wall time and the peak RSS, /proc the anonymous memory.
 # Targets: one 40-move game <= 300 ms, 1,000 games <= 30 s, memory bounded by the games in
 # flight (the 4,000 games' peak about the 1,000's).
 set -euo pipefail
 db=${1:?usage: bench/annotate.sh DB}
 runs=${RUNS:-5}
 bulk_runs=${BULK_RUNS:-3}
+bulk_warm=${BULK_WARMUP:-1}
 root=$(cd "$(dirname "$0")/.." && pwd)
 shard=${CORPUS:-$root/../shared/corpus}/masters-4.pgn.zst
 [ -f "$shard" ] || { echo "bench/annotate.sh: $shard not found; skipping"; exit 0; }
@@ -65,34 +68,48 @@ EOF
 echo "# bench/annotate.sh $(date -u +%FT%TZ) commit $(git -C "$root" rev-parse --short HEAD) cores $(nproc)"
 echo "# reference $db: $("$bin" info --db "$db" 2>/dev/null | awk '$1 == "games" {print $2}') games"
 
-# One timed run: prints "wall_s peak_kib exit_status".
+# One timed run: prints "wall_s peak_rss_kib exit_status peak_anon_kib". Peak RSS counts the
+# reference's pages mapped from the file (mmap: shared, reclaimable, at most the database's
+# size); the process's own memory is its anonymous part (RssAnon in /proc/PID/status, sampled
+# every 0.2 s).
 once() {
-  local status=0
+  local status=0 anon=0 pid kib
   /usr/bin/time -f '%e %M' -o "$tmp/time" "$bin" annotate "$1" --db "$db" -o "$tmp/out.pgn" \
-    2>"$tmp/err" || status=$?
+    2>"$tmp/err" &
+  local timer=$!
+  while kill -0 "$timer" 2>/dev/null; do
+    pid=$(pgrep -P "$timer" | head -1 || true)
+    kib=$([[ -n $pid ]] && awk '/^RssAnon:/ {print $2}' "/proc/$pid/status" 2>/dev/null || true)
+    [[ -n $kib && $kib -gt $anon ]] && anon=$kib
+    sleep 0.2
+  done
+  wait "$timer" || status=$?
   if [[ $status -ne 0 && $status -ne 1 ]]; then
     echo "bench/annotate.sh: pawndex annotate $1 exited $status:" >&2
     tail -5 "$tmp/err" >&2
     exit 1
   fi
-  echo "$(tail -1 "$tmp/time") $status"
+  echo "$(tail -1 "$tmp/time") $status $anon"
 }
 
-# label, file, runs: a warm-up, then the runs; least and median wall time, the largest peak RSS.
+# label, file, runs, warm-up runs: least and median wall time, the largest peak RSS and
+# anonymous memory.
 measure() {
-  local label=$1 file=$2 n=$3 walls=() peak=0 status=0 wall kib
-  once "$file" >/dev/null
+  local label=$1 file=$2 n=$3 warm=$4 walls=() peak=0 anon=0 status=0 wall kib a
+  for _ in $(seq "$warm"); do once "$file" >/dev/null; done
   for _ in $(seq "$n"); do
-    read -r wall kib status < <(once "$file")
+    read -r wall kib status a < <(once "$file")
     walls+=("$wall")
     (( kib > peak )) && peak=$kib
+    (( a > anon )) && anon=$a
   done
   local sorted least median
   sorted=$(printf '%s\n' "${walls[@]}" | sort -g)
   least=$(echo "$sorted" | head -1)
   median=$(echo "$sorted" | sed -n "$(( (n + 1) / 2 ))p")
-  printf '%-16s %3s runs  least %7.3f s  median %7.3f s  peak RSS %6.1f MiB  exit %s  %s\n' \
-    "$label" "$n" "$least" "$median" "$(echo "$peak / 1024" | bc -l)" "$status" \
+  printf '%-16s %3s runs  least %7.3f s  median %7.3f s  peak RSS %6.1f MiB  anon %6.1f MiB  exit %s  %s\n' \
+    "$label" "$n" "$least" "$median" "$(echo "$peak / 1024" | bc -l)" \
+    "$(echo "$anon / 1024" | bc -l)" "$status" \
     "$(grep -c '^\[Event ' "$file") games, $(wc -c < "$tmp/out.pgn") bytes out"
 }
 
@@ -109,25 +126,7 @@ while IFS=$'\t' read -r file what; do
   [[ -n $busy && -n $plain ]] && break
 done < "$tmp/forty.txt"
 
-[[ -n $busy ]] && measure "one game, named" "$busy" "$runs"
-[[ -n $plain ]] && measure "one game, none" "$plain" "$runs"
-measure "1,000 games" "$tmp/g1000.pgn" "$bulk_runs"
-measure "4,000 games" "$tmp/g4000.pgn" 1
-
-# Peak RSS counts the reference's pages mapped from the file (mmap: shared, reclaimable, at most
-# the database's size); the process's own memory is its anonymous part, RssAnon in
-# /proc/PID/status, sampled every 0.2 s during one run.
-anon() {
-  local peak=0 kib
-  "$bin" annotate "$1" --db "$db" -o "$tmp/out.pgn" 2>/dev/null &
-  local pid=$!
-  while kill -0 "$pid" 2>/dev/null; do
-    kib=$(awk '/^RssAnon:/ {print $2}' "/proc/$pid/status" 2>/dev/null || true)
-    [[ -n $kib && $kib -gt $peak ]] && peak=$kib
-    sleep 0.2
-  done
-  wait "$pid" || true
-  printf '%-16s anonymous memory (RssAnon), largest sample %6.1f MiB\n' "$2" "$(echo "$peak / 1024" | bc -l)"
-}
-anon "$tmp/g1000.pgn" "1,000 games"
-anon "$tmp/g4000.pgn" "4,000 games"
+[[ -n $busy ]] && measure "one game, named" "$busy" "$runs" 1
+[[ -n $plain ]] && measure "one game, none" "$plain" "$runs" 1
+measure "1,000 games" "$tmp/g1000.pgn" "$bulk_runs" "$bulk_warm"
+[[ ${SKIP_4000:-0} == 1 ]] || measure "4,000 games" "$tmp/g4000.pgn" 1 0
