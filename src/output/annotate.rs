@@ -316,9 +316,10 @@ fn form_words(c: &Change, form: &Form, f: &FormFigures, min: u64) -> String {
     }
     if count < min {
         return format!(
-            "{MARK} {name} from here; only {} of the reference reach it (fewer than {min}: no \
+            "{MARK} {name} from here; only {} of the reference {} it (fewer than {min}: no \
              figures quoted)",
-            games(count)
+            games(count),
+            if count == 1 { "reaches" } else { "reach" }
         );
     }
     let to_move = c.to_move;
@@ -344,10 +345,22 @@ fn form_words(c: &Change, form: &Form, f: &FormFigures, min: u64) -> String {
                 moves.join(", ")
             ));
         }
-        let breaks: Vec<String> = f
-            .breaks(side)
-            .take(BREAKS)
-            .map(|r| row_words(r, min))
+        let listed: Vec<&MoveRow> = f.breaks(side).take(BREAKS).collect();
+        // A move listed twice (to two structures) is told apart by where it leads.
+        let breaks: Vec<String> = listed
+            .iter()
+            .map(|r| {
+                let twice = listed.iter().filter(|o| o.mv == r.mv).count() > 1;
+                let to = if twice {
+                    format!(
+                        " to {}",
+                        r.leads_to_name().unwrap_or_else(|| "no name".into())
+                    )
+                } else {
+                    String::new()
+                };
+                format!("{}{to}", row_words(r, min))
+            })
             .collect();
         if !breaks.is_empty() {
             s.push_str(&format!(
@@ -455,8 +468,9 @@ fn settled_words(st: &Settled, min: u64) -> String {
         s.push_str("no reference game has them.");
     } else {
         s.push_str(&format!(
-            "only {} of the reference have them (fewer than {min}).",
-            games(e.games)
+            "only {} of the reference {} them (fewer than {min}).",
+            games(e.games),
+            if e.games == 1 { "has" } else { "have" }
         ));
     }
     if let Some(n) = &st.nearest {
