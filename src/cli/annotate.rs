@@ -12,12 +12,11 @@ use clap::{Args, ValueEnum};
 
 use crate::cli::common::{self as command, EXIT_ERROR, EXIT_OK, ThreadsArg};
 use crate::engine::annotate::{Options, Reference, annotate_all};
-use crate::ingest::games::GameStream;
-use crate::ingest::reader::{RawGame, layout, tag_pairs};
-use crate::ingest::replay::{Replayed, replay};
+use crate::ingest::games::{GameStream, Prepared};
+use crate::ingest::reader::{RawGame, layout};
 use crate::model::annotate::{insert, strip};
 use crate::model::usage;
-use crate::output::annotate::{Failure, comments, game_json};
+use crate::output::annotate::{comments, game_json};
 use crate::store::DEFAULT_DB;
 use crate::store::read::{Limit, Snapshot};
 
@@ -154,12 +153,8 @@ enum Piece {
     Text(Vec<u8>),
     Game {
         number: u64,
-        offset: u64,
-        tags: Vec<(String, String)>,
         words: String,
-        /// Its text without pawndex's comments.
-        text: Vec<u8>,
-        replayed: Result<Box<crate::model::game::GameRecord>, Failure>,
+        game: Prepared,
     },
 }
 
@@ -175,9 +170,7 @@ fn write_batch(
     let records: Vec<&crate::model::game::GameRecord> = batch
         .iter()
         .filter_map(|p| match p {
-            Piece::Game {
-                replayed: Ok(r), ..
-            } => Some(&**r),
+            Piece::Game { game, .. } => game.replayed.as_deref().ok(),
             _ => None,
         })
         .collect();
@@ -190,11 +183,8 @@ fn write_batch(
     for piece in batch {
         let Piece::Game {
             number,
-            offset,
-            tags,
             words,
-            text,
-            replayed,
+            game,
         } = piece
         else {
             if let Piece::Text(text) = piece
@@ -204,18 +194,19 @@ fn write_batch(
             }
             continue;
         };
-        match replayed {
+        let (offset, tags, text) = (game.offset, &game.tags, &game.text);
+        match &game.replayed {
             Ok(_) => {
                 let (Some(n), Some((_, r))) = (notes.next(), reference) else {
                     anyhow::bail!("a game's notes are missing");
                 };
                 match args.format {
                     AnnotateFormat::Json => {
-                        writeln!(sink.out(), "{}", game_json(*number, *offset, tags, Ok(&n)))?;
+                        writeln!(sink.out(), "{}", game_json(*number, offset, tags, Ok(&n)))?;
                     }
                     AnnotateFormat::Pgn => {
                         let said = comments(&n, &r.label, r.games, !args.only_changes);
-                        sink.out().write_all(&insert(text, &layout(text), &said))?;
+                        sink.out().write_all(&insert(text, &game.layout, &said))?;
                     }
                 }
             }
@@ -229,7 +220,7 @@ fn write_batch(
                 });
                 match args.format {
                     AnnotateFormat::Json => {
-                        writeln!(sink.out(), "{}", game_json(*number, *offset, tags, Err(f)))?;
+                        writeln!(sink.out(), "{}", game_json(*number, offset, tags, Err(f)))?;
                     }
                     AnnotateFormat::Pgn => sink.out().write_all(text)?,
                 }
@@ -306,28 +297,14 @@ fn run_annotate(args: AnnotateArgs) -> Result<i32> {
                 batch.push(Piece::Text(raw.text));
             } else {
                 number += 1;
-                let text = strip(&raw.text, &layout(&raw.text));
                 if reference.is_none() {
-                    batch.push(Piece::Text(text));
+                    batch.push(Piece::Text(strip(&raw.text, &layout(&raw.text))));
                 } else {
-                    let tags = tag_pairs(&raw.text);
                     let words = game_words(number, &raw);
-                    let offset = raw.offset;
-                    let replayed = match replay(raw) {
-                        Replayed::Game(record) => Ok(record),
-                        Replayed::Rejected(r) => Err(Failure {
-                            ply: r.ply,
-                            reason: r.reason,
-                        }),
-                        Replayed::Copy => unreachable!("replay never calls a game a copy"),
-                    };
                     batch.push(Piece::Game {
                         number,
-                        offset,
-                        tags,
                         words,
-                        text,
-                        replayed,
+                        game: Prepared::of(raw),
                     });
                 }
             }

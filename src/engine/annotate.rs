@@ -20,7 +20,6 @@ use crate::model::annotate::{
 use crate::model::game::GameRecord;
 use crate::model::plans::{MoveRow, PlainMove};
 use crate::model::similar::{Options as Distance, Pawns};
-use crate::model::stored::StoredGame;
 use crate::model::structure::{Catalogue, Code};
 use crate::store::read::Snapshot;
 use crate::store::read::profile::catalogue_fingerprint;
@@ -296,13 +295,7 @@ pub fn annotate_all(
 /// Annotates one replayed game against the reference.
 pub fn annotate(conn: &Snapshot, reference: &Reference, game: &GameRecord) -> Result<Notes> {
     let options = reference.options();
-    let stored = StoredGame {
-        id: 0,
-        header: game.header.clone(),
-        fen: game.fen.clone(),
-        chess960: game.chess960,
-        moves: game.moves.clone(),
-    };
+    let stored = game.stored();
     let mut pos = stored.start()?;
     let first = pos.turn();
     // The move played from each position before a change of the named structure.

@@ -7,7 +7,10 @@ use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 
 use crate::ingest::input;
-use crate::ingest::reader::{PgnGames, RawGame, StreamError};
+use crate::ingest::reader::{PgnGames, RawGame, StreamError, layout, tag_pairs};
+use crate::ingest::replay::{Replayed, replay};
+use crate::model::annotate::{Failure, Layout, strip};
+use crate::model::game::GameRecord;
 
 /// The games of one input, in order; every piece of its text comes back in one of them (text
 /// that is no game, too), so writing their texts one after the other gives the input back.
@@ -59,6 +62,49 @@ impl GameStream {
             g.read_moves();
         }
         Ok(game)
+    }
+}
+
+/// A game made ready to annotate: its tags, its text without pawndex's comments with that
+/// text's layout, and its replay (or why it has none).
+pub struct Prepared {
+    pub offset: u64,
+    pub tags: Vec<(String, String)>,
+    pub text: Vec<u8>,
+    pub layout: Layout,
+    pub replayed: Result<Box<GameRecord>, Failure>,
+}
+
+impl Prepared {
+    /// Strips `raw`'s text of pawndex's comments and replays it (the moves are the same with
+    /// or without them).
+    #[must_use]
+    pub fn of(raw: RawGame) -> Prepared {
+        let first = layout(&raw.text);
+        let text = strip(&raw.text, &first);
+        // Nothing stripped (the usual case): the layout is the one read already.
+        let layout = if text.len() == raw.text.len() {
+            first
+        } else {
+            layout(&text)
+        };
+        let tags = tag_pairs(&raw.text);
+        let offset = raw.offset;
+        let replayed = match replay(raw) {
+            Replayed::Game(record) => Ok(record),
+            Replayed::Rejected(r) => Err(Failure {
+                ply: r.ply,
+                reason: r.reason,
+            }),
+            Replayed::Copy => unreachable!("replay never calls a game a copy"),
+        };
+        Prepared {
+            offset,
+            tags,
+            text,
+            layout,
+            replayed,
+        }
     }
 }
 

@@ -14,6 +14,14 @@ pub const MARK: &str = "pawndex:";
 /// commented on.
 pub const SETTLED: u32 = 8;
 
+/// Why a game was not annotated: the ply (1-based half-move) that could not be played, if
+/// replay got that far, and the reason.
+#[derive(Clone, Debug)]
+pub struct Failure {
+    pub ply: Option<u32>,
+    pub reason: String,
+}
+
 /// A named structure form: catalogue key, colour-reversed or not, display name.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Form {

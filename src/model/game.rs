@@ -229,6 +229,20 @@ pub struct GameRecord {
     pub hash: i64,
 }
 
+impl GameRecord {
+    /// The game as a stored one (no id): what the replays of stored games take.
+    #[must_use]
+    pub fn stored(&self) -> crate::model::stored::StoredGame {
+        crate::model::stored::StoredGame {
+            id: 0,
+            header: self.header.clone(),
+            fen: self.fen.clone(),
+            chess960: self.chess960,
+            moves: self.moves.clone(),
+        }
+    }
+}
+
 /// Why a game was not indexed, in a word: groups rejects in the end summary and in `pawndex
 /// info`. The database stores only the full reason text ([`Reject::reason`]), which starts with
 /// the category's [`RejectCategory::reason_prefix`]; [`RejectCategory::of_reason`] reads the

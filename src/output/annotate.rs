@@ -6,31 +6,17 @@ use serde_json::{Value, json};
 use shakmaty::Color;
 
 use crate::model::annotate::{
-    Change, Form, FormFigures, LeftBy, MARK, Notes, PawnsFigures, Settled, Stretch,
+    Change, Failure, Form, FormFigures, LeftBy, MARK, Notes, PawnsFigures, Settled, Stretch,
 };
 use crate::model::numbers::thousands;
 use crate::model::plans::MoveRow;
 use crate::model::similar::{Pawns, pawn_board};
+use crate::output::plans::side_key;
 use crate::output::table::number_json;
-
-/// Why a game was not annotated: the ply (1-based half-move) that could not be played, if
-/// replay got that far, and the reason.
-#[derive(Clone, Debug)]
-pub struct Failure {
-    pub ply: Option<u32>,
-    pub reason: String,
-}
 
 /// The board part of a FEN with only these pawns (as `similar` writes a structure).
 fn pawns_board(white: u64, black: u64) -> String {
     pawn_board(Pawns { white, black })
-}
-
-fn side_key(c: Color) -> &'static str {
-    match c {
-        Color::White => "white",
-        Color::Black => "black",
-    }
 }
 
 fn side_name(c: Color) -> &'static str {

@@ -43,7 +43,8 @@ impl Sides {
     }
 }
 
-fn side_key(c: Color) -> &'static str {
+/// A side as the JSON names it.
+pub(crate) fn side_key(c: Color) -> &'static str {
     match c {
         Color::White => "white",
         Color::Black => "black",

@@ -8,13 +8,10 @@ use anyhow::Result;
 use serde_json::{Value, json};
 
 use crate::engine::annotate::{Reference, annotate};
-use crate::ingest::games::GameStream;
-use crate::ingest::reader::{layout, tag_pairs};
-use crate::ingest::replay::{Replayed, replay};
-use crate::model::annotate::{insert, strip};
-use crate::model::stored::StoredGame;
+use crate::ingest::games::{GameStream, Prepared};
+use crate::model::annotate::insert;
 use crate::model::usage;
-use crate::output::annotate::{Failure, comments, game_json};
+use crate::output::annotate::{comments, game_json};
 use crate::web::pool::Work;
 
 /// The most games one request annotates (the answer holds every ply of each: a text of
@@ -56,39 +53,32 @@ pub fn answer(conn: &Work<'_>, reference: &Reference, text: Vec<u8>) -> Result<V
             );
         }
         let number = games.len() as u64 + 1;
-        let text = strip(&raw.text, &layout(&raw.text));
-        let tags = tag_pairs(&raw.text);
-        let offset = raw.offset;
-        let (object, annotated, board) = match replay(raw) {
-            Replayed::Game(record) => {
+        let Prepared {
+            offset,
+            tags,
+            text,
+            layout,
+            replayed,
+        } = Prepared::of(raw);
+        let (object, annotated, board) = match replayed {
+            Ok(record) => {
                 let notes = annotate(conn, reference, &record)?;
                 let said = comments(&notes, &reference.label, reference.games, true);
-                let view = crate::engine::explore::replayed(StoredGame {
-                    id: 0,
-                    header: record.header.clone(),
-                    fen: record.fen.clone(),
-                    chess960: record.chess960,
-                    moves: record.moves.clone(),
-                })?;
+                let view = crate::engine::explore::replayed(record.stored())?;
                 (
                     game_json(number, offset, &tags, Ok(&notes)),
-                    insert(&text, &layout(&text), &said),
+                    insert(&text, &layout, &said),
                     crate::output::explore::replay_json(&view),
                 )
             }
-            Replayed::Rejected(r) => {
+            Err(failure) => {
                 failed += 1;
-                let failure = Failure {
-                    ply: r.ply,
-                    reason: r.reason,
-                };
                 (
                     game_json(number, offset, &tags, Err(&failure)),
                     text,
                     Value::Null,
                 )
             }
-            Replayed::Copy => unreachable!("replay never calls a game a copy"),
         };
         pgn.extend_from_slice(&annotated);
         games.push(json!({
