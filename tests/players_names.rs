@@ -7,48 +7,10 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use common::*;
-
-const SHARD: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../shared/corpus/masters-1.pgn.zst"
-);
-
-/// The shard, or `None` (said loudly) when `../shared` is absent; under `CI=true` its absence
-/// fails the test.
-fn shard_or_skip() -> Option<PathBuf> {
-    let p = PathBuf::from(SHARD);
-    if p.is_file() {
-        return Some(p);
-    }
-    assert!(
-        std::env::var("CI").map_or(true, |v| v != "true"),
-        "{SHARD} is missing and CI=true: ../shared must be beside the repository"
-    );
-    eprintln!("SKIPPED: {SHARD} does not exist (put ../shared beside the repository)");
-    None
-}
-
-/// Records `from..to` of the shard, as PGN text.
-fn records(shard: &Path, from: usize, to: usize) -> Vec<u8> {
-    let mut text = Vec::new();
-    zstd::Decoder::new(std::fs::File::open(shard).unwrap())
-        .unwrap()
-        .read_to_end(&mut text)
-        .unwrap();
-    let starts: Vec<usize> = text
-        .windows(8)
-        .enumerate()
-        .filter(|(i, w)| *w == b"[Event \"" && (*i == 0 || text[i - 1] == b'\n'))
-        .map(|(i, _)| i)
-        .take(to + 1)
-        .collect();
-    text[starts[from]..starts[to]].to_vec()
-}
 
 /// Games whose names test the folding and merging rule (a Carlsbad in the first: 1.d4 d5 2.c4
 /// e6 3.Nc3 Nf6 4.cxd5 exd5).
@@ -298,15 +260,15 @@ fn players_json(db: &Path, search: &str) -> serde_json::Value {
 
 #[test]
 fn appends_keep_the_players_tables_current() {
-    let Some(shard) = shard_or_skip() else {
+    let Some(shard) = corpus_shard("masters-1.pgn.zst") else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
     let a = dir.path().join("a.pgn");
     let b = dir.path().join("b.pgn");
     let c = dir.path().join("c.pgn");
-    std::fs::write(&a, records(&shard, 0, 1500)).unwrap();
-    std::fs::write(&b, records(&shard, 1500, 3000)).unwrap();
+    std::fs::write(&a, shard_games(&shard, 0, 1500)).unwrap();
+    std::fs::write(&b, shard_games(&shard, 1500, 3000)).unwrap();
     std::fs::write(&c, NAMED).unwrap();
 
     let db = dir.path().join("appended.db");

@@ -3,29 +3,12 @@
 //! n-th reaches the floor) gives what the full counting pass gives. The fixtures are too small
 //! for the shortcut to prune anything (fewer pawn sets than it keeps per side).
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
 use std::process::{Command, Output};
 
-const BIN: &str = env!("CARGO_BIN_EXE_pawndex");
-const SHARD: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../shared/corpus/masters-1.pgn.zst"
-);
-
-/// The shard, or `None` (said loudly) when `../shared` is absent; under `CI=true` its absence
-/// fails the test.
-fn shard_or_skip() -> Option<PathBuf> {
-    let p = PathBuf::from(SHARD);
-    if p.is_file() {
-        return Some(p);
-    }
-    assert!(
-        std::env::var("CI").map_or(true, |v| v != "true"),
-        "{SHARD} is missing and CI=true: ../shared must be beside the repository"
-    );
-    eprintln!("SKIPPED: {SHARD} does not exist (put ../shared beside the repository)");
-    None
-}
+use common::BIN;
 
 fn stats(db: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
     let out = Command::new(BIN)
@@ -47,7 +30,7 @@ fn stats(db: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
 
 #[test]
 fn top_structures_through_the_frequent_sets_equal_the_counting_pass() {
-    let Some(shard) = shard_or_skip() else {
+    let Some(shard) = common::corpus_shard("masters-1.pgn.zst") else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
