@@ -342,10 +342,12 @@ pub fn annotate(conn: &Snapshot, reference: &Reference, game: &GameRecord) -> Re
             left_by,
         });
     }
+    // Runs of one named structure (runs also split at pawn and piece changes), by code.
     let mut stretches: Vec<Stretch> = Vec::new();
+    let mut last_code = None;
     for run in &game.runs {
         match stretches.last_mut() {
-            Some(s) if s.last_ply + 1 == run.first_ply && same(&s.structure, run.structure) => {
+            Some(s) if s.last_ply + 1 == run.first_ply && last_code == Some(run.structure) => {
                 s.last_ply = run.last_ply;
             }
             _ => stretches.push(Stretch {
@@ -354,6 +356,7 @@ pub fn annotate(conn: &Snapshot, reference: &Reference, game: &GameRecord) -> Re
                 last_ply: run.last_ply,
             }),
         }
+        last_code = Some(run.structure);
     }
     let mut settled = Vec::new();
     if !options.only_changes {
@@ -401,11 +404,6 @@ pub fn annotate(conn: &Snapshot, reference: &Reference, game: &GameRecord) -> Re
         settled,
         min_games: options.min_games,
     })
-}
-
-/// Whether a stretch's form is the one of `code`.
-fn same(form: &Option<Form>, code: Code) -> bool {
-    *form == form_of(code)
 }
 
 /// How the game's move `mv` left the form `from` for `to`, against the reference's exits.
